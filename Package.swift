@@ -1,0 +1,52 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "geofence-agent",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "GeofenceCore", targets: ["GeofenceCore"]),
+        .library(name: "GeofenceAgent", targets: ["GeofenceAgent"]),
+        .executable(name: "geofence-agent", targets: ["geofence-agent"]),
+        .executable(name: "geofence-bench", targets: ["geofence-bench"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
+    ],
+    targets: [
+        // The part that decides: geometry, GeoJSON validation, the spatial index and the
+        // monitor state machine. No I/O and no C, so it is tested exhaustively and in isolation.
+        .target(name: "GeofenceCore"),
+        // The agent's library: what the CLI subcommands do, behind a thin `@main`.
+        .target(name: "GeofenceAgent", dependencies: ["GeofenceCore"]),
+        .executableTarget(
+            name: "geofence-agent",
+            dependencies: [
+                "GeofenceAgent",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(
+            name: "geofence-bench",
+            dependencies: [
+                "GeofenceCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(
+            name: "GeofenceCoreTests",
+            dependencies: [
+                "GeofenceCore",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
+            name: "GeofenceAgentTests",
+            dependencies: ["GeofenceAgent", "geofence-agent"],
+            resources: [.copy("Fixtures")]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,47 @@
+/// One condition's geometry, prepared for fast tests.
+public enum Region: Sendable {
+    case circle(CircleRegion)
+    case polygon(PolygonRegion)
+    case corridor(CorridorRegion)
+
+    public var boundingBox: BoundingBox {
+        switch self {
+        case .circle(let c): c.boundingBox
+        case .polygon(let p): p.boundingBox
+        case .corridor(let c): c.boundingBox
+        }
+    }
+
+    /// Pure containment, boundary included, with no margin.
+    @inline(__always)
+    public func contains(_ p: PreparedPoint) -> Bool {
+        switch self {
+        case .circle(let c): c.contains(p)
+        case .polygon(let g): g.contains(p)
+        case .corridor(let c): c.contains(p)
+        }
+    }
+
+    /// Inside or outside by more than `margin` metres, or uncertain.
+    public func classify(_ p: PreparedPoint, margin: Double) -> Containment {
+        switch self {
+        case .circle(let c): c.classify(p, margin: margin)
+        case .polygon(let g): g.classify(p, margin: margin)
+        case .corridor(let c): c.classify(p, margin: margin)
+        }
+    }
+
+    /// Whether the straight path from `a` to `b` passes through the region. Meant for short paths
+    /// (consecutive fixes), where the path's local projection is true to scale.
+    public func intersectsSegment(from a: Coordinate, to b: Coordinate) -> Bool {
+        switch self {
+        case .circle(let c):
+            let origin = PreparedPoint(a)
+            let end = origin.projection.project(longitude: b.longitude, latitude: b.latitude)
+            let center = origin.projection.project(longitude: c.center.longitude, latitude: c.center.latitude)
+            return planarSegmentDistance(center, .zero, end).distance <= c.radius
+        case .polygon(let g): return g.intersectsSegment(a, b)
+        case .corridor(let c): return c.intersectsSegment(a, b)
+        }
+    }
+}

@@ -1,0 +1,171 @@
+/// A hierarchical grid over lon/lat that finds the conditions whose bounding box holds a point
+/// without scanning every condition.
+///
+/// Each condition lives on one level, the finest whose cells are at least as large as its box, so it
+/// occupies at most 2×2 cells there. A point query looks up one cell per populated level. Levels run
+/// from 1/4096° (about 27 m) to 8°; boxes larger than 8° go to a short list checked on every query.
+public struct SpatialIndex: Sendable {
+    static let baseCellDegrees = 1.0 / 4096
+    /// 2^15 / 4096 = 8°, which still divides 360° so that cells line up across the antimeridian.
+    static let levelCount = 16
+
+    private var levels: [CellTable]
+    private var population: [Int]
+    /// Populated levels, finest first: the only ones a query visits.
+    private var activeLevels: [Int] = []
+    private var large: [UInt32] = []
+    /// Each slot's box; nil when the slot holds nothing.
+    private(set) var boxes: [BoundingBox?] = []
+    private var slotLevel: [Int8] = []
+    private var stamps: [UInt32] = []
+    private var stamp: UInt32 = 0
+
+    public init() {
+        levels = Array(repeating: CellTable(), count: Self.levelCount)
+        population = Array(repeating: 0, count: Self.levelCount)
+    }
+
+    public var count: Int { population.reduce(large.count, +) }
+
+    @inline(__always)
+    static func cellSize(_ level: Int) -> Double { baseCellDegrees * Double(1 << level) }
+
+    static func level(for box: BoundingBox) -> Int? {
+        let extent = max(box.maxLongitude - box.minLongitude, box.maxLatitude - box.minLatitude)
+        for level in 0..<levelCount where cellSize(level) >= extent { return level }
+        return nil
+    }
+
+    @inline(__always)
+    static func key(column: Int, row: Int) -> UInt64 {
+        UInt64(truncatingIfNeeded: row) << 32 | UInt64(truncatingIfNeeded: column)
+    }
+
+    /// The cells of a level that a box overlaps.
+    private static func cells(of box: BoundingBox, level: Int) -> [UInt64] {
+        let size = cellSize(level)
+        let columns = Int((360 / size).rounded())
+        let rows = Int((180 / size).rounded())
+        let c0 = Int(((box.minLongitude + 180) / size).rounded(.down))
+        let c1 = Int(((box.maxLongitude + 180) / size).rounded(.down))
+        let r0 = min(max(Int(((box.minLatitude + 90) / size).rounded(.down)), 0), rows - 1)
+        let r1 = min(max(Int(((box.maxLatitude + 90) / size).rounded(.down)), 0), rows - 1)
+        var out: [UInt64] = []
+        for r in r0...r1 {
+            for c in c0...max(c0, min(c1, c0 + columns - 1)) {
+                out.append(key(column: ((c % columns) + columns) % columns, row: r))
+            }
+        }
+        return out
+    }
+
+    /// Adds or replaces the box stored for a slot.
+    public mutating func insert(slot: Int, box: BoundingBox) {
+        if slot < boxes.count, boxes[slot] != nil { remove(slot: slot) }
+        while boxes.count <= slot {
+            boxes.append(nil)
+            slotLevel.append(-1)
+            stamps.append(0)
+        }
+        boxes[slot] = box
+        guard let level = Self.level(for: box) else {
+            large.append(UInt32(slot))
+            slotLevel[slot] = Int8(Self.levelCount)
+            return
+        }
+        slotLevel[slot] = Int8(level)
+        for key in Self.cells(of: box, level: level) { levels[level].insert(UInt32(slot), in: key) }
+        population[level] += 1
+        if population[level] == 1 { activeLevels = (0..<Self.levelCount).filter { population[$0] > 0 } }
+    }
+
+    public mutating func remove(slot: Int) {
+        guard slot < boxes.count, let box = boxes[slot] else { return }
+        let level = Int(slotLevel[slot])
+        if level == Self.levelCount {
+            large.removeAll { $0 == UInt32(slot) }
+        } else {
+            for key in Self.cells(of: box, level: level) { levels[level].remove(UInt32(slot), from: key) }
+            population[level] -= 1
+            if population[level] == 0 { activeLevels = (0..<Self.levelCount).filter { population[$0] > 0 } }
+        }
+        boxes[slot] = nil
+        slotLevel[slot] = -1
+    }
+
+    /// Calls `body` with every slot whose box holds the point, each once.
+    @inline(__always)
+    public func forEachCandidate(longitude: Double, latitude: Double, _ body: (Int) -> Void) {
+        for level in activeLevels {
+            let size = Self.cellSize(level)
+            let columns = Int((360 / size).rounded())
+            let rows = Int((180 / size).rounded())
+            var c = Int(((longitude + 180) / size).rounded(.down))
+            if c >= columns { c -= columns }
+            let r = min(Int(((latitude + 90) / size).rounded(.down)), rows - 1)
+            levels[level].withSlots(in: Self.key(column: c, row: r)) { slots in
+                for slot in slots {
+                    let s = Int(slot)
+                    if boxes[s].unsafelyUnwrapped.contains(longitude: longitude, latitude: latitude) { body(s) }
+                }
+            }
+        }
+        for slot in large where boxes[Int(slot)].unsafelyUnwrapped.contains(longitude: longitude, latitude: latitude) {
+            body(Int(slot))
+        }
+    }
+
+    /// Calls `body` once with every slot whose box may meet the lon/lat-straight segment from `a` to `b`.
+    public mutating func forEachCandidate(alongSegmentFrom a: Coordinate, to b: Coordinate, _ body: (Int) -> Void) {
+        stamp &+= 1
+        if stamp == 0 { for i in stamps.indices { stamps[i] = 0 }; stamp = 1 }
+        let x0 = a.longitude, y0 = a.latitude
+        let x1 = a.longitude + wrappedLongitudeDelta(b.longitude - a.longitude), y1 = b.latitude
+        let segmentBox = BoundingBox(unwrapped: [SIMD2(x0, y0), SIMD2(x1, y1)])
+        func visit(_ slot: Int) {
+            guard stamps[slot] != stamp else { return }
+            stamps[slot] = stamp
+            if let box = boxes[slot], box.intersects(segmentBox) { body(slot) }
+        }
+        for level in activeLevels {
+            let size = Self.cellSize(level)
+            let columns = Int((360 / size).rounded())
+            let rows = Int((180 / size).rounded())
+            let u0 = (x0 + 180) / size, u1 = (x1 + 180) / size
+            let v0 = (y0 + 90) / size, v1 = (y1 + 90) / size
+            let cFirst = Int(min(u0, u1).rounded(.down)), cLast = Int(max(u0, u1).rounded(.down))
+            // Walk the columns the segment passes; in each, the rows between its entry and exit.
+            for c in cFirst...cLast {
+                let uLow = max(Double(c), min(u0, u1)), uHigh = min(Double(c + 1), max(u0, u1))
+                let vLow: Double, vHigh: Double
+                if u1 == u0 {
+                    vLow = min(v0, v1); vHigh = max(v0, v1)
+                } else {
+                    let vA = v0 + (uLow - u0) / (u1 - u0) * (v1 - v0)
+                    let vB = v0 + (uHigh - u0) / (u1 - u0) * (v1 - v0)
+                    vLow = min(vA, vB); vHigh = max(vA, vB)
+                }
+                let rFirst = min(max(Int(vLow.rounded(.down)), 0), rows - 1)
+                let rLast = min(max(Int(vHigh.rounded(.down)), 0), rows - 1)
+                let column = ((c % columns) + columns) % columns
+                for r in rFirst...rLast {
+                    levels[level].withSlots(in: Self.key(column: column, row: r)) { slots in
+                        for slot in slots { visit(Int(slot)) }
+                    }
+                }
+            }
+        }
+        for slot in large { visit(Int(slot)) }
+    }
+}
+
+extension BoundingBox {
+    /// Whether two boxes overlap, trying the second one shifted by a whole turn either way.
+    func intersects(_ o: BoundingBox) -> Bool {
+        guard minLatitude <= o.maxLatitude, o.minLatitude <= maxLatitude else { return false }
+        for shift in [0.0, 360, -360] where minLongitude <= o.maxLongitude + shift && o.minLongitude + shift <= maxLongitude {
+            return true
+        }
+        return false
+    }
+}

@@ -1,0 +1,103 @@
+/// The shape of a condition as an operator defined it.
+public enum ConditionGeometry: Sendable, Equatable {
+    /// Core Location's `CLCircularGeographicCondition`: a geodesic circle, radius in metres.
+    case circle(center: Coordinate, radius: Double)
+    /// A Polygon (one part) or MultiPolygon: parts, each an outer ring followed by holes.
+    case polygon(parts: [[[Coordinate]]])
+    /// Every point within `halfWidth` metres of the line.
+    case corridor(line: [Coordinate], halfWidth: Double)
+}
+
+/// A geographic condition to monitor, with its geometry prepared for fast evaluation.
+public struct Condition: Sendable {
+    public let geometry: ConditionGeometry
+    /// A human-readable name carried into events.
+    public var name: String?
+    /// Seconds the state must stay satisfied before a `dwell` event.
+    public var dwell: Double?
+    /// Orders updates pushed for the same identifier: an older version is ignored.
+    public var version: Int64?
+    /// The prepared geometry.
+    public let region: Region
+
+    /// A circle, as Core Location's `CLCircularGeographicCondition(center:radius:)`.
+    public static func circle(center: Coordinate, radius: Double, name: String? = nil, dwell: Double? = nil) throws(ConditionError) -> Condition {
+        try Condition(geometry: .circle(center: center, radius: radius), name: name, dwell: dwell)
+    }
+
+    /// Validates the geometry and prepares it. The error names the offending ring or value.
+    public init(geometry: ConditionGeometry, name: String? = nil, dwell: Double? = nil, version: Int64? = nil) throws(ConditionError) {
+        self.geometry = geometry
+        self.name = name
+        self.dwell = dwell
+        self.version = version
+        switch geometry {
+        case .circle(let center, let radius):
+            guard center.isValid else { throw ConditionError(path: "center", message: "coordinate \(center) is not a valid WGS84 position") }
+            guard radius.isFinite, radius > 0 else { throw ConditionError(path: "radius", message: "radius \(radius) must be a positive number of metres") }
+            guard radius <= ConditionLimits.maximumRadius else {
+                throw ConditionError(path: "radius", message: "radius \(radius) m is larger than 20,000 km")
+            }
+            region = .circle(CircleRegion(center: center, radius: radius))
+        case .polygon(let parts):
+            guard !parts.isEmpty else { throw ConditionError(path: "coordinates", message: "a polygon needs at least one ring") }
+            var prepared: [[[SIMD2<Double>]]] = []
+            for (i, rings) in parts.enumerated() {
+                guard !rings.isEmpty else { throw ConditionError(path: "coordinates[\(i)]", message: "a polygon needs an outer ring") }
+                var preparedRings: [[SIMD2<Double>]] = []
+                for (j, ring) in rings.enumerated() {
+                    switch validatedRing(ring) {
+                    case .success(let points): preparedRings.append(points)
+                    case .failure(let problem):
+                        let place = "coordinates[\(i)][\(j)]" + (problem.position.map { "[\($0)]" } ?? "")
+                        throw ConditionError(path: place, message: problem.message)
+                    }
+                }
+                prepared.append(preparedRings)
+            }
+            region = .polygon(PolygonRegion(parts: prepared))
+        case .corridor(let line, let halfWidth):
+            guard line.count >= 2 else { throw ConditionError(path: "coordinates", message: "a corridor's line needs at least 2 positions") }
+            guard halfWidth.isFinite, halfWidth > 0 else { throw ConditionError(path: "width", message: "width \(halfWidth) must be a positive number of metres") }
+            guard halfWidth <= ConditionLimits.maximumCorridorWidth else {
+                throw ConditionError(path: "width", message: "width \(halfWidth) m is larger than 100 km")
+            }
+            region = .corridor(CorridorRegion(line: unwrapLongitudes(line), halfWidth: halfWidth))
+        }
+    }
+
+    /// Number of positions in the geometry.
+    public var vertexCount: Int {
+        switch geometry {
+        case .circle: 1
+        case .polygon(let parts): parts.joined().reduce(0) { $0 + $1.count }
+        case .corridor(let line, _): line.count
+        }
+    }
+}
+
+extension Condition: Equatable {
+    public static func == (l: Condition, r: Condition) -> Bool {
+        l.geometry == r.geometry && l.name == r.name && l.dwell == r.dwell && l.version == r.version
+    }
+}
+
+/// Bounds on what a condition may be.
+public enum ConditionLimits {
+    /// Half the globe's circumference, roughly: a larger circle is a mistake.
+    public static let maximumRadius = 20_000_000.0
+    /// The corridor distance is measured in a local projection refined on the ellipsoid, which is
+    /// meant for route-scale widths.
+    public static let maximumCorridorWidth = 100_000.0
+}
+
+/// Why a condition's definition was refused, with the path of the offending value.
+public struct ConditionError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var path: String
+    public var message: String
+    public init(path: String, message: String) {
+        self.path = path
+        self.message = message
+    }
+    public var description: String { path.isEmpty ? message : "\(path): \(message)" }
+}

@@ -1,0 +1,49 @@
+import Foundation
+
+/// Why a fix never reached the conditions.
+public enum FixRejection: String, Sendable, Equatable, Codable {
+    case noFix
+    case invalidCoordinate
+    case invalidAccuracy
+    case poorAccuracy
+    /// Older than, or as old as, the last accepted fix: a duplicate or a late arrival.
+    case outOfOrder
+    case impossibleSpeed
+}
+
+/// Decides which fixes are fit to change states. Pure: the same fixes in give the same verdicts out.
+public struct FixFilter: Sendable {
+    public var configuration: MonitorConfiguration
+    /// The last fix accepted.
+    public private(set) var lastAccepted: Location?
+    private var speedRejections = 0
+
+    public init(configuration: MonitorConfiguration, lastAccepted: Location? = nil) {
+        self.configuration = configuration
+        self.lastAccepted = lastAccepted
+    }
+
+    /// Accepts the fix (and remembers it) or says why not.
+    public mutating func admit(_ fix: Location) -> FixRejection? {
+        if fix.mode == .noFix { return .noFix }
+        if !fix.coordinate.isValid { return .invalidCoordinate }
+        let accuracy = fix.horizontalAccuracy
+        if !accuracy.isFinite || accuracy < 0 { return .invalidAccuracy }
+        if accuracy > configuration.maximumHorizontalAccuracy { return .poorAccuracy }
+        if let last = lastAccepted {
+            let dt = fix.timestamp.timeIntervalSince(last.timestamp)
+            if dt <= 0 { return .outOfOrder }
+            if dt <= configuration.speedCheckMaximumGap {
+                // Both fixes may be off by their accuracies; only the rest of the jump needs explaining.
+                let jump = Geodesic.distance(last.coordinate, fix.coordinate) - accuracy - last.horizontalAccuracy
+                if jump / dt > configuration.maximumSpeed {
+                    speedRejections += 1
+                    if speedRejections <= configuration.speedRejectionsBeforeReanchor { return .impossibleSpeed }
+                }
+            }
+        }
+        speedRejections = 0
+        lastAccepted = fix
+        return nil
+    }
+}

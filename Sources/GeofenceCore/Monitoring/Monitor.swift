@@ -1,0 +1,72 @@
+import Foundation
+
+/// A named set of geographic conditions and their states, shaped like Core Location's `CLMonitor`.
+///
+/// ```swift
+/// let monitor = Monitor("fleet")
+/// await monitor.add(try .circle(center: depot, radius: 150), identifier: "depot")
+/// for await event in monitor.events {
+///     print(event.identifier, event.kind, event.state)
+/// }
+/// ```
+///
+/// Fixes arrive through `update(with:)` (the agent feeds it from gpsd). Each accepted fix changes a
+/// condition's state only when it is confidently inside or outside; see `MonitorEngine`.
+public actor Monitor {
+    public nonisolated let name: String
+    private var engine: MonitorEngine
+    private nonisolated let broadcaster = EventBroadcaster<MonitorEvent>()
+
+    /// Creates an empty monitor.
+    public init(_ name: String, configuration: MonitorConfiguration = MonitorConfiguration()) {
+        self.name = name
+        engine = MonitorEngine(name: name, configuration: configuration)
+    }
+
+    /// Creates a monitor around an engine restored from storage.
+    public init(restoring engine: MonitorEngine) {
+        name = engine.name
+        self.engine = engine
+    }
+
+    /// Every event from now on. Each call returns a new sequence; each sequence sees every event.
+    public nonisolated var events: AsyncStream<MonitorEvent> { broadcaster.stream() }
+
+    /// Adds a condition under an identifier, replacing any condition with that identifier.
+    /// `assuming` sets the initial state, as Core Location's `add(_:identifier:assuming:)`.
+    public func add(_ condition: Condition, identifier: String, assuming state: ConditionState = .unknown) throws(ConditionError) {
+        if let problem = IdentifierRules.problem(with: identifier, what: "identifier") {
+            throw ConditionError(path: "identifier", message: problem)
+        }
+        engine.add(condition, identifier: identifier, assuming: state)
+    }
+
+    /// Stops monitoring a condition.
+    public func remove(_ identifier: String) {
+        engine.remove(identifier)
+    }
+
+    /// The condition and its last event, as `CLMonitor.record(for:)`.
+    public func record(for identifier: String) -> MonitorRecord? {
+        engine.record(for: identifier)
+    }
+
+    /// The identifiers of every monitored condition, sorted.
+    public var identifiers: [String] { engine.identifiers }
+
+    /// Offers a fix. Accepted fixes update states and deliver events to every `events` sequence.
+    @discardableResult
+    public func update(with location: Location) -> FixOutcome {
+        let outcome = engine.process(location)
+        for event in outcome.events { broadcaster.yield(event) }
+        return outcome
+    }
+
+    /// Ends every `events` sequence.
+    public func finish() {
+        broadcaster.finish()
+    }
+
+    /// A copy of the state machine, for persisting.
+    public var snapshot: MonitorEngine { engine }
+}

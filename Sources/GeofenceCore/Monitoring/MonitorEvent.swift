@@ -1,0 +1,62 @@
+import Foundation
+
+/// A condition's state, as `CLMonitor.Event.State`.
+public enum ConditionState: String, Sendable, Equatable, Codable {
+    case unknown
+    case satisfied
+    case unsatisfied
+}
+
+/// What happened to a condition.
+public enum EventKind: String, Sendable, Equatable, Codable {
+    /// The state became known for the first time.
+    case initial
+    case enter
+    case exit
+    /// The state has stayed satisfied for the condition's dwell time.
+    case dwell
+    /// The straight path between two consecutive fixes passed through the condition, though neither
+    /// fix was inside it: a fast vehicle passing a small fence.
+    case crossed
+}
+
+/// One event of a monitor, shaped like `CLMonitor.Event`, with the fix that caused it.
+public struct MonitorEvent: Sendable, Equatable, Codable {
+    public var identifier: String
+    public var kind: EventKind
+    /// The condition's state after the event.
+    public var state: ConditionState
+    /// The time of the fix that caused it.
+    public var date: Date
+    public var location: Location
+    /// The condition's `name`, if it has one.
+    public var conditionName: String?
+
+    public init(identifier: String, kind: EventKind, state: ConditionState, date: Date, location: Location, conditionName: String? = nil) {
+        self.identifier = identifier
+        self.kind = kind
+        self.state = state
+        self.date = date
+        self.location = location
+        self.conditionName = conditionName
+    }
+}
+
+/// A condition's record, as `CLMonitor.Record`: the condition and its last event.
+public struct MonitorRecord: Sendable, Equatable {
+    public var condition: Condition
+    public var state: ConditionState
+    /// When the current state began (the fix time), or nil while unknown.
+    public var since: Date?
+    public var lastEvent: MonitorEvent?
+    /// Whether the dwell event for the current stay has been delivered.
+    public var dwellReported: Bool
+
+    public init(condition: Condition, state: ConditionState = .unknown, since: Date? = nil, lastEvent: MonitorEvent? = nil, dwellReported: Bool = false) {
+        self.condition = condition
+        self.state = state
+        self.since = since
+        self.lastEvent = lastEvent
+        self.dwellReported = dwellReported
+    }
+}
