@@ -1,0 +1,152 @@
+import Foundation
+import PropertyBased
+import Testing
+@testable import GeofenceCore
+
+/// The four properties the monitor promises, each checked over random setups.
+@Suite struct MonitorPropertyTests {
+    static let center = Coordinate(latitude: 52.37, longitude: 4.89)
+
+    func engine(radius: Double, configuration: MonitorConfiguration = MonitorConfiguration()) -> MonitorEngine {
+        var e = MonitorEngine(name: "test", configuration: configuration)
+        e.add(try! .circle(center: Self.center, radius: radius), identifier: "fence")
+        return e
+    }
+
+    /// A point whose distance from the centre is `distance`, along `bearing`, placed exactly on the ellipsoid.
+    func atDistance(_ distance: Double, bearing: Double) -> Coordinate {
+        var q = offset(Self.center, metres: distance, bearing: bearing)
+        // Correct the tangent-plane offset so that the geodesic distance is what was asked.
+        for _ in 0..<3 {
+            let d = Geodesic.distance(Self.center, q)
+            q = offset(Self.center, metres: distance * distance / max(d, 1e-9), bearing: bearing)
+        }
+        return q
+    }
+
+    @Test func aReceiverAtRestNearTheBoundaryNeverFlaps() async {
+        await propertyCheck(count: 12, input: Gen.double(in: 2...25), Gen.double(in: -1.5...1.5), Gen.double(in: 0...360), Gen.int(in: 0...Int(Int32.max))) { accuracy, offsetInAccuracies, bearing, seed in
+            let radius = 200.0
+            var e = engine(radius: radius)
+            let truth = atDistance(radius + offsetInAccuracies * accuracy, bearing: bearing)
+            var rng = SplitMix64(seed: UInt64(seed))
+            var transitions = 0
+            var initials = 0
+            for k in 0..<10_000 {
+                // Jitter within the reported accuracy: a uniform point in the accuracy disc.
+                let r = accuracy * Double.random(in: 0...1, using: &rng).squareRoot()
+                let q = offset(truth, metres: r, bearing: Double.random(in: 0..<360, using: &rng))
+                let reported = accuracy * Double.random(in: 1...1.2, using: &rng)
+                for event in e.process(fix(q.latitude, q.longitude, t: Double(k), accuracy: reported)).events {
+                    if event.kind == .initial { initials += 1 } else if event.kind == .enter || event.kind == .exit { transitions += 1 }
+                }
+            }
+            #expect(transitions == 0, "accuracy \(accuracy), offset \(offsetInAccuracies)σ")
+            #expect(initials <= 1)
+        }
+    }
+
+    @Test func aReceiverAtRestNearAPolygonEdgeNeverFlaps() async throws {
+        let square = #"{"type":"Polygon","coordinates":[[[4.88,52.36],[4.90,52.36],[4.90,52.38],[4.88,52.38],[4.88,52.36]]]}"#
+        let definition = try #require(decode(feature("sq", square)).definitions.first)
+        await propertyCheck(count: 8, input: Gen.double(in: 3...15), Gen.double(in: -1...1), Gen.int(in: 0...Int(Int32.max))) { accuracy, shift, seed in
+            var e = MonitorEngine(name: "test")
+            e.add(definition.condition, identifier: "sq")
+            let edge = Coordinate(latitude: 52.37, longitude: 4.90)
+            let truth = offset(edge, metres: shift * accuracy, bearing: 90)
+            var rng = SplitMix64(seed: UInt64(seed))
+            var transitions = 0
+            for k in 0..<10_000 {
+                let r = accuracy * Double.random(in: 0...1, using: &rng).squareRoot()
+                let q = offset(truth, metres: r, bearing: Double.random(in: 0..<360, using: &rng))
+                transitions += e.process(fix(q.latitude, q.longitude, t: Double(k), accuracy: accuracy)).events.filter { $0.kind == .enter || $0.kind == .exit }.count
+            }
+            #expect(transitions == 0)
+        }
+    }
+
+    @Test func aCrossingGivesOneTransitionAtTheFirstFixBeyondTheMargin() async {
+        await propertyCheck(count: 200, input: Gen.double(in: 1...40), Gen.double(in: 1...30), Gen.double(in: 0...360), Gen.double(in: 50...2000)) { speed, accuracy, bearing, radius in
+            var e = engine(radius: radius)
+            let margin = MonitorConfiguration().margin(forAccuracy: accuracy)
+            // Drive straight out from the centre, then back in.
+            var distances: [Double] = []
+            var d = 0.0
+            while d < radius + margin + 3 * speed { distances.append(d); d += speed }
+            let path = distances + distances.reversed()
+            var transitions: [(Int, EventKind)] = []
+            for (k, dist) in path.enumerated() {
+                let q = atDistance(dist, bearing: bearing)
+                for ev in e.process(fix(q.latitude, q.longitude, t: Double(k), accuracy: accuracy)).events where ev.kind != .initial {
+                    transitions.append((k, ev.kind))
+                }
+            }
+            let firstOut = path.firstIndex { $0 > radius + margin + 1e-6 }!
+            let firstBackIn = path.indices.first { $0 > firstOut && path[$0] < radius - margin - 1e-6 }!
+            #expect(transitions.map(\.1) == [.exit, .enter], "speed \(speed) accuracy \(accuracy) radius \(radius)")
+            #expect(transitions.map(\.0) == [firstOut, firstBackIn])
+        }
+    }
+
+    @Test func shuffledDuplicateAndLateFixesChangeNothing() async {
+        await propertyCheck(count: 50, input: Gen.int(in: 0...Int(Int32.max))) { seed in
+            var rng = SplitMix64(seed: UInt64(seed))
+            // A wandering track over three overlapping fences.
+            var track: [Location] = []
+            var position = Self.center
+            for k in 0..<300 {
+                position = offset(position, metres: Double.random(in: 0...30, using: &rng), bearing: Double.random(in: 0..<360, using: &rng))
+                track.append(fix(position.latitude, position.longitude, t: Double(k), accuracy: Double.random(in: 2...20, using: &rng)))
+            }
+            // The same track with copies of earlier fixes slipped in after later ones.
+            var noisy: [Location] = []
+            for (k, f) in track.enumerated() {
+                noisy.append(f)
+                if k > 0, Bool.random(using: &rng) {
+                    noisy.append(track[Int.random(in: 0...k, using: &rng)])
+                }
+            }
+            func run(_ fixes: [Location]) -> [MonitorEvent] {
+                var e = MonitorEngine(name: "order")
+                e.add(try! .circle(center: Self.center, radius: 100), identifier: "a")
+                e.add(try! .circle(center: offset(Self.center, metres: 80, bearing: 45), radius: 60), identifier: "b")
+                e.add(try! .circle(center: offset(Self.center, metres: 150, bearing: 200), radius: 200), identifier: "c")
+                return fixes.flatMap { e.process($0).events }
+            }
+            #expect(run(track) == run(noisy))
+        }
+    }
+
+    @Test func everyConditionGetsItsInitialEventOnceTheVehicleIsClearlyInOrOut() async {
+        await propertyCheck(count: 30, input: Gen.int(in: 0...Int(Int32.max))) { seed in
+            var rng = SplitMix64(seed: UInt64(seed))
+            var e = MonitorEngine(name: "initial")
+            var definitions: [(String, Coordinate, Double)] = []
+            for k in 0..<200 {
+                let c = offset(Self.center, metres: Double.random(in: 0...3000, using: &rng), bearing: Double.random(in: 0..<360, using: &rng))
+                let r = Double.random(in: 20...800, using: &rng)
+                definitions.append(("f\(k)", c, r))
+                e.add(try! .circle(center: c, radius: r), identifier: "f\(k)")
+            }
+            var initial: [String: ConditionState] = [:]
+            var position = Self.center
+            for k in 0..<200 {
+                position = offset(position, metres: 15, bearing: Double(k))
+                let accuracy = 8.0
+                let events = e.process(fix(position.latitude, position.longitude, t: Double(k), accuracy: accuracy)).events
+                for ev in events where ev.kind == .initial {
+                    #expect(initial[ev.identifier] == nil, "one initial per condition")
+                    initial[ev.identifier] = ev.state
+                }
+                // Whatever is clearly decided by now must have had its initial event.
+                for (id, c, r) in definitions {
+                    let d = Geodesic.distance(c, position)
+                    if abs(d - r) > accuracy + 1e-6 {
+                        #expect(initial[id] == (d < r ? .satisfied : .unsatisfied) || e.record(for: id)?.state != .unknown)
+                        #expect(e.record(for: id)?.state != .unknown)
+                    }
+                }
+            }
+        }
+    }
+}

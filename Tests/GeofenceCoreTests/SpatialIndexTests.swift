@@ -1,0 +1,105 @@
+import Foundation
+import PropertyBased
+import Testing
+@testable import GeofenceCore
+
+@Suite struct SpatialIndexTests {
+    /// Random conditions of many sizes, some across the antimeridian or near a pole.
+    static func conditions(seed: UInt64, count: Int) -> [Condition] {
+        var rng = SplitMix64(seed: seed)
+        return (0..<count).map { _ in
+            let lat = Double.random(in: -89...89, using: &rng)
+            let lon = Bool.random(using: &rng) ? Double.random(in: 179...180, using: &rng) : Double.random(in: -180...180, using: &rng)
+            let size = exp(Double.random(in: log(20)...log(2_000_000), using: &rng))
+            let center = Coordinate(latitude: lat, longitude: lon)
+            if Bool.random(using: &rng) {
+                return try! Condition(geometry: .circle(center: center, radius: size))
+            }
+            let n = Int.random(in: 3...12, using: &rng)
+            let deg = min(size / 111_000, 20)
+            var ring = (0..<n).map { k -> Coordinate in
+                let a = Double(k) / Double(n) * 2 * .pi
+                let r = deg * Double.random(in: 0.5...1, using: &rng)
+                return Coordinate(latitude: max(min(lat + r * sin(a) * 0.5, 90), -90), longitude: wrappedLongitudeDelta(lon + r * cos(a)))
+            }
+            ring.append(ring[0])
+            return (try? Condition(geometry: .polygon(parts: [[ring]]))) ?? (try! Condition(geometry: .circle(center: center, radius: size)))
+        }
+    }
+
+    @Test func pointQueriesFindExactlyWhatALinearScanFinds() async {
+        let conditions = Self.conditions(seed: 7, count: 3000)
+        var index = SpatialIndex()
+        for (i, c) in conditions.enumerated() { index.insert(slot: i, box: c.region.boundingBox) }
+        #expect(index.count == 3000)
+        let frozen = index
+        await propertyCheck(count: 3000, input: Gen.double(in: -90...90), Gen.double(in: -180...180)) { lat, lon in
+            let point = PreparedPoint(Coordinate(latitude: lat, longitude: lon))
+            var viaIndex: [Int] = []
+            frozen.forEachCandidate(longitude: lon, latitude: lat) { if conditions[$0].region.contains(point) { viaIndex.append($0) } }
+            let viaScan = conditions.indices.filter { conditions[$0].region.contains(point) }
+            #expect(viaIndex.sorted() == viaScan)
+        }
+    }
+
+    @Test func pointsNearConditionsAreFoundToo() {
+        // Random points rarely land inside small conditions; probe right at each one's centre and edge.
+        let conditions = Self.conditions(seed: 11, count: 2000)
+        var index = SpatialIndex()
+        for (i, c) in conditions.enumerated() { index.insert(slot: i, box: c.region.boundingBox) }
+        var hits = 0
+        for c in conditions {
+            guard case .circle(let circle) = c.region else { continue }
+            for factor in [0.0, 0.99] {
+                let q = offset(circle.center, metres: circle.radius * factor, bearing: 73)
+                guard q.isValid, abs(q.longitude) <= 180 else { continue }
+                let point = PreparedPoint(q)
+                var viaIndex: [Int] = []
+                index.forEachCandidate(longitude: q.longitude, latitude: q.latitude) { if conditions[$0].region.contains(point) { viaIndex.append($0) } }
+                let viaScan = conditions.indices.filter { conditions[$0].region.contains(point) }
+                #expect(viaIndex.sorted() == viaScan)
+                hits += viaScan.count
+            }
+        }
+        #expect(hits > 1000)
+    }
+
+    @Test func removalAndReplacement() {
+        var index = SpatialIndex()
+        let box = BoundingBox(minLongitude: 1, minLatitude: 1, maxLongitude: 1.001, maxLatitude: 1.001)
+        index.insert(slot: 0, box: box)
+        index.insert(slot: 1, box: box)
+        index.remove(slot: 0)
+        var found: [Int] = []
+        index.forEachCandidate(longitude: 1.0005, latitude: 1.0005) { found.append($0) }
+        #expect(found == [1])
+        index.insert(slot: 1, box: BoundingBox(minLongitude: 2, minLatitude: 2, maxLongitude: 2.001, maxLatitude: 2.001))
+        found = []
+        index.forEachCandidate(longitude: 1.0005, latitude: 1.0005) { found.append($0) }
+        #expect(found.isEmpty)
+        #expect(index.count == 1)
+    }
+
+    @Test func segmentQueriesFindEveryBoxTheSegmentMeets() async {
+        let conditions = Self.conditions(seed: 13, count: 3000)
+        var index = SpatialIndex()
+        for (i, c) in conditions.enumerated() { index.insert(slot: i, box: c.region.boundingBox) }
+        await propertyCheck(count: 150, input: Gen.double(in: -89...89), Gen.double(in: -180...180), Gen.double(in: -0.05...0.05), Gen.double(in: -0.05...0.05)) { lat, lon, dLat, dLon in
+            let a = Coordinate(latitude: lat, longitude: lon)
+            let b = Coordinate(latitude: lat + dLat, longitude: wrappedLongitudeDelta(lon + dLon))
+            var found = Set<Int>()
+            var copy = index
+            copy.forEachCandidate(alongSegmentFrom: a, to: b) { found.insert($0) }
+            // Sample the segment densely: every box holding a sample point must have been offered.
+            let near = conditions.indices.filter { conditions[$0].region.boundingBox.intersects(
+                BoundingBox(minLongitude: lon - 0.06, minLatitude: lat - 0.06, maxLongitude: lon + 0.06, maxLatitude: lat + 0.06)) }
+            for k in 0...100 {
+                let t = Double(k) / 100
+                let q = (lat + t * dLat, wrappedLongitudeDelta(lon + t * dLon))
+                for i in near where conditions[i].region.boundingBox.contains(longitude: q.1, latitude: q.0) {
+                    #expect(found.contains(i))
+                }
+            }
+        }
+    }
+}
