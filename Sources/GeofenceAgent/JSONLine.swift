@@ -1,0 +1,50 @@
+import Foundation
+
+/// One JSON object written with its keys in the order given, for line-oriented output that people
+/// read and scripts parse.
+public struct JSONLine {
+    private var parts: [String] = []
+
+    public init() {}
+
+    public mutating func add(_ key: String, _ value: String?) {
+        guard let value else { return }
+        parts.append("\(Self.quote(key)):\(Self.quote(value))")
+    }
+
+    public mutating func add(_ key: String, _ value: Int) { parts.append("\(Self.quote(key)):\(value)") }
+
+    public mutating func add(_ key: String, _ value: Double?) {
+        guard let value, value.isFinite else { return }
+        parts.append("\(Self.quote(key)):\(value)")
+    }
+
+    public mutating func add(_ key: String, _ value: Bool) { parts.append("\(Self.quote(key)):\(value)") }
+
+    public mutating func add(_ key: String, strings: [String]) {
+        parts.append("\(Self.quote(key)):[\(strings.map(Self.quote).joined(separator: ","))]")
+    }
+
+    public var text: String { "{" + parts.joined(separator: ",") + "}" }
+
+    public static func quote(_ s: String) -> String {
+        var out = "\""
+        for u in s.unicodeScalars {
+            switch u {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where u.value < 0x20: out += String(format: "\\u%04x", u.value)
+            default: out.unicodeScalars.append(u)
+            }
+        }
+        return out + "\""
+    }
+}
+
+/// ISO 8601 in UTC with milliseconds, as gpsd reports time.
+public func iso8601(_ date: Date) -> String {
+    date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt))
+}

@@ -1,0 +1,64 @@
+import Foundation
+import GeofenceCore
+
+/// `geofence-agent simulate`: replays a GPX track through the monitors' state machine, as Xcode
+/// replays a GPX file, and prints one JSON line per event.
+public enum SimulateJob {
+    /// The monitor that conditions without `properties.monitor` belong to.
+    public static let defaultMonitor = "default"
+
+    public static func run(conditionsPath: String, trackPath: String, accuracy: Double,
+                           configuration: MonitorConfiguration = MonitorConfiguration(), limits: GeoJSONLimits = .default,
+                           emit: (String) -> Void, warn: (String) -> Void) throws(AgentError) {
+        guard accuracy.isFinite, accuracy >= 0 else { throw AgentError("--accuracy must be a non-negative number of metres, got \(accuracy)") }
+        let file = try ConditionFile.load(conditionsPath, limits: limits)
+        file.errorLines.forEach(warn)
+        let track = try GPXTrack.load(trackPath)
+        if let untimed = track.first(where: { $0.time == nil }) {
+            throw AgentError("\(trackPath):\(untimed.line): track point has no <time>; simulate replays a track with times")
+        }
+        var engines: [String: MonitorEngine] = [:]
+        for d in file.definitions {
+            let name = d.monitor ?? defaultMonitor
+            engines[name, default: MonitorEngine(name: name, configuration: configuration)].add(d.condition, identifier: d.identifier)
+        }
+        let names = engines.keys.sorted()
+        var rejected: [FixRejection: Int] = [:]
+        var eventCount = 0
+        for point in track {
+            let location = Location(
+                coordinate: Coordinate(latitude: point.latitude, longitude: point.longitude), altitudeHAE: point.elevation,
+                horizontalAccuracy: accuracy, speed: point.speed ?? -1, course: point.course ?? -1, timestamp: point.time!)
+            for name in names {
+                switch engines[name]!.process(location) {
+                case .rejected(let reason):
+                    if name == names.first { rejected[reason, default: 0] += 1 }
+                case .accepted(let events):
+                    for event in events {
+                        emit(line(for: event, monitor: name))
+                        eventCount += 1
+                    }
+                }
+            }
+        }
+        let rejectedText = rejected.isEmpty ? "none rejected" : rejected.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.value) \($0.key.rawValue)" }.joined(separator: ", ")
+        warn("simulate: \(track.count) fixes (\(rejectedText)), \(file.definitions.count) conditions, \(eventCount) events")
+        if !file.errors.isEmpty {
+            throw AgentError("\(file.errors.count) of \(file.errors.count + file.definitions.count) features were refused; the others were simulated", exitCode: 1)
+        }
+    }
+
+    static func line(for event: MonitorEvent, monitor: String) -> String {
+        var line = JSONLine()
+        line.add("monitor", monitor)
+        line.add("identifier", event.identifier)
+        line.add("event", event.kind.rawValue)
+        line.add("state", event.state.rawValue)
+        line.add("time", iso8601(event.date))
+        line.add("lat", event.location.coordinate.latitude)
+        line.add("lon", event.location.coordinate.longitude)
+        line.add("horizontalAccuracy", event.location.horizontalAccuracy)
+        line.add("name", event.conditionName)
+        return line.text
+    }
+}

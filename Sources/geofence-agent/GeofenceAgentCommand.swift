@@ -1,0 +1,51 @@
+import ArgumentParser
+import GeofenceAgent
+import GeofenceCore
+
+import Foundation
+
+/// Parses the command line and hands over to the GeofenceAgent library; nothing else lives here.
+@main
+struct GeofenceAgentCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "geofence-agent",
+        abstract: "Geofencing for vehicles: gpsd positions in, geofence events out over MQTT.",
+        version: AgentVersion.string,
+        subcommands: [Evaluate.self, Simulate.self]
+    )
+}
+
+/// Options shared by subcommands that read GeoJSON.
+struct LimitOptions: ParsableArguments {
+    @Option(help: "Largest GeoJSON payload accepted, in bytes.")
+    var maxBytes: Int = GeoJSONLimits.default.maximumPayloadBytes
+
+    @Option(help: "Most positions accepted in one condition.")
+    var maxVertices: Int = GeoJSONLimits.default.maximumVerticesPerCondition
+
+    func validate() throws {
+        guard maxBytes > 0 else { throw ValidationError("--max-bytes must be positive, got \(maxBytes)") }
+        guard maxVertices > 0 else { throw ValidationError("--max-vertices must be positive, got \(maxVertices)") }
+    }
+
+    var limits: GeoJSONLimits {
+        GeoJSONLimits(maximumPayloadBytes: maxBytes, maximumVerticesPerCondition: maxVertices)
+    }
+}
+
+/// Runs a library job, printing its lines to stdout and its warnings to stderr, and turns an
+/// `AgentError` into a message and an exit status.
+func runJob(_ job: (_ emit: (String) -> Void, _ warn: (String) -> Void) throws(AgentError) -> Void) throws {
+    do {
+        try job({ print($0) }, { printError($0) })
+    } catch {
+        printError("error: \(error.message)")
+        throw ExitCode(error.exitCode)
+    }
+}
+
+func printError(_ text: String) {
+    // Flush stdout first so that lines on both streams keep their order in a shared terminal.
+    fflush(nil)
+    FileHandle.standardError.write(Data((text + "\n").utf8))
+}

@@ -1,0 +1,44 @@
+import Foundation
+
+/// Runs the built `geofence-agent` executable the way a technician would, capturing its output.
+struct AgentBinary {
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+        var lines: [String] { stdout.split(separator: "\n").map(String.init) }
+    }
+
+    /// The products directory holds this test bundle's resources and the executable side by side.
+    static var url: URL {
+        let products = Bundle.module.bundleURL.deletingLastPathComponent()
+        return products.appendingPathComponent("geofence-agent")
+    }
+
+    static func fixture(_ name: String) -> String {
+        Bundle.module.url(forResource: name, withExtension: nil, subdirectory: "Fixtures")!.path
+    }
+
+    static func run(_ arguments: [String]) throws -> Result {
+        let process = Process()
+        process.executableURL = url
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        // Read both pipes fully before waiting, so a large output cannot stall the child.
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+                      stderr: String(decoding: errData, as: UTF8.self))
+    }
+
+    /// Writes `text` to a temporary file and returns its path.
+    static func temporaryFile(_ text: String, suffix: String) throws -> String {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("geofence-test-\(UUID().uuidString)\(suffix)")
+        try text.write(to: url, atomically: true, encoding: .utf8)
+        return url.path
+    }
+}
