@@ -14,6 +14,12 @@ import Testing
             let load = GeoJSONConditions.decode(doc)
             try #require(load.errors.isEmpty, "case \(i): \(load.errors)")
             let region = load.definitions[0].condition.region
+            // The box is what the index filters by: it must hold every vertex exactly.
+            if case .polygon(let parts) = load.definitions[0].condition.geometry {
+                for vertex in parts.joined().joined() {
+                    #expect(region.boundingBox.contains(longitude: vertex.longitude, latitude: vertex.latitude), "case \(i): vertex \(vertex) outside its box")
+                }
+            }
             guard case .array(let points)? = c["points"] else { continue }
             for p in points {
                 guard case .number(let lon)? = p["lon"], case .number(let lat)? = p["lat"], case .bool(let inside)? = p["inside"] else { continue }

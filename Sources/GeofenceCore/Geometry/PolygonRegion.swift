@@ -1,41 +1,65 @@
 /// A Polygon or MultiPolygon with holes, with GeoJSON's semantics: edges are straight in lon/lat and
 /// the boundary belongs to the polygon. Parts that cross the antimeridian are held in unwrapped longitude.
+///
+/// Every ring's vertices live in one array, so that testing the common one-ring polygon reads a single
+/// buffer after the region itself.
 public struct PolygonRegion: Sendable {
+    /// A closed ring's place in `vertices`.
+    struct Ring: Sendable {
+        var start: Int
+        var end: Int
+    }
+
+    /// One polygon: its outer ring, then its holes (`rings[firstRing..<endRing]`), and its box.
     struct Part: Sendable {
-        /// The outer ring first, then the holes; each closed, with longitudes in the part's frame.
-        var rings: [ContiguousArray<SIMD2<Double>>]
+        var firstRing: Int
+        var endRing: Int
         var box: BoundingBox
     }
 
-    let parts: [Part]
+    let vertices: ContiguousArray<SIMD2<Double>>
+    let rings: ContiguousArray<Ring>
+    let parts: ContiguousArray<Part>
     public let boundingBox: BoundingBox
-    public let vertexCount: Int
+    /// Whether the region is one ring with no holes, which has a faster path.
+    let isSimple: Bool
+    public var vertexCount: Int { vertices.count }
 
     /// Builds the region from rings already validated and unwrapped (see `validatedRing`).
     init(parts rawParts: [[[SIMD2<Double>]]]) {
-        var parts: [Part] = []
-        for rings in rawParts {
-            let outerBox = BoundingBox(unwrapped: rings[0])
-            let shift = outerBox.minLongitude - rings[0].reduce(Double.infinity) { min($0, $1.x) }
-            let placed = rings.map { ring -> ContiguousArray<SIMD2<Double>> in
+        var vertices = ContiguousArray<SIMD2<Double>>()
+        var rings = ContiguousArray<Ring>()
+        var parts = ContiguousArray<Part>()
+        for partRings in rawParts {
+            let outerBox = BoundingBox(unwrapped: partRings[0])
+            let shift = outerBox.minLongitude - partRings[0].reduce(Double.infinity) { min($0, $1.x) }
+            let outerCenter = (outerBox.minLongitude + outerBox.maxLongitude) / 2
+            let first = rings.count
+            for ring in partRings {
                 // Bring each hole into its outer ring's frame.
-                var r = ContiguousArray(ring.map { SIMD2($0.x + shift, $0.y) })
-                let center = (r.map(\.x).min()! + r.map(\.x).max()!) / 2
-                let outerCenter = (outerBox.minLongitude + outerBox.maxLongitude) / 2
+                var xs = ring.map { $0.x + shift }
+                let center = (xs.min()! + xs.max()!) / 2
                 let k = ((outerCenter - center) / 360).rounded()
-                if k != 0 { for i in r.indices { r[i].x += 360 * k } }
-                return r
+                if k != 0 { xs = xs.map { $0 + 360 * k } }
+                let start = vertices.count
+                for (x, p) in zip(xs, ring) { vertices.append(SIMD2(x, p.y)) }
+                rings.append(Ring(start: start, end: vertices.count))
             }
-            parts.append(Part(rings: placed, box: outerBox))
+            parts.append(Part(firstRing: first, endRing: rings.count, box: outerBox))
         }
+        self.vertices = vertices
+        self.rings = rings
         self.parts = parts
-        self.boundingBox = Self.enclosingBox(parts.map(\.box))
-        self.vertexCount = rawParts.joined().reduce(0) { $0 + $1.count }
+        isSimple = rings.count == 1
+        boundingBox = Self.enclosingBox(parts.map(\.box))
     }
 
     /// The narrower of two candidate unions: as given, or with western parts moved east by 360°.
+    /// Moving a longitude by 360° rounds it, so a moved union is padded outward by a nanodegree to stay
+    /// a box that holds every vertex.
     static func enclosingBox(_ boxes: [BoundingBox]) -> BoundingBox {
         let plain = boxes.dropFirst().reduce(boxes[0]) { $0.union($1) }
+        guard boxes.count > 1 else { return plain }
         let shifted = boxes.map { b in
             b.minLongitude < 0
                 ? BoundingBox(minLongitude: b.minLongitude + 360, minLatitude: b.minLatitude,
@@ -43,6 +67,8 @@ public struct PolygonRegion: Sendable {
         }
         var east = shifted.dropFirst().reduce(shifted[0]) { $0.union($1) }
         if east.minLongitude >= 180 { east.minLongitude -= 360; east.maxLongitude -= 360 }
+        east.minLongitude -= 1e-9
+        east.maxLongitude += 1e-9
         let best = (east.maxLongitude - east.minLongitude) < (plain.maxLongitude - plain.minLongitude) ? east : plain
         if best.maxLongitude - best.minLongitude >= 360 {
             return BoundingBox(minLongitude: -180, minLatitude: best.minLatitude, maxLongitude: 180, maxLatitude: best.maxLatitude)
@@ -50,8 +76,19 @@ public struct PolygonRegion: Sendable {
         return best
     }
 
+    @inline(__always)
+    func side(ofRing r: Int, _ q: SIMD2<Double>) -> RingSide {
+        let ring = rings[r]
+        return vertices.withUnsafeBufferPointer { ringSide(UnsafeBufferPointer(rebasing: $0[ring.start..<ring.end]), q) }
+    }
+
     /// True when the point is inside or on the boundary.
     public func contains(_ p: PreparedPoint) -> Bool {
+        if isSimple {
+            guard p.latitude >= boundingBox.minLatitude, p.latitude <= boundingBox.maxLatitude,
+                  let lon = boundingBox.unwrappedLongitude(p.longitude) else { return false }
+            return vertices.withUnsafeBufferPointer { ringSide($0, SIMD2(lon, p.latitude)) } != .outside
+        }
         for part in parts {
             guard p.latitude >= part.box.minLatitude, p.latitude <= part.box.maxLatitude,
                   let lon = part.box.unwrappedLongitude(p.longitude) else { continue }
@@ -60,13 +97,12 @@ public struct PolygonRegion: Sendable {
         return false
     }
 
-    @inline(__always)
     func partContains(_ part: Part, _ q: SIMD2<Double>) -> Bool {
-        switch ringSide(part.rings[0], q) {
+        switch side(ofRing: part.firstRing, q) {
         case .outside: return false
         case .boundary: return true
         case .inside:
-            for hole in part.rings.dropFirst() where ringSide(hole, q) == .inside { return false }
+            for hole in (part.firstRing + 1)..<part.endRing where side(ofRing: hole, q) == .inside { return false }
             return true
         }
     }
@@ -87,10 +123,11 @@ public struct PolygonRegion: Sendable {
                   p.latitude >= reach.minLatitude, p.latitude <= reach.maxLatitude else { continue }
             let south = p.latitude - span.latitude, north = p.latitude + span.latitude
             let west = lon - span.longitude, east = lon + span.longitude
-            for ring in part.rings {
-                var a = ring[0]
-                for k in 1..<ring.count {
-                    let b = ring[k]
+            for r in part.firstRing..<part.endRing {
+                let ring = rings[r]
+                var a = vertices[ring.start]
+                for k in (ring.start + 1)..<ring.end {
+                    let b = vertices[k]
                     defer { a = b }
                     // Cheap rejection in degrees before projecting.
                     if (a.y < south && b.y < south) || (a.y > north && b.y > north) { continue }
@@ -112,8 +149,9 @@ public struct PolygonRegion: Sendable {
             let startLon = a.longitude + 360 * ((mid + 180 - a.longitude) / 360).rounded(.down)
             let s = SIMD2(startLon, a.latitude)
             let e = SIMD2(startLon + wrappedLongitudeDelta(b.longitude - a.longitude), b.latitude)
-            for ring in part.rings {
-                for k in 1..<ring.count where segmentsIntersect(s, e, ring[k - 1], ring[k]) { return true }
+            for r in part.firstRing..<part.endRing {
+                let ring = rings[r]
+                for k in (ring.start + 1)..<ring.end where segmentsIntersect(s, e, vertices[k - 1], vertices[k]) { return true }
             }
             if partContains(part, s) || partContains(part, e) { return true }
         }

@@ -96,7 +96,7 @@ enum RingSide { case inside, outside, boundary }
 /// Crossing-number test with exact orientation, so a point on an edge or vertex is reported as
 /// `boundary` (GeoJSON and GEOS `covers` count it as inside the polygon).
 @inline(__always)
-func ringSide(_ ring: ContiguousArray<SIMD2<Double>>, _ p: SIMD2<Double>) -> RingSide {
+func ringSide(_ ring: UnsafeBufferPointer<SIMD2<Double>>, _ p: SIMD2<Double>) -> RingSide {
     var inside = false
     var a = ring[0]
     for k in 1..<ring.count {

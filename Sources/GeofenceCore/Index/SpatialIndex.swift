@@ -2,12 +2,20 @@
 /// without scanning every condition.
 ///
 /// Each condition lives on one level, the finest whose cells are at least as large as its box, so it
-/// occupies at most 2×2 cells there. A point query looks up one cell per populated level. Levels run
-/// from 1/4096° (about 27 m) to 8°; boxes larger than 8° go to a short list checked on every query.
+/// occupies at most 2×2 cells there. A point query looks up one cell per populated level. Levels grow
+/// fourfold, from 1/4096° (about 27 m) to 4°, so that a fleet's fences (tens of metres to kilometres)
+/// span three or four levels; boxes larger than 4° go to a short list checked on every query.
 public struct SpatialIndex: Sendable {
     static let baseCellDegrees = 1.0 / 4096
-    /// 2^15 / 4096 = 8°, which still divides 360° so that cells line up across the antimeridian.
-    static let levelCount = 16
+    /// Each level's cells are 2^levelShift times larger than the previous level's.
+    static let levelShift = 2
+    /// The coarsest cell, 2^(2·7) / 4096 = 4°, still divides 360°, so cells line up across the antimeridian.
+    static let levelCount = 8
+
+    /// Per level: cells per degree (a power of two, so cell indices are exact), columns and rows.
+    private let inverseSizes: [Double] = (0..<levelCount).map { 1 / cellSize($0) }
+    private let columnCounts: [Int] = (0..<levelCount).map { Int((360 / cellSize($0)).rounded()) }
+    private let rowCounts: [Int] = (0..<levelCount).map { Int((180 / cellSize($0)).rounded()) }
 
     private var levels: [CellTable]
     private var population: [Int]
@@ -28,7 +36,7 @@ public struct SpatialIndex: Sendable {
     public var count: Int { population.reduce(large.count, +) }
 
     @inline(__always)
-    static func cellSize(_ level: Int) -> Double { baseCellDegrees * Double(1 << level) }
+    static func cellSize(_ level: Int) -> Double { baseCellDegrees * Double(1 << (levelShift * level)) }
 
     static func level(for box: BoundingBox) -> Int? {
         let extent = max(box.maxLongitude - box.minLongitude, box.maxLatitude - box.minLatitude)
@@ -74,7 +82,8 @@ public struct SpatialIndex: Sendable {
             return
         }
         slotLevel[slot] = Int8(level)
-        for key in Self.cells(of: box, level: level) { levels[level].insert(UInt32(slot), in: key) }
+        let entry = CellEntry(box: box, slot: UInt32(slot))
+        for key in Self.cells(of: box, level: level) { levels[level].insert(entry, in: key) }
         population[level] += 1
         if population[level] == 1 { activeLevels = (0..<Self.levelCount).filter { population[$0] > 0 } }
     }
@@ -96,17 +105,16 @@ public struct SpatialIndex: Sendable {
     /// Calls `body` with every slot whose box holds the point, each once.
     @inline(__always)
     public func forEachCandidate(longitude: Double, latitude: Double, _ body: (Int) -> Void) {
-        for level in activeLevels {
-            let size = Self.cellSize(level)
-            let columns = Int((360 / size).rounded())
-            let rows = Int((180 / size).rounded())
-            var c = Int(((longitude + 180) / size).rounded(.down))
-            if c >= columns { c -= columns }
-            let r = min(Int(((latitude + 90) / size).rounded(.down)), rows - 1)
-            levels[level].withSlots(in: Self.key(column: c, row: r)) { slots in
-                for slot in slots {
-                    let s = Int(slot)
-                    if boxes[s].unsafelyUnwrapped.contains(longitude: longitude, latitude: latitude) { body(s) }
+        let lon = Float(longitude), wrapped = Float(longitude + 360), lat = Float(latitude)
+        // Through a buffer pointer, so that no table is copied (and retained) per query.
+        levels.withUnsafeBufferPointer { tables in
+            for level in activeLevels {
+                let inverse = inverseSizes[level]
+                var c = Int(((longitude + 180) * inverse).rounded(.down))
+                if c >= columnCounts[level] { c -= columnCounts[level] }
+                let r = min(Int(((latitude + 90) * inverse).rounded(.down)), rowCounts[level] - 1)
+                tables[level].forEach(in: Self.key(column: c, row: r)) { entry in
+                    if entry.contains(longitude: lon, wrappedLongitude: wrapped, latitude: lat) { body(Int(entry.slot)) }
                 }
             }
         }
@@ -149,9 +157,7 @@ public struct SpatialIndex: Sendable {
                 let rLast = min(max(Int(vHigh.rounded(.down)), 0), rows - 1)
                 let column = ((c % columns) + columns) % columns
                 for r in rFirst...rLast {
-                    levels[level].withSlots(in: Self.key(column: column, row: r)) { slots in
-                        for slot in slots { visit(Int(slot)) }
-                    }
+                    levels[level].forEach(in: Self.key(column: column, row: r)) { visit(Int($0.slot)) }
                 }
             }
         }

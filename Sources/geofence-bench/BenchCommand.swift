@@ -1,0 +1,12 @@
+import ArgumentParser
+
+/// Benchmarks that print one JSON line per scenario. Later subcommands measure gpsd, MQTT and the
+/// whole agent; `core` measures the geofence engine.
+@main
+struct BenchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "geofence-bench",
+        abstract: "Measure geofence-agent's speed and memory; prints one JSON line per scenario.",
+        subcommands: [CoreBench.self]
+    )
+}

@@ -1,0 +1,57 @@
+import Foundation
+
+/// Nanoseconds on the monotonic clock.
+@inline(__always)
+func nowNanoseconds() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+}
+
+/// The process's resident set size in MiB, from /proc.
+func residentMegabytes() -> Double {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+          let kb = Double(line.split(separator: " ").dropFirst().first ?? "") else { return -1 }
+    return kb / 1024
+}
+
+/// The q-quantile (0...1) of samples, nearest rank.
+func quantile(_ sorted: [UInt64], _ q: Double) -> Double {
+    guard !sorted.isEmpty else { return .nan }
+    let rank = min(sorted.count - 1, max(0, Int((q * Double(sorted.count)).rounded(.up)) - 1))
+    return Double(sorted[rank])
+}
+
+/// Rounds for printing.
+func rounded(_ x: Double, _ digits: Int = 3) -> Double {
+    let p = pow(10.0, Double(digits))
+    return (x * p).rounded() / p
+}
+
+/// A deterministic generator, so that every run measures the same scenario.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// One JSON line with keys in order.
+func jsonLine(_ pairs: KeyValuePairs<String, Any>) -> String {
+    let body = pairs.map { key, value -> String in
+        let v: String
+        switch value {
+        case let s as String: v = "\"\(s)\""
+        case let d as Double: v = d.isFinite ? "\(d)" : "null"
+        default: v = "\(value)"
+        }
+        return "\"\(key)\": \(v)"
+    }
+    return "{" + body.joined(separator: ", ") + "}"
+}
