@@ -32,6 +32,7 @@ struct CoreBench: ParsableCommand {
         Spec(name: "dense-track", conditions: 100_000, spanKilometres: 100, fixes: "track"),
         Spec(name: "sparse-random-1k", conditions: 1_000, spanKilometres: 1000, fixes: "random"),
         Spec(name: "sparse-random-10k", conditions: 10_000, spanKilometres: 1000, fixes: "random"),
+        Spec(name: "sparse-track-1k", conditions: 1_000, spanKilometres: 1000, fixes: "track"),
         Spec(name: "monitor-sparse-track", conditions: 100_000, spanKilometres: 1000, fixes: "track"),
     ]
 
@@ -60,9 +61,11 @@ struct CoreBench: ParsableCommand {
             if let data = line.data(using: .utf8), let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
                let value = object["p50_us"] as? Double { p50[spec.name] = value }
         }
-        if let small = p50["sparse-random-1k"], let large = p50["sparse-random"] {
-            print(jsonLine(["scenario": "scaling", "from_conditions": 1000, "to_conditions": 100_000,
-                            "p50_ratio": rounded(large / small, 2)]))
+        for fixes in ["random", "track"] {
+            if let small = p50["sparse-\(fixes)-1k"], let large = p50["sparse-\(fixes)"] {
+                print(jsonLine(["scenario": "scaling", "fixes": fixes, "from_conditions": 1000, "to_conditions": 100_000,
+                                "p50_ratio": rounded(large / small, 2)]))
+            }
         }
     }
 

@@ -54,6 +54,15 @@ public struct PolygonRegion: Sendable {
         boundingBox = Self.enclosingBox(parts.map(\.box))
     }
 
+    /// The rings as coordinates again, parts then rings, longitudes folded back into [-180, 180].
+    var coordinateParts: [[[Coordinate]]] {
+        parts.map { part in
+            (part.firstRing..<part.endRing).map { r in
+                vertices[rings[r].start..<rings[r].end].map { Coordinate(latitude: $0.y, longitude: wrapLongitude($0.x)) }
+            }
+        }
+    }
+
     /// The narrower of two candidate unions: as given, or with western parts moved east by 360°.
     /// Moving a longitude by 360° rounds it, so a moved union is padded outward by a nanodegree to stay
     /// a box that holds every vertex.

@@ -8,6 +8,7 @@ public struct ConditionSet: Sendable {
 
     public init(_ regions: [Region]) {
         for r in regions { append(r) }
+        index.optimize()
     }
 
     /// Adds a region and returns its position.

@@ -1,25 +1,26 @@
 /// A hierarchical grid over lon/lat that finds the conditions whose bounding box holds a point
 /// without scanning every condition.
 ///
-/// Each condition lives on one level, the finest whose cells are at least as large as its box, so it
-/// occupies at most 2×2 cells there. A point query looks up one cell per populated level. Levels grow
-/// fourfold, from 1/4096° (about 27 m) to 4°, so that a fleet's fences (tens of metres to kilometres)
-/// span three or four levels; boxes larger than 4° go to a short list checked on every query.
+/// Levels grow fourfold, from 1/4096° (about 27 m) to 4°. A condition lives on one level, the finest at
+/// or above the index's *floor* whose cells are at least a quarter of its box, so it occupies at most 5×5
+/// cells there; a point query reads one cell per populated level. The floor adapts to the data: it is the
+/// coarsest level whose occupied cells still hold few entries, so a sparse fleet's fences (tens of metres to
+/// kilometres, over a country) share one or two levels, and each query costs one or two probes, while dense
+/// or tiny fences keep fine cells. Boxes wider than 16° go to a short list checked on every query.
 public struct SpatialIndex: Sendable {
     static let baseCellDegrees = 1.0 / 4096
     /// Each level's cells are 2^levelShift times larger than the previous level's.
     static let levelShift = 2
     /// The coarsest cell, 2^(2·7) / 4096 = 4°, still divides 360°, so cells line up across the antimeridian.
     static let levelCount = 8
-
-    /// Per level: cells per degree (a power of two, so cell indices are exact), columns and rows.
-    private let inverseSizes: [Double] = (0..<levelCount).map { 1 / cellSize($0) }
-    private let columnCounts: [Int] = (0..<levelCount).map { Int((360 / cellSize($0)).rounded()) }
-    private let rowCounts: [Int] = (0..<levelCount).map { Int((180 / cellSize($0)).rounded()) }
+    /// A box may be up to this many cells wide on its level (so it spans at most (span+1)² cells).
+    static let span = 4.0
+    /// The floor is the coarsest level whose occupied cells hold at most this many entries on average.
+    static let entriesPerCellTarget = 16.0
 
     private var levels: [CellTable]
     private var population: [Int]
-    /// Populated levels, finest first: the only ones a query visits.
+    /// Populated levels: the only ones a query visits.
     private var activeLevels: [Int] = []
     private var large: [UInt32] = []
     /// Each slot's box; nil when the slot holds nothing.
@@ -27,20 +28,34 @@ public struct SpatialIndex: Sendable {
     private var slotLevel: [Int8] = []
     private var stamps: [UInt32] = []
     private var stamp: UInt32 = 0
+    /// The finest level in use, and when to reconsider it.
+    private(set) var floor = 0
+    private var stored = 0
+    private var nextRebalance = 256
+
+    /// Per level: cells per degree (a power of two, so cell indices are exact), columns and rows.
+    private let inverseSizes: [Double] = (0..<levelCount).map { 1 / cellSize($0) }
+    private let columnCounts: [Int] = (0..<levelCount).map { Int((360 / cellSize($0)).rounded()) }
+    private let rowCounts: [Int] = (0..<levelCount).map { Int((180 / cellSize($0)).rounded()) }
 
     public init() {
         levels = Array(repeating: CellTable(), count: Self.levelCount)
         population = Array(repeating: 0, count: Self.levelCount)
     }
 
-    public var count: Int { population.reduce(large.count, +) }
+    public var count: Int { stored }
 
     @inline(__always)
     static func cellSize(_ level: Int) -> Double { baseCellDegrees * Double(1 << (levelShift * level)) }
 
-    static func level(for box: BoundingBox) -> Int? {
-        let extent = max(box.maxLongitude - box.minLongitude, box.maxLatitude - box.minLatitude)
-        for level in 0..<levelCount where cellSize(level) >= extent { return level }
+    static func extent(_ box: BoundingBox) -> Double {
+        max(box.maxLongitude - box.minLongitude, box.maxLatitude - box.minLatitude)
+    }
+
+    /// The level a box belongs on above a given floor, or nil for the list of very large boxes.
+    static func level(for box: BoundingBox, floor: Int) -> Int? {
+        let e = extent(box)
+        for level in floor..<levelCount where span * cellSize(level) >= e { return level }
         return nil
     }
 
@@ -50,7 +65,7 @@ public struct SpatialIndex: Sendable {
     }
 
     /// The cells of a level that a box overlaps.
-    private static func cells(of box: BoundingBox, level: Int) -> [UInt64] {
+    static func cells(of box: BoundingBox, level: Int) -> [UInt64] {
         let size = cellSize(level)
         let columns = Int((360 / size).rounded())
         let rows = Int((180 / size).rounded())
@@ -76,7 +91,16 @@ public struct SpatialIndex: Sendable {
             stamps.append(0)
         }
         boxes[slot] = box
-        guard let level = Self.level(for: box) else {
+        stored += 1
+        place(slot, box)
+        if stored >= nextRebalance {
+            nextRebalance = stored * 2
+            rebalance()
+        }
+    }
+
+    private mutating func place(_ slot: Int, _ box: BoundingBox) {
+        guard let level = Self.level(for: box, floor: floor) else {
             large.append(UInt32(slot))
             slotLevel[slot] = Int8(Self.levelCount)
             return
@@ -100,6 +124,40 @@ public struct SpatialIndex: Sendable {
         }
         boxes[slot] = nil
         slotLevel[slot] = -1
+        stored -= 1
+    }
+
+    /// Builds the index afresh once all boxes are known, choosing the floor for them.
+    public mutating func optimize() {
+        rebalance(force: true)
+    }
+
+    /// Picks the coarsest floor whose occupied cells hold few entries, and rebuilds if it changed.
+    private mutating func rebalance(force: Bool = false) {
+        let present = boxes.indices.filter { boxes[$0] != nil }
+        var chosen = 0
+        for candidate in (0..<Self.levelCount).reversed() {
+            var cells = Set<UInt64>()
+            var entries = 0
+            for slot in present {
+                let box = boxes[slot]!
+                guard Self.level(for: box, floor: candidate) == candidate else { continue }
+                let covered = Self.cells(of: box, level: candidate)
+                entries += covered.count
+                cells.formUnion(covered)
+            }
+            if cells.isEmpty || Double(entries) / Double(cells.count) <= Self.entriesPerCellTarget {
+                chosen = candidate
+                break
+            }
+        }
+        guard chosen != floor || force else { return }
+        floor = chosen
+        levels = Array(repeating: CellTable(), count: Self.levelCount)
+        population = Array(repeating: 0, count: Self.levelCount)
+        activeLevels = []
+        large = []
+        for slot in present { place(slot, boxes[slot]!) }
     }
 
     /// Calls `body` with every slot whose box holds the point, each once.
@@ -137,8 +195,7 @@ public struct SpatialIndex: Sendable {
         }
         for level in activeLevels {
             let size = Self.cellSize(level)
-            let columns = Int((360 / size).rounded())
-            let rows = Int((180 / size).rounded())
+            let columns = columnCounts[level], rows = rowCounts[level]
             let u0 = (x0 + 180) / size, u1 = (x1 + 180) / size
             let v0 = (y0 + 90) / size, v1 = (y1 + 90) / size
             let cFirst = Int(min(u0, u1).rounded(.down)), cLast = Int(max(u0, u1).rounded(.down))

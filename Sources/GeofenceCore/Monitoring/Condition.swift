@@ -10,7 +10,6 @@ public enum ConditionGeometry: Sendable, Equatable {
 
 /// A geographic condition to monitor, with its geometry prepared for fast evaluation.
 public struct Condition: Sendable {
-    public let geometry: ConditionGeometry
     /// A human-readable name carried into events.
     public var name: String?
     /// Seconds the state must stay satisfied before a `dwell` event.
@@ -27,7 +26,6 @@ public struct Condition: Sendable {
 
     /// Validates the geometry and prepares it. The error names the offending ring or value.
     public init(geometry: ConditionGeometry, name: String? = nil, dwell: Double? = nil, version: Int64? = nil) throws(ConditionError) {
-        self.geometry = geometry
         self.name = name
         self.dwell = dwell
         self.version = version
@@ -66,12 +64,22 @@ public struct Condition: Sendable {
         }
     }
 
+    /// The geometry as defined. Read back from the prepared region rather than stored beside it, which
+    /// would hold every vertex twice (a third of the memory at 100,000 conditions).
+    public var geometry: ConditionGeometry {
+        switch region {
+        case .circle(let c): .circle(center: c.center, radius: c.radius)
+        case .polygon(let p): .polygon(parts: p.coordinateParts)
+        case .corridor(let c): .corridor(line: c.line.map { Coordinate(latitude: $0.y, longitude: wrapLongitude($0.x)) }, halfWidth: c.halfWidth)
+        }
+    }
+
     /// Number of positions in the geometry.
     public var vertexCount: Int {
-        switch geometry {
+        switch region {
         case .circle: 1
-        case .polygon(let parts): parts.joined().reduce(0) { $0 + $1.count }
-        case .corridor(let line, _): line.count
+        case .polygon(let p): p.vertexCount
+        case .corridor(let c): c.vertexCount
         }
     }
 }
