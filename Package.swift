@@ -7,17 +7,36 @@ let package = Package(
     products: [
         .library(name: "GeofenceCore", targets: ["GeofenceCore"]),
         .library(name: "GeofenceAgent", targets: ["GeofenceAgent"]),
+        .library(name: "Mosquitto", targets: ["Mosquitto"]),
         .executable(name: "geofence-agent", targets: ["geofence-agent"]),
         .executable(name: "geofence-bench", targets: ["geofence-bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
     ],
     targets: [
         // The part that decides: geometry, GeoJSON validation, the spatial index and the
         // monitor state machine. No I/O and no C, so it is tested exhaustively and in isolation.
-        .target(name: "GeofenceCore"),
+        .target(name: "GeofenceCore", dependencies: ["AsyncBroadcast"]),
+        // One small piece both the core and the MQTT client use: fan-out to any number of AsyncStreams.
+        .target(name: "AsyncBroadcast"),
+        // libmosquitto, through a shim header; `Mosquitto` is the one typed Swift wrapper over it and
+        // the async MQTT client with its supervisor.
+        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        .target(
+            name: "Mosquitto",
+            dependencies: [
+                "CMosquitto",
+                "AsyncBroadcast",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // Runs a mosquitto of our own on loopback (tests, benchmarks, the demo), stopped by PID.
+        .target(name: "LocalBroker"),
         // The agent's library: what the CLI subcommands do, behind a thin `@main`.
         .target(name: "GeofenceAgent", dependencies: ["GeofenceCore"]),
         .executableTarget(
@@ -31,6 +50,9 @@ let package = Package(
             name: "geofence-bench",
             dependencies: [
                 "GeofenceCore",
+                "Mosquitto",
+                "LocalBroker",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -41,6 +63,10 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
+            name: "MosquittoTests",
+            dependencies: ["Mosquitto", "LocalBroker", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
             name: "GeofenceAgentTests",

@@ -1,3 +1,4 @@
+import AsyncBroadcast
 import Foundation
 
 /// A named set of geographic conditions and their states, shaped like Core Location's `CLMonitor`.
@@ -15,7 +16,7 @@ import Foundation
 public actor Monitor {
     public nonisolated let name: String
     private var engine: MonitorEngine
-    private nonisolated let broadcaster = EventBroadcaster<MonitorEvent>()
+    private nonisolated let broadcaster = Broadcaster<MonitorEvent>()
 
     /// Creates an empty monitor.
     public init(_ name: String, configuration: MonitorConfiguration = MonitorConfiguration()) {

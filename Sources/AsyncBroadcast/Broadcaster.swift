@@ -1,12 +1,15 @@
 import Synchronization
 
-/// Hands every event to every current listener. Each `events` sequence is unbounded, so a slow
-/// consumer delays nothing and loses nothing.
-final class EventBroadcaster<Element: Sendable>: Sendable {
+/// Hands every element to every current listener. Each stream is unbounded, so a slow consumer delays
+/// nothing and loses nothing.
+public final class Broadcaster<Element: Sendable>: Sendable {
     private let continuations = Mutex<[Int: AsyncStream<Element>.Continuation]>([:])
     private let nextID = Atomic<Int>(0)
 
-    func stream() -> AsyncStream<Element> {
+    public init() {}
+
+    /// A new stream that sees every element yielded from now on.
+    public func stream() -> AsyncStream<Element> {
         let (stream, continuation) = AsyncStream<Element>.makeStream(bufferingPolicy: .unbounded)
         let id = nextID.add(1, ordering: .relaxed).newValue
         continuation.onTermination = { [weak self] _ in
@@ -16,12 +19,13 @@ final class EventBroadcaster<Element: Sendable>: Sendable {
         return stream
     }
 
-    func yield(_ element: Element) {
+    public func yield(_ element: Element) {
         let current = continuations.withLock { Array($0.values) }
         for c in current { c.yield(element) }
     }
 
-    func finish() {
+    /// Ends every stream.
+    public func finish() {
         let current = continuations.withLock { dict in
             defer { dict.removeAll() }
             return Array(dict.values)

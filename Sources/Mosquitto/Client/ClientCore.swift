@@ -1,0 +1,157 @@
+import AsyncBroadcast
+import CMosquitto
+import Foundation
+import Logging
+import Synchronization
+
+/// The client's shared state, and the receiver of libmosquitto's callbacks (on the loop thread).
+final class ClientCore: MosquittoEvents {
+    typealias PublishWaiter = CheckedContinuation<Result<MQTTReasonCode, MQTTError>, Never>
+    typealias SubscribeWaiter = CheckedContinuation<Result<Void, MQTTError>, Never>
+
+    struct Subscriber {
+        var filter: String
+        var continuation: AsyncStream<MQTTMessage>.Continuation
+    }
+
+    struct State {
+        var status: MQTTConnectionStatus = .idle
+        /// When the current connection attempt (or outage) began, on the monotonic clock.
+        var attemptStarted: ContinuousClock.Instant = .now
+        var pendingPublishes: [Int32: (topic: String, waiter: PublishWaiter)] = [:]
+        var pendingSubscribes: [Int32: (filter: String, waiter: SubscribeWaiter)] = [:]
+        var subscribers: [Int: Subscriber] = [:]
+        var nextSubscriber = 0
+        /// Every filter we want, with its QoS, and whether the broker confirmed it in this session.
+        var filters: [String: (qos: MQTTQoS, confirmed: Bool)] = [:]
+        /// The last TLS problem libmosquitto logged, since it reports verification failures nowhere else.
+        var tlsProblem: String?
+        var stopping = false
+    }
+
+    let state = Mutex(State())
+    let statusBroadcaster = Broadcaster<MQTTConnectionStatus>()
+    let logger: Logger
+    /// Set once the handle exists; used to resubscribe from the connect callback.
+    let handle = Mutex<MosquittoHandle?>(nil)
+
+    init(logger: Logger) { self.logger = logger }
+
+    func setStatus(_ status: MQTTConnectionStatus) {
+        let changed = state.withLock { s -> Bool in
+            guard s.status != status else { return false }
+            s.status = status
+            return true
+        }
+        guard changed else { return }
+        if case .connected = status {
+            logger.info("MQTT \(status)")
+        } else {
+            logger.warning("MQTT \(status)")
+        }
+        statusBroadcaster.yield(status)
+    }
+
+    // MARK: Callbacks (loop thread)
+
+    func connected(reason: Int32, sessionPresent: Bool) {
+        guard reason == 0 else {
+            let text = String(cString: mosquitto_reason_string(reason))
+            setStatus(.refused(reason: "\(text) (CONNACK \(reason))"))
+            return
+        }
+        // Resubscribe what the broker does not hold for us: everything after a fresh session, and
+        // filters added while offline after a resumed one.
+        let wanted = state.withLock { s -> [(String, MQTTQoS)] in
+            s.tlsProblem = nil
+            if !sessionPresent { for key in s.filters.keys { s.filters[key]!.confirmed = false } }
+            return s.filters.filter { !$0.value.confirmed }.map { ($0.key, $0.value.qos) }
+        }
+        if let handle = handle.withLock({ $0 }) {
+            for (filter, qos) in wanted {
+                do throws(MosquittoError) { _ = try handle.subscribe(filter: filter, qos: qos.rawValue) } catch {
+                    logger.error("MQTT resubscribe to \(filter) failed: \(error)")
+                }
+            }
+        }
+        setStatus(.connected(sessionPresent: sessionPresent))
+    }
+
+    func disconnected(reason: Int32) {
+        let (stopping, refused) = state.withLock { s in
+            s.attemptStarted = .now
+            if case .refused = s.status { return (s.stopping, true) }
+            return (s.stopping, false)
+        }
+        // A refused login is followed by a disconnect; the refusal is what the operator must see.
+        if stopping || refused { return }
+        let text = reason == 0 ? "closed" : String(cString: mosquitto_strerror(reason))
+        setStatus(.disconnected(reason: text))
+    }
+
+    func published(mid: Int32, reason: Int32) {
+        guard let entry = state.withLock({ $0.pendingPublishes.removeValue(forKey: mid) }) else { return }
+        let code = MQTTReasonCode(reason)
+        if code.isSuccess {
+            entry.waiter.resume(returning: .success(code))
+        } else if code == .notAuthorized {
+            entry.waiter.resume(returning: .failure(.notAuthorized(topic: entry.topic)))
+        } else {
+            entry.waiter.resume(returning: .failure(.refused(topic: entry.topic, reason: code)))
+        }
+    }
+
+    func subscribed(mid: Int32, granted: [Int32]) {
+        let code = MQTTReasonCode(granted.first ?? 0x80)
+        let entry = state.withLock { s -> (filter: String, waiter: SubscribeWaiter)? in
+            let entry = s.pendingSubscribes.removeValue(forKey: mid)
+            if let filter = entry?.filter, code.isSuccess { s.filters[filter]?.confirmed = true }
+            return entry
+        }
+        guard let entry else {
+            // A resubscription after reconnect: confirm it by matching the only unconfirmed filters.
+            return
+        }
+        if code.isSuccess {
+            entry.waiter.resume(returning: .success(()))
+        } else if code == .notAuthorized {
+            entry.waiter.resume(returning: .failure(.notAuthorized(topic: entry.filter)))
+        } else {
+            entry.waiter.resume(returning: .failure(.refused(topic: entry.filter, reason: code)))
+        }
+    }
+
+    func received(_ message: MQTTMessage) {
+        let targets = state.withLock { s in s.subscribers.values.filter { MosquittoHandle.topic(message.topic, matches: $0.filter) } }
+        for t in targets { t.continuation.yield(message) }
+    }
+
+    func logged(level: Int32, line: String) {
+        // libmosquitto logs TLS verification failures and does nothing else about them.
+        if line.contains("OpenSSL") || line.contains("certificate") || line.contains("TLS") {
+            state.withLock { $0.tlsProblem = line }
+            logger.warning("MQTT TLS: \(line)")
+        } else if level == Int32(MOSQ_LOG_ERR) {
+            logger.error("libmosquitto: \(line)")
+        } else {
+            logger.trace("libmosquitto: \(line)")
+        }
+    }
+
+    // MARK: Teardown
+
+    /// Ends every waiting call and every subscription.
+    func failEverything() {
+        let (publishes, subscribes, subscribers) = state.withLock { s in
+            defer {
+                s.pendingPublishes.removeAll()
+                s.pendingSubscribes.removeAll()
+                s.subscribers.removeAll()
+            }
+            return (Array(s.pendingPublishes.values), Array(s.pendingSubscribes.values), Array(s.subscribers.values))
+        }
+        for p in publishes { p.waiter.resume(returning: .failure(.shutDown)) }
+        for s in subscribes { s.waiter.resume(returning: .failure(.shutDown)) }
+        for s in subscribers { s.continuation.finish() }
+    }
+}

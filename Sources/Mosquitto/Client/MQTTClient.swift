@@ -1,0 +1,280 @@
+import CMosquitto
+import Foundation
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// An MQTT client over libmosquitto that never gives up and never loses a message it was handed.
+///
+/// - `publish` returns once the broker acknowledged a QoS 1 message (with its reason code), across
+///   disconnects and broker restarts in between; at most `maximumInflight` wait for PUBACK at once.
+/// - `subscribe` gives an `AsyncSequence` of messages; subscriptions are restored after a reconnect.
+/// - A supervisor keeps the connection: it reconnects after any outage, and retries with backoff where
+///   libmosquitto itself stops (a refused login under MQTT 5, a TLS verification failure), reporting each as
+///   a status (`status`, `statusUpdates`).
+/// - As a `Service`, it runs until graceful shutdown, then publishes its will explicitly (the "offline"
+///   status) and disconnects.
+///
+/// Blocking libmosquitto calls run on a dedicated thread, never on the cooperative pool.
+public final class MQTTClient: Service, Sendable {
+    public let configuration: MQTTConfiguration
+    private let core: ClientCore
+    private let handle: MosquittoHandle
+    private let worker: BlockingWorker
+    private let window: AsyncWindow
+    private let supervisor = Mutex<Task<Void, Never>?>(nil)
+    private let started = Atomic<Bool>(false)
+
+    /// Prepares the client; nothing touches the network until `start()` (or `run()`).
+    public init(configuration: MQTTConfiguration, logger: Logger) throws(MQTTError) {
+        self.configuration = configuration
+        core = ClientCore(logger: logger)
+        worker = BlockingWorker(name: "mqtt-\(configuration.clientID)")
+        window = AsyncWindow(limit: configuration.maximumInflight)
+        let password = try configuration.password.resolve()
+        if let tls = configuration.tls {
+            for (what, path) in [("CA file", tls.caFile), ("certificate file", tls.certificateFile), ("key file", tls.keyFile)] {
+                if let path, !FileManager.default.isReadableFile(atPath: path) {
+                    throw MQTTError.configuration("TLS \(what) '\(path)' cannot be read")
+                }
+            }
+        }
+        do throws(MosquittoError) {
+            let persistent = configuration.sessionExpiry > 0
+            handle = try MosquittoHandle(clientID: configuration.clientID, cleanStart: !persistent, events: core)
+            try handle.setProtocolVersion(configuration.protocolVersion == .v5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311)
+            try handle.setNoDelay()
+            try handle.setReconnectDelay(minimum: UInt32(max(configuration.minimumRetryDelay, 1)), maximum: UInt32(max(configuration.maximumRetryDelay, 1)))
+            if let username = configuration.username {
+                try handle.setCredentials(username: username, password: password)
+            }
+            if let tls = configuration.tls {
+                try handle.setTLS(caFile: tls.caFile, certificateFile: tls.certificateFile, keyFile: tls.keyFile)
+            }
+            if let will = configuration.will {
+                try handle.setWill(topic: will.topic, payload: will.payload, qos: will.qos.rawValue, retain: will.retain)
+            }
+        } catch {
+            throw .library(error)
+        }
+        core.handle.withLock { $0 = handle }
+    }
+
+    deinit { worker.stop() }
+
+    /// The connection's current state.
+    public var status: MQTTConnectionStatus { core.state.withLock { $0.status } }
+
+    /// Every status change from now on.
+    public var statusUpdates: AsyncStream<MQTTConnectionStatus> { core.statusBroadcaster.stream() }
+
+    /// Starts the network loop, then connects: in that order, or libmosquitto never retries a first
+    /// connection that fails. Returns once the first attempt is made, connected or not.
+    public func start() async {
+        guard !started.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        core.setStatus(.connecting)
+        core.state.withLock { $0.attemptStarted = .now }
+        let handle = handle, configuration = configuration, logger = core.logger
+        await worker.run {
+            do {
+                try handle.loopStart()
+                try handle.connect(host: configuration.host, port: Int32(configuration.port), keepAlive: Int32(configuration.keepAlive),
+                                   sessionExpiry: configuration.protocolVersion == .v5 && configuration.sessionExpiry > 0 ? configuration.sessionExpiry : nil)
+            } catch {
+                logger.warning("MQTT first connection attempt: \(error); retrying")
+            }
+        }
+        let task = Task { [weak self] in
+            guard let self else { return }
+            await self.supervise()
+        }
+        supervisor.withLock { $0 = task }
+    }
+
+    /// Restarts the connection wherever libmosquitto has stopped trying, with exponential backoff.
+    private func supervise() async {
+        var delay = configuration.minimumRetryDelay
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(200))
+            let (status, started, tlsProblem, stopping) = core.state.withLock { ($0.status, $0.attemptStarted, $0.tlsProblem, $0.stopping) }
+            if stopping { return }
+            if status.isConnected { delay = configuration.minimumRetryDelay; continue }
+            let refused: Bool
+            if case .refused = status { refused = true } else { refused = false }
+            guard refused || ContinuousClock.now - started > .seconds(configuration.connectTimeout) else { continue }
+            if !refused {
+                let reason = tlsProblem.map { "TLS verification failed: \($0)" }
+                    ?? "no connection to \(configuration.host):\(configuration.port) within \(Int(configuration.connectTimeout)) s"
+                core.setStatus(.unreachable(reason: reason))
+            }
+            try? await Task.sleep(for: .seconds(delay))
+            if Task.isCancelled || core.state.withLock({ $0.stopping }) { return }
+            delay = min(delay * 2, configuration.maximumRetryDelay)
+            core.state.withLock { $0.attemptStarted = .now }
+            let handle = handle, logger = core.logger
+            await worker.run {
+                // The loop thread may have ended by itself (a v5 refusal) or be idle after a TLS failure.
+                _ = try? handle.loopStop(force: true)
+                do {
+                    try handle.loopStart()
+                    try handle.reconnect()
+                } catch {
+                    logger.debug("MQTT reconnect attempt: \(error)")
+                }
+            }
+        }
+    }
+
+    /// Publishes a message. For QoS 1 and 2 it returns once the broker acknowledged it; a message handed
+    /// over while disconnected waits for the connection. A QoS 0 message while disconnected is refused
+    /// rather than dropped silently.
+    @discardableResult
+    public func publish(_ topic: String, payload: [UInt8], qos: MQTTQoS = .atLeastOnce, retain: Bool = false) async throws(MQTTError) -> MQTTReasonCode {
+        if core.state.withLock({ $0.stopping }) { throw .shutDown }
+        if qos == .atMostOnce {
+            guard status.isConnected else { throw .notConnected }
+            do throws(MosquittoError) { _ = try handle.publish(topic: topic, payload: payload, qos: 0, retain: retain) } catch { throw .library(error) }
+            return .success
+        }
+        await window.acquire()
+        defer { window.release() }
+        let handle = handle, core = core
+        while true {
+            let result = await withCheckedContinuation { (waiter: ClientCore.PublishWaiter) in
+                // The lock is held across the call so that a fast PUBACK cannot arrive before its waiter.
+                core.state.withLock { s in
+                    if s.stopping { waiter.resume(returning: .failure(.shutDown)); return }
+                    do throws(MosquittoError) {
+                        let mid = try handle.publish(topic: topic, payload: payload, qos: qos.rawValue, retain: retain)
+                        s.pendingPublishes[mid] = (topic, waiter)
+                    } catch {
+                        waiter.resume(returning: .failure(.library(error)))
+                    }
+                }
+            }
+            // Before the first connection libmosquitto refuses rather than queues: hold the message
+            // until there is a connection. (After one, it queues QoS 1 itself and resends on reconnect.)
+            if case .failure(.library(let error)) = result, error.code == MosquittoError.noConnection {
+                await waitForConnection()
+                continue
+            }
+            return try result.get()
+        }
+    }
+
+    /// Returns once connected or shutting down.
+    private func waitForConnection() async {
+        while !status.isConnected && !core.state.withLock({ $0.stopping }) {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// Publishes UTF-8 text.
+    @discardableResult
+    public func publish(_ topic: String, text: String, qos: MQTTQoS = .atLeastOnce, retain: Bool = false) async throws(MQTTError) -> MQTTReasonCode {
+        try await publish(topic, payload: Array(text.utf8), qos: qos, retain: retain)
+    }
+
+    /// Subscribes to a filter. When connected it returns after the broker granted the subscription (or
+    /// throws if it refused it); when not, the subscription is sent as soon as the connection is up.
+    /// Retained messages arrive first, flagged `retained`.
+    public func subscribe(_ filter: String, qos: MQTTQoS = .atLeastOnce) async throws(MQTTError) -> MQTTSubscription {
+        if core.state.withLock({ $0.stopping }) { throw .shutDown }
+        let (stream, continuation) = AsyncStream<MQTTMessage>.makeStream(bufferingPolicy: .unbounded)
+        let id = core.state.withLock { s -> Int in
+            let id = s.nextSubscriber
+            s.nextSubscriber += 1
+            s.subscribers[id] = ClientCore.Subscriber(filter: filter, continuation: continuation)
+            if s.filters[filter] == nil { s.filters[filter] = (qos, false) }
+            return id
+        }
+        continuation.onTermination = { [weak self] _ in self?.dropSubscriber(id, filter: filter) }
+        let subscription = MQTTSubscription(filter: filter, stream: stream)
+        guard status.isConnected else { return subscription }
+        let handle = handle, core = core
+        let result = await withCheckedContinuation { (waiter: ClientCore.SubscribeWaiter) in
+            core.state.withLock { s in
+                do throws(MosquittoError) {
+                    let mid = try handle.subscribe(filter: filter, qos: qos.rawValue)
+                    s.pendingSubscribes[mid] = (filter, waiter)
+                } catch let error where error.code == MosquittoError.noConnection {
+                    waiter.resume(returning: .success(()))  // sent on connect
+                } catch {
+                    waiter.resume(returning: .failure(.library(error)))
+                }
+            }
+        }
+        if case .failure(let error) = result {
+            continuation.finish()
+            throw error
+        }
+        return subscription
+    }
+
+    private func dropSubscriber(_ id: Int, filter: String) {
+        let last = core.state.withLock { s -> Bool in
+            s.subscribers.removeValue(forKey: id)
+            guard !s.subscribers.values.contains(where: { $0.filter == filter }) else { return false }
+            s.filters.removeValue(forKey: filter)
+            return !s.stopping
+        }
+        if last { try? handle.unsubscribe(filter: filter) }
+    }
+
+    /// Publishes the will explicitly (a normal disconnect discards it), waits up to `timeout` for its
+    /// acknowledgement, then disconnects and stops the network loop. Waiting calls end with `.shutDown`.
+    public func shutdown(timeout: Duration = .seconds(3)) async {
+        guard core.state.withLock({ s -> Bool in
+            defer { s.stopping = true }
+            return !s.stopping
+        }) else { return }
+        supervisor.withLock { $0?.cancel() }
+        if let will = configuration.will, status.isConnected {
+            let handle = handle, core = core
+            _ = await withTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    await withCheckedContinuation { (waiter: ClientCore.PublishWaiter) in
+                        core.state.withLock { s in
+                            do throws(MosquittoError) {
+                                let mid = try handle.publish(topic: will.topic, payload: will.payload, qos: will.qos.rawValue, retain: will.retain)
+                                s.pendingPublishes[mid] = (will.topic, waiter)
+                            } catch { waiter.resume(returning: .failure(.library(error))) }
+                        }
+                    }.isSuccess
+                }
+                group.addTask { try? await Task.sleep(for: timeout); return false }
+                let first = await group.next() ?? false
+                group.cancelAll()
+                return first
+            }
+        }
+        let handle = handle
+        await worker.run {
+            _ = try? handle.disconnect()
+            _ = try? handle.loopStop(force: false)
+        }
+        core.failEverything()
+        core.setStatus(.stopped)
+        core.statusBroadcaster.finish()
+    }
+
+    /// Runs until graceful shutdown (SIGTERM through a `ServiceGroup`) or cancellation, then shuts down.
+    public func run() async throws {
+        await start()
+        try? await gracefulShutdown()
+        await shutdown()
+    }
+}
+
+extension Result {
+    var isSuccess: Bool { if case .success = self { true } else { false } }
+}
+
+/// Messages matching one subscription filter.
+public struct MQTTSubscription: AsyncSequence, Sendable {
+    public typealias Element = MQTTMessage
+    public let filter: String
+    let stream: AsyncStream<MQTTMessage>
+
+    public func makeAsyncIterator() -> AsyncStream<MQTTMessage>.AsyncIterator { stream.makeAsyncIterator() }
+}

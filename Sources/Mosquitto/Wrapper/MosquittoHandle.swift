@@ -1,0 +1,123 @@
+import CMosquitto
+
+/// The one owner of a `struct mosquitto *`: thin, typed calls, and `mosquitto_destroy` when released.
+///
+/// libmosquitto is thread-safe once its loop thread runs, so the handle may be shared; the setup calls
+/// (`set…`) are made before `loopStart`. Blocking calls are marked and belong on `BlockingWorker`.
+final class MosquittoHandle: @unchecked Sendable {
+    let raw: OpaquePointer
+    private let box: Unmanaged<EventsBox>
+
+    init(clientID: String, cleanStart: Bool, events: MosquittoEvents) throws(MosquittoError) {
+        MosquittoLibrary.ensureInitialised()
+        let box = Unmanaged.passRetained(EventsBox(events))
+        guard let raw = mosquitto_new(clientID, cleanStart, box.toOpaque()) else {
+            box.release()
+            throw MosquittoError(code: Int32(MOSQ_ERR_NOMEM.rawValue), operation: "mosquitto_new")
+        }
+        self.raw = raw
+        self.box = box
+        mosquitto_connect_v5_callback_set(raw, MosquittoCallbacks.onConnect)
+        mosquitto_disconnect_v5_callback_set(raw, MosquittoCallbacks.onDisconnect)
+        mosquitto_publish_v5_callback_set(raw, MosquittoCallbacks.onPublish)
+        mosquitto_subscribe_v5_callback_set(raw, MosquittoCallbacks.onSubscribe)
+        mosquitto_message_v5_callback_set(raw, MosquittoCallbacks.onMessage)
+        mosquitto_log_callback_set(raw, MosquittoCallbacks.onLog)
+    }
+
+    deinit {
+        mosquitto_destroy(raw)
+        box.release()
+    }
+
+    // MARK: Setup, before loopStart
+
+    func setProtocolVersion(_ version: Int32) throws(MosquittoError) {
+        try MosquittoError.check(mosquitto_int_option(raw, MOSQ_OPT_PROTOCOL_VERSION, version), "set protocol version")
+    }
+
+    func setNoDelay() throws(MosquittoError) {
+        try MosquittoError.check(mosquitto_int_option(raw, MOSQ_OPT_TCP_NODELAY, 1), "set TCP_NODELAY")
+    }
+
+    func setCredentials(username: String, password: String?) throws(MosquittoError) {
+        try MosquittoError.check(mosquitto_username_pw_set(raw, username, password), "set username and password")
+    }
+
+    /// TLS with peer verification always on.
+    func setTLS(caFile: String, certificateFile: String?, keyFile: String?) throws(MosquittoError) {
+        try MosquittoError.check(mosquitto_tls_set(raw, caFile, nil, certificateFile, keyFile, nil), "set TLS files")
+        try MosquittoError.check(mosquitto_tls_opts_set(raw, 1, nil, nil), "set TLS peer verification")
+        try MosquittoError.check(mosquitto_tls_insecure_set(raw, false), "set TLS hostname check")
+    }
+
+    func setWill(topic: String, payload: [UInt8], qos: Int32, retain: Bool) throws(MosquittoError) {
+        let rc = payload.withUnsafeBytes { mosquitto_will_set_v5(raw, topic, Int32($0.count), $0.baseAddress, qos, retain, nil) }
+        try MosquittoError.check(rc, "set will on \(topic)")
+    }
+
+    func setReconnectDelay(minimum: UInt32, maximum: UInt32) throws(MosquittoError) {
+        try MosquittoError.check(mosquitto_reconnect_delay_set(raw, minimum, maximum, true), "set reconnect delay")
+    }
+
+    // MARK: Loop
+
+    func loopStart() throws(MosquittoError) {
+        try MosquittoError.check(mosquitto_loop_start(raw), "start network loop")
+    }
+
+    /// Blocking: waits for the loop thread to end (or cancels it when `force`).
+    func loopStop(force: Bool) throws(MosquittoError) {
+        try MosquittoError.check(mosquitto_loop_stop(raw, force), "stop network loop")
+    }
+
+    // MARK: Connection (blocking)
+
+    /// Blocking. Connects with CONNECT properties, which libmosquitto keeps for its own reconnects; a
+    /// session expiry makes an MQTT 5 session persistent.
+    func connect(host: String, port: Int32, keepAlive: Int32, sessionExpiry: UInt32?) throws(MosquittoError) {
+        var properties: OpaquePointer? = nil
+        defer { mosquitto_property_free_all(&properties) }
+        if let sessionExpiry {
+            try MosquittoError.check(
+                mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue), sessionExpiry),
+                "add session expiry")
+        }
+        try MosquittoError.check(mosquitto_connect_bind_v5(raw, host, port, keepAlive, nil, properties), "connect to \(host):\(port)")
+    }
+
+    /// Blocking. Connects again with the parameters of the last `connect`.
+    func reconnect() throws(MosquittoError) {
+        try MosquittoError.check(mosquitto_reconnect(raw), "reconnect")
+    }
+
+    func disconnect() throws(MosquittoError) {
+        try MosquittoError.check(mosquitto_disconnect_v5(raw, 0, nil), "disconnect")
+    }
+
+    // MARK: Messages
+
+    /// Queues a publish and returns its message id; the PUBACK arrives through `published`.
+    func publish(topic: String, payload: [UInt8], qos: Int32, retain: Bool) throws(MosquittoError) -> Int32 {
+        var mid: Int32 = 0
+        let rc = payload.withUnsafeBytes { mosquitto_publish_v5(raw, &mid, topic, Int32($0.count), $0.baseAddress, qos, retain, nil) }
+        try MosquittoError.check(rc, "publish to \(topic)")
+        return mid
+    }
+
+    func subscribe(filter: String, qos: Int32) throws(MosquittoError) -> Int32 {
+        var mid: Int32 = 0
+        try MosquittoError.check(mosquitto_subscribe_v5(raw, &mid, filter, qos, 0, nil), "subscribe to \(filter)")
+        return mid
+    }
+
+    func unsubscribe(filter: String) throws(MosquittoError) {
+        try MosquittoError.check(mosquitto_unsubscribe_v5(raw, nil, filter, nil), "unsubscribe from \(filter)")
+    }
+
+    /// Whether a topic matches a subscription filter, by libmosquitto's rules.
+    static func topic(_ topic: String, matches filter: String) -> Bool {
+        var result = false
+        return mosquitto_topic_matches_sub(filter, topic, &result) == Int32(MOSQ_ERR_SUCCESS.rawValue) && result
+    }
+}
