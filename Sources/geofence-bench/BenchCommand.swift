@@ -3,10 +3,10 @@ import ArgumentParser
 /// Benchmarks that print one JSON line per scenario. Later subcommands measure gpsd, MQTT and the
 /// whole agent; `core` measures the geofence engine.
 @main
-struct BenchCommand: ParsableCommand {
+struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "geofence-bench",
         abstract: "Measure geofence-agent's speed and memory; prints one JSON line per scenario.",
-        subcommands: [CoreBench.self]
+        subcommands: [CoreBench.self, MQTTBench.self]
     )
 }

@@ -4,7 +4,21 @@ import Synchronization
 final class AsyncWindow: Sendable {
     private struct State {
         var available: Int
+        /// Waiters in arrival order from `head` on; the array is compacted as it drains, so waking one
+        /// is O(1) even with thousands queued.
         var waiters: [CheckedContinuation<Void, Never>] = []
+        var head = 0
+
+        mutating func popWaiter() -> CheckedContinuation<Void, Never>? {
+            guard head < waiters.count else { return nil }
+            let next = waiters[head]
+            head += 1
+            if head > 1024 && head * 2 > waiters.count {
+                waiters.removeFirst(head)
+                head = 0
+            }
+            return next
+        }
     }
     private let state: Mutex<State>
 
@@ -29,8 +43,9 @@ final class AsyncWindow: Sendable {
 
     func release() {
         let next = state.withLock { s -> CheckedContinuation<Void, Never>? in
-            if s.waiters.isEmpty { s.available += 1; return nil }
-            return s.waiters.removeFirst()
+            if let next = s.popWaiter() { return next }
+            s.available += 1
+            return nil
         }
         next?.resume()
     }

@@ -134,7 +134,7 @@ final class ClientCore: MosquittoEvents {
         } else if level == Int32(MOSQ_LOG_ERR) {
             logger.error("libmosquitto: \(line)")
         } else {
-            logger.trace("libmosquitto: \(line)")
+            logger.debug("libmosquitto: \(line)")
         }
     }
 

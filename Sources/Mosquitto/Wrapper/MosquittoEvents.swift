@@ -41,8 +41,9 @@ enum MosquittoCallbacks {
         events.received(MQTTMessage(copying: message.pointee, properties: properties))
     }
 
+    /// libmosquitto logs every packet at debug level; only warnings and errors are worth a String.
     static let onLog: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32, UnsafePointer<CChar>?) -> Void = { _, obj, level, line in
-        guard let line else { return }
+        guard let line, level & (MOSQ_LOG_ERR | MOSQ_LOG_WARNING | MOSQ_LOG_NOTICE) != 0 else { return }
         events(obj)?.logged(level: level, line: String(cString: line))
     }
 }
