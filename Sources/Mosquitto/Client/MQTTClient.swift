@@ -31,6 +31,10 @@ public final class MQTTClient: Service, Sendable {
         core = ClientCore(logger: logger)
         worker = BlockingWorker(name: "mqtt-\(configuration.clientID)")
         window = AsyncWindow(limit: configuration.maximumInflight)
+        guard (1...65_000).contains(configuration.maximumInflight) else {
+            throw MQTTError.configuration("maximumInflight \(configuration.maximumInflight) must be from 1 to 65000 (message ids are 16-bit)")
+        }
+        guard !configuration.clientID.isEmpty else { throw MQTTError.configuration("the client id is empty") }
         let password = try configuration.password.resolve()
         if let tls = configuration.tls {
             for (what, path) in [("CA file", tls.caFile), ("certificate file", tls.certificateFile), ("key file", tls.keyFile)] {

@@ -77,8 +77,11 @@ public struct MQTTConfiguration: Sendable, Equatable {
     public var password: MQTTPasswordSource = .none
     public var tls: MQTTTLS?
     public var will: MQTTWill?
-    /// Most QoS 1 publishes awaiting PUBACK at once; `publish` waits for a place beyond that.
-    public var maximumInflight: Int = 20
+    /// Most QoS 1 publishes awaiting PUBACK at once; `publish` waits for a place beyond that. This bounds
+    /// memory; on the wire libmosquitto also honours the broker's Receive Maximum (mosquitto: 20), queueing
+    /// the rest on its own thread, which is why a window above it is faster. At most 65,000: message ids
+    /// are 16-bit.
+    public var maximumInflight: Int = 100
     /// A connection attempt with no CONNACK after this many seconds counts as failed. libmosquitto
     /// reports a TLS verification failure only in its log, and then stops trying.
     public var connectTimeout: Double = 10
