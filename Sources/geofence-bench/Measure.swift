@@ -1,4 +1,5 @@
 import Foundation
+import GeofenceCore
 
 /// Nanoseconds on the monotonic clock.
 @inline(__always)
@@ -29,18 +30,6 @@ func rounded(_ x: Double, _ digits: Int = 3) -> Double {
     return (x * p).rounded() / p
 }
 
-/// A deterministic generator, so that every run measures the same scenario.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// One JSON line with keys in order.
 func jsonLine(_ pairs: KeyValuePairs<String, Any>) -> String {
