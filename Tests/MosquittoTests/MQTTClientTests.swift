@@ -18,6 +18,7 @@ import Testing
 
     @Test func publishesAndReceivesInOrder() async throws {
         let broker = try TestBroker()
+        defer { broker.stop() }
         try broker.start()
         let sub = try client(broker, id: "sub"), pub = try client(broker, id: "pub")
         await sub.start(); await pub.start()
@@ -38,6 +39,7 @@ import Testing
 
     @Test func retainedMessagesArriveAtSubscribe() async throws {
         let broker = try TestBroker()
+        defer { broker.stop() }
         try broker.start()
         let pub = try client(broker, id: "pub")
         await pub.start()
@@ -56,6 +58,7 @@ import Testing
 
     @Test func tenThousandQoS1PublishesAreAllAcknowledged() async throws {
         let broker = try TestBroker()
+        defer { broker.stop() }
         try broker.start()
         let pub = try client(broker, id: "bulk")
         await pub.start()
@@ -73,10 +76,12 @@ import Testing
 
     @Test func passwordFromAFileAndAnACLThatConfinesEachVehicle() async throws {
         let broker = try TestBroker(settings: "")
+        defer { broker.stop() }
         try TestBroker.run("/usr/bin/mosquitto_passwd", ["-c", "-b", broker.path("passwd"), "vehicle-1", "s3cret-pw"], in: broker.directory)
         try "pattern readwrite fleet/f1/vehicles/%u/#\n".write(toFile: broker.path("acl"), atomically: true, encoding: .utf8)
         try "s3cret-pw\n".write(toFile: broker.path("password"), atomically: true, encoding: .utf8)
         let broker2 = try TestBroker(settings: "allow_anonymous false\npassword_file \(broker.path("passwd"))\nacl_file \(broker.path("acl"))", port: broker.port)
+        defer { broker2.stop() }
         try broker2.start()
         let logs = CapturingLogHandler()
         let vehicle = try client(broker2, id: "vehicle-1", {
@@ -97,8 +102,10 @@ import Testing
 
     @Test func wrongCredentialsAreReportedNotHung() async throws {
         let broker = try TestBroker(settings: "")
+        defer { broker.stop() }
         try TestBroker.run("/usr/bin/mosquitto_passwd", ["-c", "-b", broker.path("passwd"), "vehicle-1", "right"], in: broker.directory)
         let secured = try TestBroker(settings: "allow_anonymous false\npassword_file \(broker.path("passwd"))", port: broker.port)
+        defer { secured.stop() }
         try secured.start()
         setenv("GEOFENCE_TEST_MQTT_PASSWORD", "wrong", 1)
         let vehicle = try client(secured, id: "vehicle-1", {
@@ -125,6 +132,7 @@ import Testing
 
     @Test func tlsWithVerificationAndAWrongCAIsReported() async throws {
         let broker = try TestBroker(settings: "")
+        defer { broker.stop() }
         let certificates = try TestCertificates(in: broker.directory)
         let secured = try TestBroker(settings: """
             allow_anonymous true
@@ -150,6 +158,7 @@ import Testing
 
     @Test func aBrokerAbsentAtStartIsWaitedFor() async throws {
         let broker = try TestBroker()
+        defer { broker.stop() }
         let pub = try client(broker, id: "early")
         await pub.start()
         let pending = Task { try await pub.publish("fleet/early", text: "handed over before the broker existed") }
@@ -163,6 +172,7 @@ import Testing
 
     @Test func aBrokerRestartMidPublishLosesNothing() async throws {
         let broker = try TestBroker()
+        defer { broker.stop() }
         try broker.start()
         let sub = try client(broker, id: "restart-sub"), pub = try client(broker, id: "restart-pub")
         await sub.start(); await pub.start()
@@ -208,8 +218,43 @@ import Testing
         await sub.shutdown(); await pub.shutdown()
     }
 
+    @Test func subscriptionsComeBackWhenTheBrokerLostTheSession() async throws {
+        let broker = try TestBroker()
+        defer { broker.stop() }
+        try broker.start()
+        let sub = try client(broker, id: "forgotten-sub")
+        await sub.start()
+        #expect(await connected(sub))
+        var iterator = try await sub.subscribe("lost/#").makeAsyncIterator()
+        broker.stop()
+        try FileManager.default.removeItem(atPath: broker.path("mosquitto.db"))  // the broker forgets every session
+        try broker.start()
+        #expect(await eventually(15) { sub.status == .connected(sessionPresent: false) }, "status: \(sub.status)")
+        let pub = try client(broker, id: "after-restart")
+        await pub.start()
+        #expect(await connected(pub))
+        // The resubscription and these publishes race: keep publishing until one arrives.
+        let delivered = Task { await iterator.next()?.text }
+        let text = await withTaskGroup(of: String?.self) { group in
+            group.addTask { await delivered.value }
+            group.addTask {
+                for _ in 0..<50 {
+                    try? await Task.sleep(for: .milliseconds(100))
+                    _ = try? await pub.publish("lost/x", text: "still subscribed")
+                }
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        #expect(text == "still subscribed")
+        await sub.shutdown(); await pub.shutdown()
+    }
+
     @Test func shutdownPublishesOfflineExplicitly() async throws {
         let broker = try TestBroker()
+        defer { broker.stop() }
         try broker.start()
         let vehicle = try client(broker, id: "v-offline", {
             $0.will = MQTTWill(topic: "fleet/f1/vehicles/v/status", payload: Array("offline".utf8), retain: true)
@@ -230,6 +275,7 @@ import Testing
 
     @Test func mqtt311Works() async throws {
         let broker = try TestBroker()
+        defer { broker.stop() }
         try broker.start()
         let old = try client(broker, id: "v311", { $0.protocolVersion = .v311 })
         await old.start()

@@ -66,12 +66,13 @@ public struct CorridorRegion: Sendable {
 
     /// Whether the segment from `a` to `b` passes within the half-width of the line.
     func intersectsSegment(_ a: Coordinate, _ b: Coordinate) -> Bool {
-        let mid = PreparedPoint(a)
+        // Measured in a projection true to scale at the segment's start (segments are short).
+        let origin = PreparedPoint(a)
         let s = SIMD2<Double>.zero
-        let e = mid.projection.project(longitude: b.longitude, latitude: b.latitude)
-        var c = mid.projection.project(longitude: line[0].x, latitude: line[0].y)
+        let e = origin.projection.project(longitude: b.longitude, latitude: b.latitude)
+        var c = origin.projection.project(longitude: line[0].x, latitude: line[0].y)
         for k in 1..<line.count {
-            let d = mid.projection.project(longitude: line[k].x, latitude: line[k].y)
+            let d = origin.projection.project(longitude: line[k].x, latitude: line[k].y)
             if planarSegmentToSegmentDistance(s, e, c, d) <= halfWidth { return true }
             c = d
         }

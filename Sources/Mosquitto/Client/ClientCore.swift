@@ -20,6 +20,8 @@ final class ClientCore: MosquittoEvents {
         var attemptStarted: ContinuousClock.Instant = .now
         var pendingPublishes: [Int32: (topic: String, waiter: PublishWaiter)] = [:]
         var pendingSubscribes: [Int32: (filter: String, waiter: SubscribeWaiter)] = [:]
+        /// Resubscriptions sent from the connect callback, by message id, awaiting their SUBACK.
+        var pendingResubscribes: [Int32: String] = [:]
         var subscribers: [Int: Subscriber] = [:]
         var nextSubscriber = 0
         /// Every filter we want, with its QoS, and whether the broker confirmed it in this session.
@@ -69,7 +71,10 @@ final class ClientCore: MosquittoEvents {
         }
         if let handle = handle.withLock({ $0 }) {
             for (filter, qos) in wanted {
-                do throws(MosquittoError) { _ = try handle.subscribe(filter: filter, qos: qos.rawValue) } catch {
+                do throws(MosquittoError) {
+                    let mid = try handle.subscribe(filter: filter, qos: qos.rawValue)
+                    state.withLock { $0.pendingResubscribes[mid] = filter }
+                } catch {
                     logger.error("MQTT resubscribe to \(filter) failed: \(error)")
                 }
             }
@@ -105,11 +110,12 @@ final class ClientCore: MosquittoEvents {
         let code = MQTTReasonCode(granted.first ?? 0x80)
         let entry = state.withLock { s -> (filter: String, waiter: SubscribeWaiter)? in
             let entry = s.pendingSubscribes.removeValue(forKey: mid)
-            if let filter = entry?.filter, code.isSuccess { s.filters[filter]?.confirmed = true }
+            let filter = entry?.filter ?? s.pendingResubscribes.removeValue(forKey: mid)
+            if let filter, code.isSuccess { s.filters[filter]?.confirmed = true }
             return entry
         }
         guard let entry else {
-            // A resubscription after reconnect: confirm it by matching the only unconfirmed filters.
+            if !code.isSuccess { logger.error("MQTT resubscription refused: reason \(code)") }
             return
         }
         if code.isSuccess {

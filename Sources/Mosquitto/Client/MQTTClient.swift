@@ -117,13 +117,15 @@ public final class MQTTClient: Service, Sendable {
             core.state.withLock { $0.attemptStarted = .now }
             let handle = handle, logger = core.logger
             await worker.run {
-                // The loop thread may have ended by itself (a v5 refusal) or be idle after a TLS failure.
-                _ = try? handle.loopStop(force: true)
-                do {
-                    try handle.loopStart()
-                    try handle.reconnect()
-                } catch {
+                // Never cancel the loop thread (that corrupts libmosquitto's state) and never reconnect
+                // while one runs: ask it to end, join it, reconnect alone, then start a fresh one.
+                _ = try? handle.disconnect()
+                _ = try? handle.loopStop(force: false)
+                do { try handle.reconnect() } catch {
                     logger.debug("MQTT reconnect attempt: \(error)")
+                }
+                do { try handle.loopStart() } catch {
+                    logger.error("MQTT network loop did not start: \(error)")
                 }
             }
         }
