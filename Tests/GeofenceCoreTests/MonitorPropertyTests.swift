@@ -75,17 +75,37 @@ import Testing
             while d < radius + margin + 3 * speed { distances.append(d); d += speed }
             let path = distances + distances.reversed()
             var transitions: [(Int, EventKind)] = []
+            // What each fix really is: its geodesic distance, not the distance it was aimed at.
+            var actual: [Double] = []
             for (k, dist) in path.enumerated() {
                 let q = atDistance(dist, bearing: bearing)
+                actual.append(Geodesic.distance(Self.center, q))
                 for ev in e.process(fix(q.latitude, q.longitude, t: Double(k), accuracy: accuracy)).events where ev.kind != .initial {
                     transitions.append((k, ev.kind))
                 }
             }
-            let firstOut = path.firstIndex { $0 > radius + margin + 1e-6 }!
-            let firstBackIn = path.indices.first { $0 > firstOut && path[$0] < radius - margin - 1e-6 }!
+            let firstOut = actual.firstIndex { $0 > radius + margin }!
+            let firstBackIn = actual.indices.first { $0 > firstOut && actual[$0] < radius - margin }!
             #expect(transitions.map(\.1) == [.exit, .enter], "speed \(speed) accuracy \(accuracy) radius \(radius)")
             #expect(transitions.map(\.0) == [firstOut, firstBackIn])
         }
+    }
+
+    /// A case the property test found: driving back up to a large circle produced a `crossed` event
+    /// when the flat segment test came up decimetres short.
+    @Test func drivingUpToALargeCircleIsNotACrossing() {
+        let (speed, accuracy, bearing, radius) = (11.04557827748579, 1.0, 270.00141267972333, 1480.1074891831045)
+        var e = engine(radius: radius)
+        let margin = MonitorConfiguration().margin(forAccuracy: accuracy)
+        var distances: [Double] = []
+        var d = 0.0
+        while d < radius + margin + 3 * speed { distances.append(d); d += speed }
+        var kinds: [EventKind] = []
+        for (k, dist) in (distances + distances.reversed()).enumerated() {
+            let q = atDistance(dist, bearing: bearing)
+            kinds += e.process(fix(q.latitude, q.longitude, t: Double(k), accuracy: accuracy)).events.map(\.kind)
+        }
+        #expect(kinds == [.initial, .exit, .enter])
     }
 
     @Test func shuffledDuplicateAndLateFixesChangeNothing() async {

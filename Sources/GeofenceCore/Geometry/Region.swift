@@ -36,10 +36,17 @@ public enum Region: Sendable {
     public func intersectsSegment(from a: Coordinate, to b: Coordinate) -> Bool {
         switch self {
         case .circle(let c):
+            // The closest point of the path is found in a projection at its start, then measured on the
+            // ellipsoid: the flat distance alone is short by decimetres at a kilometre, enough to invent a
+            // crossing for a vehicle driving up to a large circle.
             let origin = PreparedPoint(a)
             let end = origin.projection.project(longitude: b.longitude, latitude: b.latitude)
             let center = origin.projection.project(longitude: c.center.longitude, latitude: c.center.latitude)
-            return planarSegmentDistance(center, .zero, end).distance <= c.radius
+            let t = planarSegmentDistance(center, .zero, end).t
+            let closest = Coordinate(
+                latitude: a.latitude + t * (b.latitude - a.latitude),
+                longitude: wrapLongitude(a.longitude + t * wrappedLongitudeDelta(b.longitude - a.longitude)))
+            return Geodesic.distance(c.center, closest) <= c.radius
         case .polygon(let g): return g.intersectsSegment(a, b)
         case .corridor(let c): return c.intersectsSegment(a, b)
         }
