@@ -14,7 +14,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
-        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
     ],
     targets: [
@@ -50,6 +50,7 @@ let package = Package(
             name: "geofence-bench",
             dependencies: [
                 "GeofenceCore",
+                "GeofenceAgent",
                 "Mosquitto",
                 "LocalBroker",
                 .product(name: "Logging", package: "swift-log"),

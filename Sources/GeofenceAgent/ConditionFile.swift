@@ -9,9 +9,8 @@ public struct ConditionFile: Sendable {
     public static func load(_ path: String, limits: GeoJSONLimits = .default) throws(AgentError) -> ConditionFile {
         let load = GeoJSONConditions.decode(try FileInput.bytes(path, what: "conditions"), limits: limits)
         // A document-level error (not JSON, not GeoJSON) leaves nothing to work with.
-        if load.definitions.isEmpty, let first = load.errors.first, load.errors.count == 1,
-           first.path.isEmpty || first.path == "type" || first.path == "features" {
-            throw AgentError("\(path): \(first)")
+        if let unusable = load.errors.first(where: \.isDocumentLevel) {
+            throw AgentError("\(path): \(unusable)")
         }
         return ConditionFile(path: path, definitions: load.definitions, errors: load.errors)
     }

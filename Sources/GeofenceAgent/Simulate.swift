@@ -32,6 +32,7 @@ public enum SimulateJob {
             for name in names {
                 switch engines[name]!.process(location) {
                 case .rejected(let reason):
+                    // Every monitor filters the same fixes alike; count each rejected fix once.
                     if name == names.first { rejected[reason, default: 0] += 1 }
                 case .accepted(let events):
                     for event in events {

@@ -40,8 +40,6 @@ struct MQTTBench: AsyncParsableCommand {
         defer { broker.stop() }
         let logger = Logger(label: "geofence-bench") { _ in SwiftLogNoOpLogHandler() }
 
-        // Throughput as the outbox drains: as many concurrent publishers as the in-flight window, each
-        // awaiting its PUBACK before the next, until the last message is acknowledged.
         var publisherConfiguration = MQTTConfiguration(port: broker.port, clientID: "bench-pub")
         publisherConfiguration.maximumInflight = inflight
         let publisher = try MQTTClient(configuration: publisherConfiguration, logger: logger)

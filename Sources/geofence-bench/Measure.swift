@@ -1,4 +1,5 @@
 import Foundation
+import GeofenceAgent
 import GeofenceCore
 
 /// Nanoseconds on the monotonic clock.
@@ -31,16 +32,17 @@ func rounded(_ x: Double, _ digits: Int = 3) -> Double {
 }
 
 
-/// One JSON line with keys in order.
+/// One JSON line with keys in order, written by the agent's `JSONLine`.
 func jsonLine(_ pairs: KeyValuePairs<String, Any>) -> String {
-    let body = pairs.map { key, value -> String in
-        let v: String
+    var line = JSONLine()
+    for (key, value) in pairs {
         switch value {
-        case let s as String: v = "\"\(s)\""
-        case let d as Double: v = d.isFinite ? "\(d)" : "null"
-        default: v = "\(value)"
+        case let s as String: line.add(key, s)
+        case let i as Int: line.add(key, i)
+        case let d as Double: line.add(key, d)
+        case let b as Bool: line.add(key, b)
+        default: line.add(key, "\(value)")
         }
-        return "\"\(key)\": \(v)"
     }
-    return "{" + body.joined(separator: ", ") + "}"
+    return line.text
 }

@@ -44,9 +44,9 @@ final class CapturingLogHandler: LogHandler, @unchecked Sendable {
         set { metadata[key] = newValue }
     }
 
-    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
+    func log(event: LogEvent) {
         lock.lock()
-        storage.append("\(level) \(message)")
+        storage.append("\(event.level) \(event.message)")
         lock.unlock()
     }
 

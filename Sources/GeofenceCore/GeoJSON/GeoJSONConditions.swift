@@ -5,11 +5,14 @@ public struct GeoJSONError: Error, Sendable, Equatable, CustomStringConvertible 
     public var message: String
     /// The feature's id when it could be read, so that operators can tell which geofence was refused.
     public var identifier: String?
+    /// True when the whole payload was unusable (not JSON, not GeoJSON, too large), not one feature.
+    public var isDocumentLevel: Bool
 
-    public init(path: String, message: String, identifier: String? = nil) {
+    public init(path: String, message: String, identifier: String? = nil, isDocumentLevel: Bool = false) {
         self.path = path
         self.message = message
         self.identifier = identifier
+        self.isDocumentLevel = isDocumentLevel
     }
 
     public var description: String { path.isEmpty ? message : "\(path): \(message)" }
@@ -29,12 +32,11 @@ public struct GeoJSONLoad: Sendable {
 public enum GeoJSONConditions {
     public static func decode(_ bytes: [UInt8], limits: GeoJSONLimits = .default) -> GeoJSONLoad {
         guard bytes.count <= limits.maximumPayloadBytes else {
-            return GeoJSONLoad(definitions: [], errors: [GeoJSONError(
-                path: "", message: "payload of \(bytes.count) bytes exceeds the limit of \(limits.maximumPayloadBytes) bytes")])
+            return failure("", "payload of \(bytes.count) bytes exceeds the limit of \(limits.maximumPayloadBytes) bytes")
         }
         let document: JSONValue
         do { document = try JSONParser.parse(bytes) } catch {
-            return GeoJSONLoad(definitions: [], errors: [GeoJSONError(path: "", message: error.description)])
+            return failure("", error.description)
         }
         return decode(document, limits: limits)
     }
@@ -85,8 +87,9 @@ public enum GeoJSONConditions {
         }
     }
 
+    /// The whole payload refused.
     private static func failure(_ path: String, _ message: String) -> GeoJSONLoad {
-        GeoJSONLoad(definitions: [], errors: [GeoJSONError(path: path, message: message)])
+        GeoJSONLoad(definitions: [], errors: [GeoJSONError(path: path, message: message, isDocumentLevel: true)])
     }
 
     /// Decodes and validates one Feature.

@@ -36,11 +36,6 @@ public struct CircleRegion: Sendable {
         return .uncertain
     }
 
-    /// Signed distance to the boundary in metres: negative inside.
-    public func boundaryDistance(_ p: PreparedPoint) -> Double {
-        Geodesic.distance(center, p.coordinate) - radius
-    }
-
     /// A box that surely holds the circle: its latitude span from the meridian arc, its longitude span
     /// from the parallel's radius at the latitude farthest from the equator.
     static func box(center: Coordinate, radius: Double) -> BoundingBox {

@@ -39,6 +39,8 @@ public struct MonitorEngine: Sendable {
     private var watchedPosition: [Int32] = []
     private var stamps: [UInt32] = []
     private var stamp: UInt32 = 0
+    /// Reused for each fix's index candidates, so that evaluating a fix allocates nothing for them.
+    private var scratch: [Int] = []
 
     public init(name: String, configuration: MonitorConfiguration = MonitorConfiguration()) {
         self.name = name
@@ -141,14 +143,23 @@ public struct MonitorEngine: Sendable {
 
         // Satisfied and unknown conditions, then unsatisfied ones whose box holds the fix.
         for slot in watched { decide(Int(slot), point, margin, fix, &events) }
-        var candidates: [Int] = []
+        var candidates = takeScratch()
         index.forEachCandidate(longitude: point.longitude, latitude: point.latitude) { candidates.append($0) }
         for slot in candidates { decide(slot, point, margin, fix, &events) }
+        scratch = candidates
 
         reportDwells(fix, &events)
         if let previous { reportCrossings(from: previous, to: fix, point, &events) }
         events.sort { $0.identifier < $1.identifier }
         return .accepted(events)
+    }
+
+    /// The candidate buffer, emptied, moved out of `self` so the index can be walked while it fills.
+    private mutating func takeScratch() -> [Int] {
+        var buffer: [Int] = []
+        swap(&buffer, &scratch)
+        buffer.removeAll(keepingCapacity: true)
+        return buffer
     }
 
     private mutating func decide(_ slot: Int, _ point: PreparedPoint, _ margin: Double, _ fix: Location, _ events: inout [MonitorEvent]) {
@@ -198,7 +209,8 @@ public struct MonitorEngine: Sendable {
               Geodesic.distance(previous.coordinate, fix.coordinate) <= configuration.crossingMaximumDistance
         else { return }
         let before = PreparedPoint(previous.coordinate)
-        var candidates: [Int] = []
+        var candidates = takeScratch()
+        defer { scratch = candidates }
         index.forEachCandidate(alongSegmentFrom: previous.coordinate, to: fix.coordinate) { candidates.append($0) }
         for slot in candidates {
             // A condition that changed state on this fix has its own event.

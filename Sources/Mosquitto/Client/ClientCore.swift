@@ -96,14 +96,13 @@ final class ClientCore: MosquittoEvents {
 
     func published(mid: Int32, reason: Int32) {
         guard let entry = state.withLock({ $0.pendingPublishes.removeValue(forKey: mid) }) else { return }
-        let code = MQTTReasonCode(reason)
-        if code.isSuccess {
-            entry.waiter.resume(returning: .success(code))
-        } else if code == .notAuthorized {
-            entry.waiter.resume(returning: .failure(.notAuthorized(topic: entry.topic)))
-        } else {
-            entry.waiter.resume(returning: .failure(.refused(topic: entry.topic, reason: code)))
-        }
+        entry.waiter.resume(returning: Self.outcome(MQTTReasonCode(reason), for: entry.topic))
+    }
+
+    /// A PUBACK or SUBACK reason as the caller sees it: success, an ACL refusal, or another refusal.
+    static func outcome(_ code: MQTTReasonCode, for topic: String) -> Result<MQTTReasonCode, MQTTError> {
+        if code.isSuccess { return .success(code) }
+        return .failure(code == .notAuthorized ? .notAuthorized(topic: topic) : .refused(topic: topic, reason: code))
     }
 
     func subscribed(mid: Int32, granted: [Int32]) {
@@ -118,13 +117,7 @@ final class ClientCore: MosquittoEvents {
             if !code.isSuccess { logger.error("MQTT resubscription refused: reason \(code)") }
             return
         }
-        if code.isSuccess {
-            entry.waiter.resume(returning: .success(()))
-        } else if code == .notAuthorized {
-            entry.waiter.resume(returning: .failure(.notAuthorized(topic: entry.filter)))
-        } else {
-            entry.waiter.resume(returning: .failure(.refused(topic: entry.filter, reason: code)))
-        }
+        entry.waiter.resume(returning: Self.outcome(code, for: entry.filter).map { _ in })
     }
 
     func received(_ message: MQTTMessage) {

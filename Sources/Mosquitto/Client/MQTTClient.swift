@@ -29,8 +29,6 @@ public final class MQTTClient: Service, Sendable {
     public init(configuration: MQTTConfiguration, logger: Logger) throws(MQTTError) {
         self.configuration = configuration
         core = ClientCore(logger: logger)
-        worker = BlockingWorker(name: "mqtt-\(configuration.clientID)")
-        window = AsyncWindow(limit: configuration.maximumInflight)
         guard (1...65_000).contains(configuration.maximumInflight) else {
             throw MQTTError.configuration("maximumInflight \(configuration.maximumInflight) must be from 1 to 65000 (message ids are 16-bit)")
         }
@@ -61,6 +59,9 @@ public final class MQTTClient: Service, Sendable {
         } catch {
             throw .library(error)
         }
+        // Started only once nothing can fail: a thrown init never reaches deinit to end the thread.
+        worker = BlockingWorker(name: "mqtt-\(configuration.clientID)")
+        window = AsyncWindow(limit: configuration.maximumInflight)
         core.handle.withLock { $0 = handle }
     }
 
@@ -144,20 +145,8 @@ public final class MQTTClient: Service, Sendable {
         }
         await window.acquire()
         defer { window.release() }
-        let handle = handle, core = core
         while true {
-            let result = await withCheckedContinuation { (waiter: ClientCore.PublishWaiter) in
-                // The lock is held across the call so that a fast PUBACK cannot arrive before its waiter.
-                core.state.withLock { s in
-                    if s.stopping { waiter.resume(returning: .failure(.shutDown)); return }
-                    do throws(MosquittoError) {
-                        let mid = try handle.publish(topic: topic, payload: payload, qos: qos.rawValue, retain: retain)
-                        s.pendingPublishes[mid] = (topic, waiter)
-                    } catch {
-                        waiter.resume(returning: .failure(.library(error)))
-                    }
-                }
-            }
+            let result = await send(topic, payload: payload, qos: qos, retain: retain, whileStopping: false)
             // Before the first connection libmosquitto refuses rather than queues: hold the message
             // until there is a connection. (After one, it queues QoS 1 itself and resends on reconnect.)
             if case .failure(.library(let error)) = result, error.code == MosquittoError.noConnection {
@@ -165,6 +154,23 @@ public final class MQTTClient: Service, Sendable {
                 continue
             }
             return try result.get()
+        }
+    }
+
+    /// Hands one QoS 1/2 message to libmosquitto and waits for its PUBACK. The lock is held across the
+    /// call so that a fast PUBACK cannot arrive before its waiter is registered.
+    private func send(_ topic: String, payload: [UInt8], qos: MQTTQoS, retain: Bool, whileStopping: Bool) async -> Result<MQTTReasonCode, MQTTError> {
+        let handle = handle, core = core
+        return await withCheckedContinuation { (waiter: ClientCore.PublishWaiter) in
+            core.state.withLock { s in
+                if s.stopping && !whileStopping { waiter.resume(returning: .failure(.shutDown)); return }
+                do throws(MosquittoError) {
+                    let mid = try handle.publish(topic: topic, payload: payload, qos: qos.rawValue, retain: retain)
+                    s.pendingPublishes[mid] = (topic, waiter)
+                } catch {
+                    waiter.resume(returning: .failure(.library(error)))
+                }
+            }
         }
     }
 
@@ -236,17 +242,9 @@ public final class MQTTClient: Service, Sendable {
         }) else { return }
         supervisor.withLock { $0?.cancel() }
         if let will = configuration.will, status.isConnected {
-            let handle = handle, core = core
             _ = await withTaskGroup(of: Bool.self) { group in
                 group.addTask {
-                    await withCheckedContinuation { (waiter: ClientCore.PublishWaiter) in
-                        core.state.withLock { s in
-                            do throws(MosquittoError) {
-                                let mid = try handle.publish(topic: will.topic, payload: will.payload, qos: will.qos.rawValue, retain: will.retain)
-                                s.pendingPublishes[mid] = (will.topic, waiter)
-                            } catch { waiter.resume(returning: .failure(.library(error))) }
-                        }
-                    }.isSuccess
+                    await self.send(will.topic, payload: will.payload, qos: will.qos, retain: will.retain, whileStopping: true).isSuccess
                 }
                 group.addTask { try? await Task.sleep(for: timeout); return false }
                 let first = await group.next() ?? false

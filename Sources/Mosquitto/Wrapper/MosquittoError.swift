@@ -14,13 +14,9 @@ public struct MosquittoError: Error, Sendable, Equatable, CustomStringConvertibl
         self.systemError = systemError
     }
 
+    /// Not connected: before the first connection a publish is refused with this rather than queued.
     public static let noConnection = Int32(MOSQ_ERR_NO_CONN.rawValue)
-    public static let connectionLost = Int32(MOSQ_ERR_CONN_LOST.rawValue)
     public static let errno = Int32(MOSQ_ERR_ERRNO.rawValue)
-    public static let payloadSize = Int32(MOSQ_ERR_PAYLOAD_SIZE.rawValue)
-    public static let invalid = Int32(MOSQ_ERR_INVAL.rawValue)
-    public static let malformedUTF8 = Int32(MOSQ_ERR_MALFORMED_UTF8.rawValue)
-    public static let tls = Int32(MOSQ_ERR_TLS.rawValue)
 
     public var description: String {
         var text = "\(operation): \(String(cString: mosquitto_strerror(code)))"

@@ -8,11 +8,4 @@ enum MosquittoLibrary {
     }()
 
     static func ensureInitialised() { _ = initialised }
-
-    /// "2.0.11", for status reports.
-    static var version: String {
-        var major: Int32 = 0, minor: Int32 = 0, revision: Int32 = 0
-        _ = mosquitto_lib_version(&major, &minor, &revision)
-        return "\(major).\(minor).\(revision)"
-    }
 }
