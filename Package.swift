@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "GeofenceCore", targets: ["GeofenceCore"]),
         .library(name: "GeofenceAgent", targets: ["GeofenceAgent"]),
         .library(name: "Mosquitto", targets: ["Mosquitto"]),
+        .library(name: "GPSD", targets: ["GPSD"]),
         .executable(name: "geofence-agent", targets: ["geofence-agent"]),
         .executable(name: "geofence-bench", targets: ["geofence-bench"]),
     ],
@@ -35,15 +36,33 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
-        // Runs a mosquitto of our own on loopback (tests, benchmarks, the demo), stopped by PID.
-        .target(name: "LocalBroker"),
+        // libgps, through a shim header that names what differs between gpsd releases; `GPSD` is the one
+        // typed wrapper over it and the location source with its reader thread.
+        .systemLibrary(name: "CGPS", pkgConfig: "libgps", providers: [.apt(["libgps-dev"])]),
+        .target(
+            name: "GPSD",
+            dependencies: [
+                "CGPS",
+                "GeofenceCore",
+                "AsyncBroadcast",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // Runs a mosquitto or a gpsd of our own on loopback (tests, benchmarks, the demo), stopped by PID.
+        .target(name: "LocalServers"),
         // The agent's library: what the CLI subcommands do, behind a thin `@main`.
-        .target(name: "GeofenceAgent", dependencies: ["GeofenceCore"]),
+        .target(
+            name: "GeofenceAgent",
+            dependencies: ["GeofenceCore", "GPSD", .product(name: "Logging", package: "swift-log")]
+        ),
         .executableTarget(
             name: "geofence-agent",
             dependencies: [
                 "GeofenceAgent",
+                "GeofenceCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
@@ -52,7 +71,7 @@ let package = Package(
                 "GeofenceCore",
                 "GeofenceAgent",
                 "Mosquitto",
-                "LocalBroker",
+                "LocalServers",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -67,7 +86,12 @@ let package = Package(
         ),
         .testTarget(
             name: "MosquittoTests",
-            dependencies: ["Mosquitto", "LocalBroker", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["Mosquitto", "LocalServers", .product(name: "Logging", package: "swift-log")]
+        ),
+        .testTarget(
+            name: "GPSDTests",
+            dependencies: ["GPSD", "GeofenceCore", "LocalServers", .product(name: "Logging", package: "swift-log")],
+            resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "GeofenceAgentTests",

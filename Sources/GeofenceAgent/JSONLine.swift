@@ -19,6 +19,20 @@ public struct JSONLine {
         parts.append("\(Self.quote(key)):\(value)")
     }
 
+    /// A key that is always present: null when the value is unknown (nil, or negative for Core Location's
+    /// "unknown" convention when `negativeIsUnknown`).
+    public mutating func add(_ key: String, orNull value: Double?, negativeIsUnknown: Bool = false) {
+        if let value, value.isFinite, !(negativeIsUnknown && value < 0) {
+            parts.append("\(Self.quote(key)):\(value)")
+        } else {
+            parts.append("\(Self.quote(key)):null")
+        }
+    }
+
+    public mutating func add(_ key: String, orNull value: String?) {
+        parts.append("\(Self.quote(key)):\(value.map(Self.quote) ?? "null")")
+    }
+
     public mutating func add(_ key: String, _ value: Bool) { parts.append("\(Self.quote(key)):\(value)") }
 
     public mutating func add(_ key: String, strings: [String]) {

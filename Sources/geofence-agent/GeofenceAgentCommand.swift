@@ -6,12 +6,12 @@ import Foundation
 
 /// Parses the command line and hands over to the GeofenceAgent library; nothing else lives here.
 @main
-struct GeofenceAgentCommand: ParsableCommand {
+struct GeofenceAgentCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "geofence-agent",
         abstract: "Geofencing for vehicles: gpsd positions in, geofence events out over MQTT.",
         version: AgentVersion.string,
-        subcommands: [Evaluate.self, Simulate.self]
+        subcommands: [Evaluate.self, Simulate.self, Locations.self]
     )
 }
 

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import LocalBroker
+import LocalServers
 import Logging
 import Mosquitto
 
@@ -99,8 +99,8 @@ struct MQTTBench: AsyncParsableCommand {
     /// The same messages through mosquitto_pub -q 1 -l, process start included: the C baseline.
     private func mosquittoPubThroughput(port: Int, lines: String) throws -> Double {
         let start = ContinuousClock.now
-        let pid = try LocalMosquitto.spawn("/usr/bin/mosquitto_pub", ["-h", "127.0.0.1", "-p", "\(port)", "-q", "1", "-l", "-t", "bench/c"], standardInput: lines)
-        guard LocalMosquitto.reap(pid, within: 300) else { throw ValidationError("mosquitto_pub did not finish") }
+        let pid = try LocalProcess.spawn("/usr/bin/mosquitto_pub", ["-h", "127.0.0.1", "-p", "\(port)", "-q", "1", "-l", "-t", "bench/c"], standardInput: lines)
+        guard LocalProcess.reap(pid, within: 300) else { throw ValidationError("mosquitto_pub did not finish") }
         return Double(messages) / seconds(ContinuousClock.now - start)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import LocalServers
 import Logging
 import Testing
 @testable import Mosquitto
@@ -77,7 +78,7 @@ import Testing
     @Test func passwordFromAFileAndAnACLThatConfinesEachVehicle() async throws {
         let broker = try TestBroker(settings: "")
         defer { broker.stop() }
-        try TestBroker.run("/usr/bin/mosquitto_passwd", ["-c", "-b", broker.path("passwd"), "vehicle-1", "s3cret-pw"], in: broker.directory)
+        try LocalProcess.run("/usr/bin/mosquitto_passwd", ["-c", "-b", broker.path("passwd"), "vehicle-1", "s3cret-pw"], in: broker.directory)
         try "pattern readwrite fleet/f1/vehicles/%u/#\n".write(toFile: broker.path("acl"), atomically: true, encoding: .utf8)
         try "s3cret-pw\n".write(toFile: broker.path("password"), atomically: true, encoding: .utf8)
         let broker2 = try TestBroker(settings: "allow_anonymous false\npassword_file \(broker.path("passwd"))\nacl_file \(broker.path("acl"))", port: broker.port)
@@ -103,7 +104,7 @@ import Testing
     @Test func wrongCredentialsAreReportedNotHung() async throws {
         let broker = try TestBroker(settings: "")
         defer { broker.stop() }
-        try TestBroker.run("/usr/bin/mosquitto_passwd", ["-c", "-b", broker.path("passwd"), "vehicle-1", "right"], in: broker.directory)
+        try LocalProcess.run("/usr/bin/mosquitto_passwd", ["-c", "-b", broker.path("passwd"), "vehicle-1", "right"], in: broker.directory)
         let secured = try TestBroker(settings: "allow_anonymous false\npassword_file \(broker.path("passwd"))", port: broker.port)
         defer { secured.stop() }
         try secured.start()

@@ -1,5 +1,5 @@
 import Foundation
-import LocalBroker
+import LocalServers
 import Logging
 #if canImport(Glibc)
 import Glibc
@@ -22,12 +22,12 @@ struct TestCertificates {
         let openssl = "/usr/bin/openssl"
         try "subjectAltName=IP:127.0.0.1\n".write(to: directory.appendingPathComponent("san.ext"), atomically: true, encoding: .utf8)
         for ca in ["ca", "other-ca"] {
-            try TestBroker.run(openssl, ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "\(ca).key", "-out", "\(ca).crt",
+            try LocalProcess.run(openssl, ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "\(ca).key", "-out", "\(ca).crt",
                                          "-days", "2", "-subj", "/CN=geofence-agent test \(ca)"], in: directory)
         }
-        try TestBroker.run(openssl, ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr",
+        try LocalProcess.run(openssl, ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr",
                                      "-subj", "/CN=127.0.0.1"], in: directory)
-        try TestBroker.run(openssl, ["x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+        try LocalProcess.run(openssl, ["x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
                                      "-out", "server.crt", "-days", "2", "-extfile", "san.ext"], in: directory)
     }
 }

@@ -26,8 +26,11 @@ public struct Location: Sendable, Equatable, Codable {
     public var courseAccuracy: Double
     /// Vertical speed, metres per second.
     public var climb: Double?
-    /// The time of the fix, from the receiver.
+    /// The time of the fix on the agent's timeline: the receiver's time when it is sane, carried forward
+    /// when the receiver reports none or jumps back. Ordering, dwell and events use this.
     public var timestamp: Date
+    /// The GPS time exactly as gpsd reported it, kept as data even when wrong; nil when the fix had none.
+    public var gpsTime: Date?
     /// When the agent received it, on a monotonic clock (nanoseconds), for ages and latency.
     public var receivedAtNanoseconds: UInt64?
     public var mode: FixMode
@@ -39,7 +42,7 @@ public struct Location: Sendable, Equatable, Codable {
         coordinate: Coordinate, altitudeHAE: Double? = nil, altitudeMSL: Double? = nil,
         horizontalAccuracy: Double, verticalAccuracy: Double = -1,
         speed: Double = -1, speedAccuracy: Double = -1, course: Double = -1, courseAccuracy: Double = -1,
-        climb: Double? = nil, timestamp: Date, receivedAtNanoseconds: UInt64? = nil,
+        climb: Double? = nil, timestamp: Date, gpsTime: Date? = nil, receivedAtNanoseconds: UInt64? = nil,
         mode: FixMode = .threeD, satellitesUsed: Int? = nil, device: String? = nil
     ) {
         self.coordinate = coordinate
@@ -53,6 +56,7 @@ public struct Location: Sendable, Equatable, Codable {
         self.courseAccuracy = courseAccuracy
         self.climb = climb
         self.timestamp = timestamp
+        self.gpsTime = gpsTime
         self.receivedAtNanoseconds = receivedAtNanoseconds
         self.mode = mode
         self.satellitesUsed = satellitesUsed

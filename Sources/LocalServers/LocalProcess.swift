@@ -1,53 +1,12 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// A mosquitto broker of our own on a free loopback port, with a generated configuration in its own
-/// directory, for tests, benchmarks and the demo. Started and stopped by PID: it never touches a broker it
-/// did not start.
-public final class LocalMosquitto: @unchecked Sendable {
-    public let port: Int
-    public let directory: URL
-    private let settings: String
-    private var pid: pid_t?
-
-    /// `settings` are extra lines for the listener (TLS) and the broker (ACLs, passwords).
-    public init(settings: String = "allow_anonymous true", port: Int? = nil) throws {
-        self.port = try port ?? Self.freePort()
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("mosquitto-test-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        self.settings = settings
-    }
-
-    deinit {
-        stop()
-        try? FileManager.default.removeItem(at: directory)
-    }
-
-    public func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
-
-    public func start() throws {
-        let config = """
-            # Generated for one test. `user root`: running as root the broker would otherwise switch to the
-            # mosquitto user and be unable to write its persistence file here.
-            user root
-            per_listener_settings false
-            persistence true
-            persistence_location \(directory.path)/
-            autosave_interval 1
-            max_queued_messages 100000
-            set_tcp_nodelay true
-            log_dest file \(path("broker.log"))
-            log_type all
-            listener \(port) 127.0.0.1
-            \(settings)
-            """
-        try config.write(toFile: path("mosquitto.conf"), atomically: true, encoding: .utf8)
-        pid = try Self.spawn("/usr/sbin/mosquitto", ["-c", path("mosquitto.conf")])
-        try waitUntilListening()
-    }
-
+/// Starting, finding and stopping the helper processes that tests, benchmarks and the demo run on
+/// loopback. Processes are only ever stopped by the PID this code started.
+public enum LocalProcess {
     /// posix_spawn with an empty signal mask and default signal actions: the test runner blocks SIGTERM
     /// in its threads, and a child inheriting that would ignore a graceful stop.
     public static func spawn(_ tool: String, _ arguments: [String], standardInput: String = "/dev/null") throws -> pid_t {
@@ -70,19 +29,8 @@ public final class LocalMosquitto: @unchecked Sendable {
         defer { for a in argv { free(a) } }
         var pid = pid_t()
         let rc = posix_spawn(&pid, tool, &actions, &attributes, argv, environ)
-        guard rc == 0 else { throw BrokerError("posix_spawn \(tool): \(String(cString: strerror(rc)))") }
+        guard rc == 0 else { throw LocalServerError("posix_spawn \(tool): \(String(cString: strerror(rc)))") }
         return pid
-    }
-
-    /// SIGTERM, then wait: the broker saves its persistent state on the way out. SIGKILL after 10 s.
-    public func stop() {
-        guard let pid else { return }
-        self.pid = nil
-        kill(pid, SIGTERM)
-        if !Self.reap(pid, within: 10) {
-            kill(pid, SIGKILL)
-            _ = Self.reap(pid, within: 10)
-        }
     }
 
     /// Polls for the child's exit, so that no thread blocks in waitpid.
@@ -97,23 +45,27 @@ public final class LocalMosquitto: @unchecked Sendable {
         return false
     }
 
-    /// Reloads the password and ACL files.
-    public func reload() {
-        if let pid { kill(pid, SIGHUP) }
+    /// SIGTERM, then wait (servers save their state on the way out); SIGKILL after `grace` seconds.
+    public static func terminate(_ pid: pid_t, grace: Double = 10) {
+        kill(pid, SIGTERM)
+        if !reap(pid, within: grace) {
+            kill(pid, SIGKILL)
+            _ = reap(pid, within: 10)
+        }
     }
 
-    private func waitUntilListening() throws {
-        let deadline = Date().addingTimeInterval(10)
+    /// Waits until something accepts connections on 127.0.0.1:`port`, or the process exits.
+    public static func waitUntilListening(port: Int, pid: pid_t, name: String, log: String? = nil, within seconds: Double = 10) throws {
+        let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
-            if Self.canConnect(port: port) { return }
-            if let pid, Self.reap(pid, within: 0) {
-                self.pid = nil
-                let log = (try? String(contentsOfFile: path("broker.log"), encoding: .utf8)) ?? ""
-                throw BrokerError("mosquitto exited at start: \(log.suffix(800))")
+            if canConnect(port: port) { return }
+            if reap(pid, within: 0) {
+                let text = log.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) } ?? ""
+                throw LocalServerError("\(name) exited at start: \(text.suffix(800))")
             }
             usleep(20_000)
         }
-        throw BrokerError("mosquitto did not listen on 127.0.0.1:\(port) within 10 s")
+        throw LocalServerError("\(name) did not listen on 127.0.0.1:\(port) within \(Int(seconds)) s")
     }
 
     public static func canConnect(port: Int) -> Bool {
@@ -129,10 +81,28 @@ public final class LocalMosquitto: @unchecked Sendable {
         }
     }
 
-    /// A port nothing listens on now: bind port 0 on loopback and read what the kernel chose.
+    /// Ports handed out in this process. The kernel may offer a port that was free a moment ago to the
+    /// next bind(0), so two servers started in parallel could otherwise be told the same port.
+    private static let handedOut = Mutex<Set<Int>>([])
+
+    /// Records a port as taken; false when it was handed out already.
+    public static func claim(port: Int) -> Bool {
+        handedOut.withLock { $0.insert(port).inserted }
+    }
+
+    /// A port nothing listens on now and that this process has not handed out before: bind port 0 on
+    /// loopback and read what the kernel chose.
     public static func freePort() throws -> Int {
+        for _ in 0..<100 {
+            let port = try kernelChosenPort()
+            if claim(port: port) { return port }
+        }
+        throw LocalServerError("no free loopback port after 100 tries")
+    }
+
+    private static func kernelChosenPort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw BrokerError("socket() failed") }
+        guard fd >= 0 else { throw LocalServerError("socket() failed") }
         defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -142,7 +112,7 @@ public final class LocalMosquitto: @unchecked Sendable {
         let bound = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
         }
-        guard bound else { throw BrokerError("bind() failed") }
+        guard bound else { throw LocalServerError("bind() failed") }
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
@@ -159,13 +129,12 @@ public final class LocalMosquitto: @unchecked Sendable {
         let errors = err.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
         guard p.terminationStatus == 0 else {
-            throw BrokerError("\(tool) \(arguments.joined(separator: " ")) failed: \(String(decoding: errors, as: UTF8.self))")
+            throw LocalServerError("\(tool) \(arguments.joined(separator: " ")) failed: \(String(decoding: errors, as: UTF8.self))")
         }
     }
 }
 
-public struct BrokerError: Error, CustomStringConvertible {
+public struct LocalServerError: Error, CustomStringConvertible {
     public var description: String
     public init(_ d: String) { description = d }
 }
-

@@ -1,0 +1,131 @@
+import AsyncBroadcast
+import Foundation
+import GeofenceCore
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// Locations from gpsd through libgps, coalesced per epoch, with reconnection, a no-data watchdog and a
+/// status. A `Service`: `run()` reads until graceful shutdown or cancellation.
+///
+/// The libgps connection lives on one dedicated thread, which also runs the pure pipeline, so that
+/// blocking C calls never occupy Swift's cooperative pool.
+public final class GPSLocationSource: Service, Sendable {
+    public let configuration: GPSSourceConfiguration
+    private let logger: Logger
+    private let locationBroadcast = Broadcaster<Location>()
+    private let statusBroadcast = Broadcaster<GPSStatus>()
+    private let state = Mutex(SharedState())
+
+    private struct SharedState {
+        var status = GPSStatus(state: .connecting)
+        var stopRequested = false
+        var started = false
+    }
+
+    public init(configuration: GPSSourceConfiguration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// Every location delivered from now on. Subscribe before `run()` to miss none.
+    public func locations() -> AsyncStream<Location> { locationBroadcast.stream() }
+
+    /// Every status change from now on.
+    public func statusUpdates() -> AsyncStream<GPSStatus> { statusBroadcast.stream() }
+
+    /// The latest status.
+    public var status: GPSStatus { state.withLock { $0.status } }
+
+    public func run() async throws {
+        let claimed = state.withLock { s -> Bool in
+            defer { s.started = true }
+            return !s.started
+        }
+        guard claimed else { return }
+        await withTaskCancellationOrGracefulShutdownHandler {
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                let thread = Thread { [self] in
+                    readLoop()
+                    done.resume()
+                }
+                thread.name = "gpsd-reader"
+                thread.start()
+            }
+        } onCancelOrGracefulShutdown: {
+            self.stop()
+        }
+    }
+
+    /// Asks the reader thread to end; `run()` returns once it has.
+    public func stop() {
+        state.withLock { $0.stopRequested = true }
+    }
+
+    private var stopRequested: Bool { state.withLock { $0.stopRequested } }
+
+    private func readLoop() {
+        var pipeline = GPSPipeline(configuration: configuration)
+        let connection = GPSConnection()
+        var backoff = configuration.initialBackoff
+        let host = configuration.host, port = String(configuration.port)
+        while !stopRequested {
+            do {
+                try connection.open(host: host, port: port)
+                try connection.watch(device: configuration.device)
+            } catch {
+                connection.close()
+                emit(pipeline.connectFailed(error, now: MonotonicClock.now()))
+                logger.debug("gpsd unavailable", metadata: ["reason": "\(error)", "retry_s": "\(backoff)"])
+                sleepUnlessStopped(seconds: backoff)
+                backoff = min(backoff * 2, configuration.maximumBackoff)
+                continue
+            }
+            backoff = configuration.initialBackoff
+            logger.info("watching gpsd", metadata: ["gpsd": "\(host):\(port)", "device": "\(configuration.device ?? "any")"])
+            emit(pipeline.connected(now: MonotonicClock.now()))
+            do {
+                try readMessages(connection, &pipeline)
+            } catch {
+                connection.close()
+                logger.warning("gpsd connection lost", metadata: ["reason": "\(error)"])
+                emit(pipeline.disconnected(error, now: MonotonicClock.now()))
+                // gpsd may be restarting: try again at once, then back off.
+            }
+        }
+        connection.close()
+        emit(pipeline.stopped())
+        locationBroadcast.finish()
+        statusBroadcast.finish()
+    }
+
+    private func readMessages(_ connection: GPSConnection, _ pipeline: inout GPSPipeline) throws(GPSError) {
+        while !stopRequested {
+            let now = MonotonicClock.now()
+            let wait = pipeline.nextDeadline(now: now) > now ? (pipeline.nextDeadline(now: now) - now) / 1000 : 0
+            if connection.waiting(microseconds: Int32(min(wait, 100_000))) {
+                let message = try connection.read(receivedAt: MonotonicClock.now())
+                emit(pipeline.handle(message, now: MonotonicClock.now()))
+            }
+            emit(pipeline.tick(now: MonotonicClock.now()))
+        }
+    }
+
+    private func emit(_ outputs: [GPSOutput]) {
+        for output in outputs {
+            switch output {
+            case .location(let location):
+                locationBroadcast.yield(location)
+            case .status(let status):
+                state.withLock { $0.status = status }
+                logger.info("gps status", metadata: ["state": "\(status.state.rawValue)", "detail": "\(status.detail ?? "")"])
+                statusBroadcast.yield(status)
+            }
+        }
+    }
+
+    private func sleepUnlessStopped(seconds: Double) {
+        let end = MonotonicClock.now() + UInt64(seconds * 1e9)
+        while !stopRequested, MonotonicClock.now() < end { usleep(10_000) }
+    }
+}

@@ -1,0 +1,60 @@
+import Foundation
+import GeofenceCore
+
+/// Replays a GPX track as a location source, as Xcode replays GPX files: each point is delivered after
+/// the time between it and the previous one, divided by `speedFactor`. Points without times are 1 s
+/// apart. Locations keep the track's times, so monitors see the drive as it happened.
+public struct GPXReplay: Sendable {
+    public let points: [GPXPoint]
+    public let speedFactor: Double
+    public let horizontalAccuracy: Double
+
+    public init(points: [GPXPoint], speedFactor: Double = 1, horizontalAccuracy: Double = 5) throws(AgentError) {
+        guard speedFactor.isFinite, speedFactor > 0 else { throw AgentError("the replay speed factor must be a positive number, got \(speedFactor)") }
+        guard horizontalAccuracy.isFinite, horizontalAccuracy >= 0 else { throw AgentError("the replay accuracy must be a non-negative number of metres, got \(horizontalAccuracy)") }
+        guard !points.isEmpty else { throw AgentError("the GPX file has no track, route or waypoint to replay") }
+        self.points = points
+        self.speedFactor = speedFactor
+        self.horizontalAccuracy = horizontalAccuracy
+    }
+
+    public init(path: String, speedFactor: Double = 1, horizontalAccuracy: Double = 5) throws(AgentError) {
+        try self.init(points: GPXTrack.load(path), speedFactor: speedFactor, horizontalAccuracy: horizontalAccuracy)
+    }
+
+    /// The locations with the track's own times (1 s apart from the first time where one is missing).
+    public var locations: [Location] {
+        var last: Date?
+        let base = points.first?.time ?? Date(timeIntervalSince1970: 0)
+        return points.map { p in
+            let time = p.time.flatMap { t in last.map { t > $0 ? t : $0.addingTimeInterval(1) } ?? t }
+                ?? last?.addingTimeInterval(1) ?? base
+            last = time
+            return Location(
+                coordinate: Coordinate(latitude: p.latitude, longitude: p.longitude), altitudeHAE: p.elevation,
+                horizontalAccuracy: horizontalAccuracy, speed: p.speed ?? -1, course: p.course ?? -1,
+                timestamp: time, gpsTime: p.time, mode: .threeD, device: "gpx")
+        }
+    }
+
+    /// Delivers the locations in (scaled) real time; the stream ends after the last point.
+    public func stream() -> AsyncStream<Location> {
+        let locations = self.locations
+        let factor = speedFactor
+        return AsyncStream { continuation in
+            let task = Task {
+                let clock = ContinuousClock()
+                let start = clock.now
+                let origin = locations[0].timestamp
+                for location in locations {
+                    let due = start + .seconds(location.timestamp.timeIntervalSince(origin) / factor)
+                    if due > clock.now { try? await clock.sleep(until: due) }
+                    if Task.isCancelled { break }
+                    continuation.yield(location)
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+
+/// Live updates shaped like Core Location's `CLLocationUpdate.liveUpdates(_:)`, over any source of
+/// locations (gpsd, a GPX replay).
+///
+/// ```swift
+/// for await update in LocationUpdates.liveUpdates(.automotiveNavigation, from: source.locations) {
+///     if update.isStationary { ... }
+/// }
+/// ```
+public enum LocationUpdates {
+    /// Locations filtered by a preset. The sequence ends when the source ends.
+    public static func liveUpdates<Source: AsyncSequence & Sendable>(
+        _ configuration: LiveConfiguration = .default, from source: Source
+    ) -> AsyncStream<LiveUpdate> where Source.Element == Location {
+        liveUpdates(policy: configuration.policy, from: source)
+    }
+
+    /// Locations filtered by an explicit policy, such as `LiveUpdatePolicy.significantChanges`.
+    public static func liveUpdates<Source: AsyncSequence & Sendable>(
+        policy: LiveUpdatePolicy, from source: Source
+    ) -> AsyncStream<LiveUpdate> where Source.Element == Location {
+        AsyncStream { continuation in
+            let task = Task {
+                var filter = LiveUpdateFilter(policy: policy)
+                do {
+                    for try await location in source {
+                        if let update = filter.update(location) { continuation.yield(update) }
+                    }
+                } catch {}
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// Courses that turned by at least `headingFilter` degrees.
+    public static func headingUpdates<Source: AsyncSequence & Sendable>(
+        headingFilter: Double = 1, from source: Source
+    ) -> AsyncStream<Double> where Source.Element == Location {
+        AsyncStream { continuation in
+            let task = Task {
+                var filter = HeadingFilter(headingFilter: headingFilter)
+                do {
+                    for try await location in source {
+                        if let course = filter.update(location) { continuation.yield(course) }
+                    }
+                } catch {}
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+
+/// Several receivers feed one gpsd and overwrite one another's reports. The agent follows one device:
+/// the configured path, or else the best active one, kept while it delivers fixes so that two good
+/// receivers never make the position hop between them.
+public struct DeviceSelector: Sendable {
+    public let configuredPath: String?
+    /// A device without a fix for this long (seconds, monotonic) gives way to another with one.
+    public var staleAfter: Double
+    public private(set) var current: String?
+    private var lastFix: [String: (received: UInt64, mode: Int, accuracy: Double)] = [:]
+
+    public init(configuredPath: String? = nil, staleAfter: Double = 3) {
+        self.configuredPath = configuredPath
+        self.staleAfter = staleAfter
+        current = configuredPath
+    }
+
+    /// Whether a location from this device should be used; records it either way.
+    public mutating func accept(device: String?, mode: Int, accuracy: Double, received: UInt64) -> Bool {
+        let path = device ?? ""
+        if let configuredPath { return path == configuredPath }
+        if mode >= 2 { lastFix[path] = (received, mode, accuracy < 0 ? .infinity : accuracy) }
+        if let current, current == path { return true }
+        let staleNs = UInt64(staleAfter * 1e9)
+        if let current, let fix = lastFix[current], received &- fix.received < staleNs, received >= fix.received {
+            return false
+        }
+        // The current device is stale or unknown: take the best device with a recent fix.
+        let candidates = lastFix.filter { received >= $0.value.received && received - $0.value.received < staleNs }
+        let best = candidates.max { a, b in
+            a.value.mode != b.value.mode ? a.value.mode < b.value.mode : a.value.accuracy > b.value.accuracy
+        }
+        guard let best, best.key == path else { return false }
+        current = path
+        return true
+    }
+
+    /// A device went away.
+    public mutating func remove(device: String) {
+        lastFix[device] = nil
+        if configuredPath == nil, current == device { current = nil }
+    }
+}

@@ -1,0 +1,60 @@
+import Foundation
+
+/// The agent's timeline for one receiver. GPS time is data, not truth: fixes can lack it, receivers jump
+/// back (bt451's concatenated sessions, humminbird), and old firmware reports a time 1024 weeks early.
+/// Ordering, dwell and event times need a time that only moves forward, so:
+/// - a GPS time is corrected by whole 1024-week eras when it is about that far behind a sane wall clock;
+/// - the timeline is GPS time plus an offset; when GPS time would move the timeline back (or not forward),
+///   the offset is re-anchored so the timeline advances by the monotonic time elapsed (at least 1 ms);
+/// - a fix without GPS time is placed at the last timeline time plus the monotonic time elapsed, or at
+///   the wall clock for the very first fix.
+public struct FixClock: Sendable {
+    public enum Source: String, Sendable, Codable {
+        /// GPS time, corrected for week rollover only.
+        case gps
+        /// GPS time shifted because it went back.
+        case adjusted
+        /// No GPS time: the receive time.
+        case receiver
+    }
+
+    public static let gpsEra: TimeInterval = 1024 * 7 * 86_400
+    /// Wall clocks before this are taken as unset (a vehicle computer without RTC at boot).
+    public static let saneWallClock = Date(timeIntervalSince1970: 1_704_067_200)  // 2024-01-01
+
+    private var offset: TimeInterval = 0
+    private var last: Date?
+    private var lastReceived: UInt64 = 0
+
+    public init() {}
+
+    /// The GPS time moved forward by whole eras when it sits at least ~1024 weeks behind the wall clock.
+    public static func correctingRollover(_ gps: Date, wallClock: Date) -> Date {
+        guard wallClock >= saneWallClock else { return gps }
+        var t = gps
+        while t.addingTimeInterval(gpsEra - 7 * 86_400) < wallClock { t = t.addingTimeInterval(gpsEra) }
+        return t
+    }
+
+    /// The timeline time for a fix received at `received` (monotonic ns).
+    public mutating func place(gpsTime: Date?, received: UInt64, wallClock: Date) -> (Date, Source) {
+        let elapsed = max(0.001, received >= lastReceived ? Double(received - lastReceived) / 1e9 : 0)
+        defer { lastReceived = received }
+        guard let gpsTime else {
+            let t = last.map { $0.addingTimeInterval(elapsed) } ?? wallClock
+            last = t
+            return (t, .receiver)
+        }
+        let corrected = Self.correctingRollover(gpsTime, wallClock: wallClock)
+        var t = corrected.addingTimeInterval(offset)
+        var source: Source = offset == 0 ? .gps : .adjusted
+        if let last, t <= last {
+            let placed = last.addingTimeInterval(elapsed)
+            offset = placed.timeIntervalSince(corrected)
+            t = placed
+            source = .adjusted
+        }
+        last = t
+        return (t, source)
+    }
+}

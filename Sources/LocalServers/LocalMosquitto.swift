@@ -1,0 +1,72 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A mosquitto broker of our own on a free loopback port, with a generated configuration in its own
+/// directory, for tests, benchmarks and the demo. Started and stopped by PID: it never touches a broker it
+/// did not start.
+public final class LocalMosquitto: @unchecked Sendable {
+    public let port: Int
+    public let directory: URL
+    private let settings: String
+    private var pid: pid_t?
+
+    /// `settings` are extra lines for the listener (TLS) and the broker (ACLs, passwords).
+    public init(settings: String = "allow_anonymous true", port: Int? = nil) throws {
+        self.port = try port ?? LocalProcess.freePort()
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("mosquitto-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        self.settings = settings
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    public func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+
+    public func start() throws {
+        let config = """
+            # Generated for one test. `user root`: running as root the broker would otherwise switch to the
+            # mosquitto user and be unable to write its persistence file here.
+            user root
+            per_listener_settings false
+            persistence true
+            persistence_location \(directory.path)/
+            autosave_interval 1
+            max_queued_messages 100000
+            set_tcp_nodelay true
+            log_dest file \(path("broker.log"))
+            log_type all
+            listener \(port) 127.0.0.1
+            \(settings)
+            """
+        try config.write(toFile: path("mosquitto.conf"), atomically: true, encoding: .utf8)
+        pid = try LocalProcess.spawn("/usr/sbin/mosquitto", ["-c", path("mosquitto.conf")])
+        try waitUntilListening()
+    }
+
+    /// SIGTERM, then wait: the broker saves its persistent state on the way out. SIGKILL after 10 s.
+    public func stop() {
+        guard let pid else { return }
+        self.pid = nil
+        LocalProcess.terminate(pid)
+    }
+
+    /// Reloads the password and ACL files.
+    public func reload() {
+        if let pid { kill(pid, SIGHUP) }
+    }
+
+    private func waitUntilListening() throws {
+        guard let pid else { return }
+        do {
+            try LocalProcess.waitUntilListening(port: port, pid: pid, name: "mosquitto", log: path("broker.log"))
+        } catch {
+            self.pid = nil
+            throw error
+        }
+    }
+}

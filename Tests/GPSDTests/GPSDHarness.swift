@@ -1,0 +1,74 @@
+import Foundation
+import GeofenceCore
+import GPSD
+import LocalServers
+import Logging
+import Synchronization
+import Testing
+
+/// The bundled receiver logs (gpsd project, BSD-2-Clause: Fixtures/gpsd-logs/COPYING.gpsd).
+enum GPSDFixtures {
+    static let directory = Bundle.module.resourceURL!.appendingPathComponent("Fixtures/gpsd-logs")
+    static func log(_ name: String) -> URL { directory.appendingPathComponent(name + ".log") }
+    static func chk(_ name: String) -> URL { directory.appendingPathComponent(name + ".log.chk-3.22") }
+    static let all = ["bt451", "bundg_zeus_9", "garmin-10x", "haicom-305N", "humminbird-M37", "myguide-3100",
+                      "nl2008u", "nmea-rtk", "rst39", "sl869", "ublox-neo-m9n-nmea"]
+}
+
+/// A feed and our own gpsd reading it, stopped by PID when the test ends.
+final class GPSDRig: @unchecked Sendable {
+    let feed: NMEAFeed
+    let gpsd: LocalGPSD
+
+    init(log: String, interval: Double = 0) throws {
+        feed = try NMEAFeed(log: GPSDFixtures.log(log), interval: interval)
+        gpsd = try LocalGPSD(sources: [feed.url])
+        try gpsd.start()
+    }
+
+    func stop() {
+        gpsd.stop()
+        feed.stop()
+    }
+
+    func configuration() -> GPSSourceConfiguration {
+        GPSSourceConfiguration(host: "127.0.0.1", port: gpsd.port)
+    }
+}
+
+/// Everything a source delivered, gathered off the cooperative pool's back.
+final class SourceRecorder: Sendable {
+    private let state = Mutex<(locations: [Location], statuses: [GPSStatus])>(([], []))
+    let source: GPSLocationSource
+    private let tasks = Mutex<[Task<Void, Never>]>([])
+
+    init(_ configuration: GPSSourceConfiguration) {
+        var logger = Logger(label: "test.gpsd")
+        logger.logLevel = .critical
+        source = GPSLocationSource(configuration: configuration, logger: logger)
+        let locations = source.locations(), statuses = source.statusUpdates()
+        let a = Task { [self] in for await l in locations { state.withLock { $0.locations.append(l) } } }
+        let b = Task { [self] in for await s in statuses { state.withLock { $0.statuses.append(s) } } }
+        let c = Task { [source] in _ = try? await source.run() }
+        tasks.withLock { $0 = [a, b, c] }
+    }
+
+    var locations: [Location] { state.withLock { $0.locations } }
+    var statuses: [GPSStatus] { state.withLock { $0.statuses } }
+
+    /// Stops the source and waits until every stream has ended.
+    func stop() async {
+        source.stop()
+        for t in tasks.withLock({ $0 }) { await t.value }
+    }
+
+    /// Waits until `condition` holds, polling; false after `seconds`.
+    func wait(_ seconds: Double, until condition: (SourceRecorder) -> Bool) async -> Bool {
+        let end = ContinuousClock.now + .seconds(seconds)
+        while ContinuousClock.now < end {
+            if condition(self) { return true }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return condition(self)
+    }
+}

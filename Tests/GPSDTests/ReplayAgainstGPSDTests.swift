@@ -1,0 +1,67 @@
+import Foundation
+import GeofenceCore
+import GPSD
+import LocalServers
+import Testing
+
+/// Every bundled log through a real gpsd, fed losslessly: the source's locations must be gpsd 3.22's
+/// expected TPVs (`*.chk-3.22`, mode >= 2) after the documented coalescing, field by field.
+@Suite struct ReplayAgainstGPSDTests {
+    @Test(arguments: GPSDFixtures.all)
+    func locationsMatchGPSDsExpectedOutput(log: String) async throws {
+        let expected = try ChkOracle.expected(chk: GPSDFixtures.chk(log))
+        let rig = try GPSDRig(log: log)
+        defer { rig.stop() }
+        let recorder = SourceRecorder(rig.configuration())
+        // The whole log is written once gpsd reads it; then the last epoch closes by quiet.
+        let fed = await recorder.wait(30) { _ in rig.feed.linesSent == rig.feed.lineCount }
+        #expect(fed, "the feed wrote \(rig.feed.linesSent) of \(rig.feed.lineCount) lines")
+        _ = await recorder.wait(10) { $0.locations.count >= expected.count }
+        try? await Task.sleep(for: .milliseconds(300))
+        await recorder.stop()
+        let got = recorder.locations
+        #expect(got.count == expected.count, "\(log): \(got.count) locations, expected \(expected.count); statuses \(recorder.statuses.map { "\($0.state) \($0.detail ?? "")" })")
+
+        var speedFilter = OracleSpeedFilter()
+        for (index, (location, want)) in zip(got, expected).enumerated() {
+            let at = "\(log) #\(index) (\(want.time ?? "no time"))"
+            #expect(location.gpsTime == want.time.flatMap(ChkOracle.date), "\(at): time")
+            #expect(abs(location.coordinate.latitude - want.double("lat")!) < 1e-9, "\(at): lat")
+            #expect(abs(location.coordinate.longitude - want.double("lon")!) < 1e-9, "\(at): lon")
+            #expect(location.mode.rawValue == min(want.mode, 3), "\(at): mode")
+            #expect(close(location.altitudeHAE, want.double("altHAE")), "\(at): altHAE")
+            #expect(close(location.altitudeMSL, want.double("altMSL")), "\(at): altMSL")
+            #expect(close(location.horizontalAccuracy, ChkOracle.horizontalAccuracy(want)), "\(at): horizontalAccuracy \(location.horizontalAccuracy)")
+            #expect(close(location.course, want.double("track") ?? -1), "\(at): course")
+            #expect(close(location.climb, want.double("climb")), "\(at): climb")
+            let speed = speedFilter.expected(speed: want.double("speed"), hasCourse: want.double("track") != nil, at: location.timestamp)
+            #expect(close(location.speed, speed ?? -1), "\(at): speed \(location.speed) vs \(want.double("speed") ?? -1)")
+            #expect(location.device == rig.feed.url, "\(at): device")
+            if index > 0 { #expect(location.timestamp > got[index - 1].timestamp, "\(at): timeline moves forward") }
+        }
+    }
+
+    private func close(_ a: Double?, _ b: Double?) -> Bool {
+        switch (a, b) {
+        case (nil, nil): return true
+        case let (a?, b?): return abs(a - b) <= 1e-6 * max(1, abs(b))
+        default: return false
+        }
+    }
+}
+
+/// The speed-spike rule, restated for the oracle: over 100 m/s, or without a course and changing by
+/// more than 10 m/s² from the last kept speed within 5 s, a speed is dropped.
+private struct OracleSpeedFilter {
+    var last: (speed: Double, time: Date)?
+    mutating func expected(speed: Double?, hasCourse: Bool, at time: Date) -> Double? {
+        guard let speed else { return nil }
+        if speed > 100 { return nil }
+        if !hasCourse, let last {
+            let dt = time.timeIntervalSince(last.time)
+            if dt > 0, dt <= 5, abs(speed - last.speed) > 10 * dt { return nil }
+        }
+        last = (speed, time)
+        return speed
+    }
+}
