@@ -56,7 +56,11 @@ final class GPSConnection {
         var r = gfa_report()
         gfa_extract(data, &r)
         gfa_clear_set(data)
-        return Self.decode(r, receivedAt: receivedAt)
+        let message = Self.decode(r, receivedAt: receivedAt)
+        if message == .other, let removed = buffer.withUnsafeBufferPointer({ Self.removedDevice(in: $0) }) {
+            return .device(path: removed, active: false)
+        }
+        return message
     }
 
     func close() {
@@ -93,6 +97,18 @@ final class GPSConnection {
         }
         if r.set & gfa_mask_version() != 0 { return .version }
         return .other
+    }
+
+    /// libgps 3.22 fails to parse gpsd's `{"class":"DEVICE","path":...,"activated":0}` (it expects a
+    /// time string) and sets nothing, so a removed receiver is read from the raw line.
+    static func removedDevice(in raw: UnsafeBufferPointer<CChar>) -> String? {
+        guard let base = raw.baseAddress else { return nil }
+        let line = String(cString: base)
+        guard line.hasPrefix("{\"class\":\"DEVICE\""), line.contains("\"activated\":0"),
+              let start = line.range(of: "\"path\":\"") else { return nil }
+        let rest = line[start.upperBound...]
+        guard let end = rest.firstIndex(of: "\"") else { return nil }
+        return String(rest[..<end])
     }
 
     private static func finite(_ v: Double) -> Double? { v.isFinite ? v : nil }

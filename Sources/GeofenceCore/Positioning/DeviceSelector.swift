@@ -36,6 +36,13 @@ public struct DeviceSelector: Sendable {
         return true
     }
 
+    /// Whether reports from this device speak for the vehicle now (for no-fix reports, which never
+    /// make a device the followed one).
+    public func isFollowing(_ device: String?) -> Bool {
+        if let configuredPath { return device == configuredPath }
+        return current == nil || current == (device ?? "")
+    }
+
     /// A device went away.
     public mutating func remove(device: String) {
         lastFix[device] = nil

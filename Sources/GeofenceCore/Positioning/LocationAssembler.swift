@@ -66,8 +66,7 @@ public struct LocationAssembler: Sendable {
         if report.time != nil { state.lastEpochTime = report.time }
 
         guard report.hasPosition, let latitude = report.latitude, let longitude = report.longitude else {
-            return selector.accept(device: report.device, mode: report.mode, accuracy: -1, received: report.receivedAtNanoseconds)
-                ? .noFix(device: report.device) : nil
+            return selector.isFollowing(report.device) ? .noFix(device: report.device) : nil
         }
         // GST describes its own epoch; a GST from another epoch says nothing about this fix.
         let noise = state.noises.last { $0.time == report.time && report.time != nil }

@@ -1,0 +1,111 @@
+import Foundation
+import GeofenceCore
+import GPSD
+import LocalServers
+import Testing
+
+/// What gpsd and receivers do to a vehicle computer, each against a real gpsd of our own.
+@Suite(.serialized) struct GPSDFaultTests {
+    @Test func gpsdKilledAndRestartedMidStreamIsBackWithinTwoSeconds() async throws {
+        let rig = try GPSDRig(log: "bundg_zeus_9", interval: 0.0005)
+        defer { rig.stop() }
+        let recorder = SourceRecorder(rig.configuration())
+        #expect(await recorder.wait(10) { $0.locations.count >= 10 })
+        rig.gpsd.kill()
+        #expect(await recorder.wait(3) { $0.statuses.contains { $0.state == .gpsdUnavailable } })
+        let before = recorder.locations.count
+        try await Task.sleep(for: .seconds(1))
+        try rig.gpsd.start()
+        let restarted = ContinuousClock.now
+        let back = await recorder.wait(2) { $0.locations.count > before }
+        let took = ContinuousClock.now - restarted
+        #expect(back, "no location within 2 s of gpsd's return")
+        #expect(took < .seconds(2))
+        _ = await recorder.wait(20) { _ in rig.feed.linesSent == rig.feed.lineCount }
+        try await Task.sleep(for: .milliseconds(300))
+        await recorder.stop()
+        let locations = recorder.locations
+        #expect(locations.count > 100, "\(locations.count) locations across the restart")
+        for (a, b) in zip(locations, locations.dropFirst()) { #expect(b.timestamp > a.timestamp) }
+        let states = recorder.statuses.map(\.state)
+        let lost = try #require(states.firstIndex(of: .gpsdUnavailable))
+        #expect(states[..<lost].contains(.fix))
+        #expect(states[lost...].contains(.fix), "fix again after the restart: \(states)")
+    }
+
+    @Test func gpsdAbsentAtStartIsRetriedAndReported() async throws {
+        let feed = try NMEAFeed(log: GPSDFixtures.log("nmea-rtk"))
+        defer { feed.stop() }
+        let gpsd = try LocalGPSD(sources: [feed.url])
+        defer { gpsd.stop() }
+        let recorder = SourceRecorder(GPSSourceConfiguration(host: "127.0.0.1", port: gpsd.port))
+        #expect(await recorder.wait(3) { $0.statuses.contains { $0.state == .gpsdUnavailable } })
+        let status = try #require(recorder.statuses.first { $0.state == .gpsdUnavailable })
+        #expect(status.detail?.contains("can't connect") == true, "libgps's own reason: \(status.detail ?? "")")
+        try await Task.sleep(for: .seconds(1.5))
+        try gpsd.start()
+        let started = ContinuousClock.now
+        #expect(await recorder.wait(2) { !$0.locations.isEmpty }, "no location within 2 s of gpsd starting")
+        #expect(ContinuousClock.now - started < .seconds(2))
+        await recorder.stop()
+    }
+
+    @Test func deviceRemovedThroughTheControlSocketIsReported() async throws {
+        let rig = try GPSDRig(log: "bundg_zeus_9", interval: 0.001)
+        defer { rig.stop() }
+        let recorder = SourceRecorder(rig.configuration())
+        #expect(await recorder.wait(10) { $0.locations.count >= 5 })
+        try rig.gpsd.control("-\(rig.feed.url)")
+        #expect(await recorder.wait(3) { $0.statuses.last?.state == .deviceRemoved })
+        let removed = try #require(recorder.statuses.last)
+        #expect(removed.device == rig.feed.url)
+        let count = recorder.locations.count
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(recorder.locations.count == count, "no location after the receiver went away")
+        await recorder.stop()
+    }
+
+    @Test func gpsdWithoutAReceiverIsNoDevice() async throws {
+        let gpsd = try LocalGPSD(sources: [])
+        try gpsd.start()
+        defer { gpsd.stop() }
+        let recorder = SourceRecorder(GPSSourceConfiguration(host: "127.0.0.1", port: gpsd.port))
+        #expect(await recorder.wait(3) { $0.statuses.last?.state == .noDevice })
+        await recorder.stop()
+    }
+
+    @Test func aSilentReceiverTripsTheWatchdog() async throws {
+        let silent = FileManager.default.temporaryDirectory.appendingPathComponent("silent-\(UUID().uuidString).log")
+        try "# a receiver that never says anything\n".write(to: silent, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: silent) }
+        let feed = try NMEAFeed(log: silent)
+        defer { feed.stop() }
+        let gpsd = try LocalGPSD(sources: [feed.url])
+        try gpsd.start()
+        defer { gpsd.stop() }
+        var configuration = GPSSourceConfiguration(host: "127.0.0.1", port: gpsd.port)
+        configuration.noDataTimeout = 1
+        let recorder = SourceRecorder(configuration)
+        let started = ContinuousClock.now
+        #expect(await recorder.wait(4) { $0.statuses.last?.state == .noData })
+        #expect(ContinuousClock.now - started >= .seconds(0.9))
+        #expect(recorder.locations.isEmpty)
+        await recorder.stop()
+    }
+
+    /// garmin-10x loses the sky for 20 s: fix, then no fix (and no position), then a fix again.
+    @Test func noFixStretchesGiveNoPositionAndAStatus() async throws {
+        let rig = try GPSDRig(log: "garmin-10x")
+        defer { rig.stop() }
+        let recorder = SourceRecorder(rig.configuration())
+        _ = await recorder.wait(10) { _ in rig.feed.linesSent == rig.feed.lineCount }
+        try await Task.sleep(for: .milliseconds(300))
+        await recorder.stop()
+        let states = recorder.statuses.map(\.state).filter { $0 == .fix || $0 == .noFix }
+        #expect(states == [.fix, .noFix, .fix], "\(states)")
+        let times = recorder.locations.compactMap(\.gpsTime).map { $0.timeIntervalSince1970 }
+        // 16:50:19 to 16:50:22 were mode 1: no location carries those times.
+        let lost = ISO8601DateFormatter().date(from: "2030-03-03T16:50:19Z")!.timeIntervalSince1970
+        #expect(!times.contains { $0 >= lost && $0 <= lost + 3 })
+    }
+}
