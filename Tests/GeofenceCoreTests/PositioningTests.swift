@@ -227,8 +227,8 @@ import Testing
                 if detector.update(fix(q.latitude, q.longitude, t: k, accuracy: accuracy)) { stationaryFixes += 1 }
                 k += 1
             }
-            // Inside the circle (which the first moving fixes widen a little), then one fix of grace.
-            #expect(stationaryFixes <= Int((circle / speed).rounded(.up)) + 2)
+            // Inside the circle, then one fix of grace.
+            #expect(stationaryFixes <= Int((circle / speed).rounded(.up)) + 1)
             let q = offset(Self.rest, metres: moved + speed, bearing: bearing)
             let stillStationary = detector.update(fix(q.latitude, q.longitude, t: k, accuracy: accuracy))
             #expect(!stillStationary)

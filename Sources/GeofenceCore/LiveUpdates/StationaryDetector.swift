@@ -1,6 +1,6 @@
 import Foundation
 
-/// Decides whether the vehicle is at rest. A rest is a cluster of fixes around its running mean; a fix
+/// Decides whether the vehicle is at rest. A rest is a cluster of fixes around the mean of its first 20; a fix
 /// stays in it when it lies within max(minimum radius, k x its 1-sigma accuracy) of that mean. With
 /// k = 3.5 a receiver whose jitter matches its stated accuracy leaves the circle about once in 200,000
 /// fixes, and two consecutive fixes outside are needed to end the rest, so jitter never reads as motion.
@@ -35,13 +35,17 @@ public struct StationaryDetector: Sendable {
             return false
         }
         let p = projection.project(longitude: fix.coordinate.longitude, latitude: fix.coordinate.latitude)
-        let centre = (x: sumX / count, y: sumY / count)
+        let centre = (x: sumX / min(count, Self.centreFixes), y: sumY / min(count, Self.centreFixes))
         let distance = ((p.x - centre.x) * (p.x - centre.x) + (p.y - centre.y) * (p.y - centre.y)).squareRoot()
         let radius = max(minimumRadius, accuracyFactor * max(fix.horizontalAccuracy, 0))
         if distance <= radius {
             outside.removeAll()
-            sumX += p.x
-            sumY += p.y
+            // The centre settles on the first fixes; later ones do not move it, so a vehicle creeping
+            // away cannot drag its rest along.
+            if count < Self.centreFixes {
+                sumX += p.x
+                sumY += p.y
+            }
             count += 1
         } else {
             outside.append(fix)
@@ -58,6 +62,7 @@ public struct StationaryDetector: Sendable {
     }
 
     public static let minimumFixes = 3.0
+    public static let centreFixes = 20.0
 
     private mutating func restart(at fix: Location) {
         projection = LocalProjection(origin: fix.coordinate)
