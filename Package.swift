@@ -95,7 +95,7 @@ let package = Package(
         ),
         .testTarget(
             name: "GeofenceAgentTests",
-            dependencies: ["GeofenceAgent", "geofence-agent"],
+            dependencies: ["GeofenceAgent", "GeofenceCore", "LocalServers", "geofence-agent"],
             resources: [.copy("Fixtures")]
         ),
     ],

@@ -29,6 +29,10 @@ public struct JSONLine {
         }
     }
 
+    public mutating func add(_ key: String, orNull value: Int?) {
+        parts.append("\(Self.quote(key)):\(value.map { "\($0)" } ?? "null")")
+    }
+
     public mutating func add(_ key: String, orNull value: String?) {
         parts.append("\(Self.quote(key)):\(value.map(Self.quote) ?? "null")")
     }

@@ -100,7 +100,7 @@ public enum LocationsJob {
         line.add("course", orNull: l.course, negativeIsUnknown: true)
         line.add("courseAccuracy", orNull: l.courseAccuracy, negativeIsUnknown: true)
         line.add("climb", orNull: l.climb)
-        line.add("satellitesUsed", orNull: l.satellitesUsed.map(Double.init))
+        line.add("satellitesUsed", orNull: l.satellitesUsed)
         line.add("isStationary", update.isStationary)
         line.add("device", orNull: l.device)
         return line.text

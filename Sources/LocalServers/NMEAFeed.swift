@@ -24,12 +24,14 @@ public final class NMEAFeed: Sendable {
     /// - Parameters:
     ///   - interval: seconds between lines (0: as fast as the peer reads).
     ///   - closeAtEnd: close the connection after the last line, as a log that ends.
-    public init(log: URL, interval: Double = 0, closeAtEnd: Bool = false) throws {
+    ///   - repeats: write the log this many times over, for a longer drive (a benchmark).
+    public init(log: URL, interval: Double = 0, closeAtEnd: Bool = false, repeats: Int = 1) throws {
         // Bytes, not Strings: Swift reads "\r\n" as one Character, and several logs end lines that way.
         let bytes = try [UInt8](Data(contentsOf: log))
-        lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true)
+        var lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true)
             .map { line in Array(line.last == UInt8(ascii: "\r") ? line.dropLast() : line[...]) }
             .filter { $0.first != UInt8(ascii: "#") && !$0.isEmpty }
+        self.lines = Array(repeatElement(lines, count: max(1, repeats)).joined())
         (listener, port) = try Self.listen()
         let thread = Thread { [self] in serve(interval: interval, closeAtEnd: closeAtEnd) }
         thread.name = "nmea-feed"

@@ -1,6 +1,7 @@
 import ArgumentParser
 import GeofenceAgent
 import GeofenceCore
+import Foundation
 import Logging
 
 struct Locations: AsyncParsableCommand {
@@ -65,7 +66,10 @@ struct Locations: AsyncParsableCommand {
         var logger = Logger(label: "geofence-agent.locations")
         logger.logLevel = verbose ? .debug : .critical
         do {
-            try await LocationsJob.run(options, logger: logger, emit: { print($0) }, warn: { printError($0) })
+            try await LocationsJob.run(options, logger: logger, emit: { line in
+                // One line as soon as it is known, also into a pipe (`| grep`, `| tee`): unbuffered.
+                FileHandle.standardOutput.write(Data((line + "\n").utf8))
+            }, warn: { printError($0) })
         } catch {
             printError("error: \(error.message)")
             throw ExitCode(error.exitCode)

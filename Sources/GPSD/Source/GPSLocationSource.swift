@@ -102,7 +102,8 @@ public final class GPSLocationSource: Service, Sendable {
     private func readMessages(_ connection: GPSConnection, _ pipeline: inout GPSPipeline) throws(GPSError) {
         while !stopRequested {
             let now = MonotonicClock.now()
-            let wait = pipeline.nextDeadline(now: now) > now ? (pipeline.nextDeadline(now: now) - now) / 1000 : 0
+            let deadline = pipeline.nextDeadline(now: now)
+            let wait = deadline > now ? (deadline - now) / 1000 : 0
             if connection.waiting(microseconds: Int32(min(wait, 100_000))) {
                 let message = try connection.read(receivedAt: MonotonicClock.now())
                 emit(pipeline.handle(message, now: MonotonicClock.now()))
@@ -112,6 +113,7 @@ public final class GPSLocationSource: Service, Sendable {
     }
 
     private func emit(_ outputs: [GPSOutput]) {
+        if outputs.isEmpty { return }
         for output in outputs {
             switch output {
             case .location(let location):

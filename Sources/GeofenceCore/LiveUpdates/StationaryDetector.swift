@@ -1,6 +1,6 @@
 import Foundation
 
-/// Decides whether the vehicle is at rest. A rest is a cluster of fixes around the mean of its first 20; a fix
+/// Decides whether the vehicle is at rest. A rest is a cluster of fixes around the mean of its first 5; a fix
 /// stays in it when it lies within max(minimum radius, k x its 1-sigma accuracy) of that mean. With
 /// k = 3.5 a receiver whose jitter matches its stated accuracy leaves the circle about once in 200,000
 /// fixes, and two consecutive fixes outside are needed to end the rest, so jitter never reads as motion.
@@ -40,8 +40,8 @@ public struct StationaryDetector: Sendable {
         let radius = max(minimumRadius, accuracyFactor * max(fix.horizontalAccuracy, 0))
         if distance <= radius {
             outside.removeAll()
-            // The centre settles on the first fixes; later ones do not move it, so a vehicle creeping
-            // away cannot drag its rest along.
+            // The centre settles on the first five fixes; later ones do not move it, so a vehicle
+            // creeping away cannot drag its rest along.
             if count < Self.centreFixes {
                 sumX += p.x
                 sumY += p.y
@@ -62,7 +62,7 @@ public struct StationaryDetector: Sendable {
     }
 
     public static let minimumFixes = 3.0
-    public static let centreFixes = 20.0
+    public static let centreFixes = 5.0
 
     private mutating func restart(at fix: Location) {
         projection = LocalProjection(origin: fix.coordinate)

@@ -26,6 +26,8 @@ public struct EpochCoalescer: Sendable {
 
     /// Epochs quiet for at least the quiet period at `now` (monotonic ns), oldest first.
     public mutating func closeQuiet(now: UInt64) -> [ReceiverReport] {
+        // Called after every message: return at once, without allocating, when nothing is due.
+        guard let deadline = nextDeadline, deadline <= now else { return [] }
         let due = pending.filter { now &- $0.value.receivedAtNanoseconds >= quietPeriodNanoseconds && now >= $0.value.receivedAtNanoseconds }
         for key in due.keys { pending[key] = nil }
         return due.values.sorted { $0.receivedAtNanoseconds < $1.receivedAtNanoseconds }
@@ -44,6 +46,11 @@ public struct EpochCoalescer: Sendable {
 
     /// When the oldest open epoch falls quiet, for a reader choosing how long to wait.
     public var nextDeadline: UInt64? {
-        pending.values.map { $0.receivedAtNanoseconds &+ quietPeriodNanoseconds }.min()
+        var earliest: UInt64?
+        for report in pending.values {
+            let due = report.receivedAtNanoseconds &+ quietPeriodNanoseconds
+            if earliest.map({ due < $0 }) ?? true { earliest = due }
+        }
+        return earliest
     }
 }

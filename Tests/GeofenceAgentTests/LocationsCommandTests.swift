@@ -1,0 +1,60 @@
+import Foundation
+import LocalServers
+import Testing
+
+/// `geofence-agent locations` as a technician runs it, against a gpsd of our own.
+@Suite struct LocationsCommandTests {
+    /// A receiver log bundled with the gpsd tests (gpsd project, BSD-2-Clause, see its COPYING.gpsd).
+    static let log = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("GPSDTests/Fixtures/gpsd-logs/nmea-rtk.log")
+
+    @Test func printsLocationsAsJSONLines() throws {
+        let feed = try NMEAFeed(log: Self.log)
+        defer { feed.stop() }
+        let gpsd = try LocalGPSD(sources: [feed.url])
+        try gpsd.start()
+        defer { gpsd.stop() }
+        let result = try AgentBinary.run(["locations", "--gpsd", "127.0.0.1:\(gpsd.port)", "--count", "5", "--json", "--timeout", "20"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.lines.count == 5)
+        let objects = try result.lines.map { try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+        for o in objects {
+            for key in ["time", "lat", "lon", "mode", "horizontalAccuracy", "speed", "course", "device", "isStationary"] {
+                #expect(o.keys.contains(key), "missing \(key) in \(o)")
+            }
+            #expect(o["device"] as? String == feed.url)
+        }
+        // nmea-rtk's first fix has no time; the next carries the GPS time gpsd reported.
+        #expect(objects[0]["time"] is NSNull)
+        #expect(objects[1]["time"] as? String == "2020-03-18T13:28:19.599Z")
+        #expect((objects[1]["lat"] as? Double).map { abs($0 - 41.574965883) < 1e-6 } == true)
+    }
+
+    @Test func saysWhyWhenGpsdIsNotThere() throws {
+        let port = try LocalProcess.freePort()
+        let result = try AgentBinary.run(["locations", "--gpsd", "127.0.0.1:\(port)", "--timeout", "1"])
+        #expect(result.status == 1)
+        #expect(result.stdout.isEmpty)
+        #expect(result.stderr.contains("no location from gpsd at 127.0.0.1:\(port) within 1.0 s"))
+        #expect(result.stderr.contains("can't connect"), "\(result.stderr)")
+    }
+
+    @Test(arguments: [
+        (["--gpsd", "localhost:notaport"], "--gpsd must be HOST or HOST:PORT"),
+        (["--gpsd", "127.0.0.1:70000"], "--gpsd must be HOST or HOST:PORT"),
+        (["--count", "0"], "--count must be a positive number"),
+        (["--timeout=-3"], "--timeout must be a positive number"),
+        (["--live", "walking"], "--live must be one of default, automotiveNavigation"),
+    ])
+    func rejectsABadFlagWithItsName(arguments: [String], message: String) throws {
+        let result = try AgentBinary.run(["locations"] + arguments)
+        #expect(result.status == 64)
+        #expect(result.stderr.contains(message), "\(result.stderr)")
+    }
+
+    @Test func helpHasAnExample() throws {
+        let result = try AgentBinary.run(["locations", "--help"])
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("geofence-agent locations --count 10"))
+    }
+}
