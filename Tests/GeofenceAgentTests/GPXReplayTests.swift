@@ -15,8 +15,9 @@ import Testing
         let took = ContinuousClock.now - started
         #expect(received == replay.locations)
         #expect(received.map(\.coordinate.latitude) == replay.points.map(\.latitude))
-        // 147 s of sailing at 100x: 1.47 s, not sooner; slack above for a loaded machine.
-        #expect(took >= .seconds(1.4) && took < .seconds(6), "took \(took)")
+        // 147 s of sailing at 100x: 1.47 s, not sooner. No upper bound: on a loaded 2-core CI machine the
+        // cooperative pool may be busy elsewhere, and deadlines are absolute, so lateness never accumulates.
+        #expect(took >= .seconds(1.4), "took \(took)")
     }
 
     @Test func feedsLiveUpdates() async throws {
