@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "GeofenceAgent", targets: ["GeofenceAgent"]),
         .library(name: "Mosquitto", targets: ["Mosquitto"]),
         .library(name: "GPSD", targets: ["GPSD"]),
+        .library(name: "GeofenceStore", targets: ["GeofenceStore"]),
         .executable(name: "geofence-agent", targets: ["geofence-agent"]),
         .executable(name: "geofence-bench", targets: ["geofence-bench"]),
     ],
@@ -49,6 +50,14 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // The system's SQLite, and one thin typed wrapper over it (one owner per connection, typed errors).
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .target(name: "SQLite", dependencies: ["CSQLite"]),
+        // The agent's durable state: monitors, conditions, records, the outbox and settings, migrated in steps.
+        .target(
+            name: "GeofenceStore",
+            dependencies: ["SQLite", "GeofenceCore", .product(name: "Logging", package: "swift-log")]
+        ),
         // Runs a mosquitto or a gpsd of our own on loopback (tests, benchmarks, the demo), stopped by PID.
         .target(name: "LocalServers"),
         // The agent's library: what the CLI subcommands do, behind a thin `@main`.
@@ -87,6 +96,10 @@ let package = Package(
         .testTarget(
             name: "MosquittoTests",
             dependencies: ["Mosquitto", "LocalServers", .product(name: "Logging", package: "swift-log")]
+        ),
+        .testTarget(
+            name: "GeofenceStoreTests",
+            dependencies: ["GeofenceStore", "GeofenceCore", "SQLite", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
             name: "GPSDTests",

@@ -109,3 +109,22 @@ public struct ConditionError: Error, Sendable, Equatable, CustomStringConvertibl
     }
     public var description: String { path.isEmpty ? message : "\(path): \(message)" }
 }
+
+extension Condition {
+    /// Prepares a geometry that was validated when it was first accepted (read back from the store):
+    /// the same preparation as `init(geometry:...)` without the checks, which for 100,000 polygons would
+    /// cost more than the whole restore may take.
+    init(trustedGeometry geometry: ConditionGeometry, name: String?, dwell: Double?, version: Int64?) {
+        self.name = name
+        self.dwell = dwell
+        self.version = version
+        switch geometry {
+        case .circle(let center, let radius):
+            region = .circle(CircleRegion(center: center, radius: radius))
+        case .polygon(let parts):
+            region = .polygon(PolygonRegion(parts: parts.map { $0.map(unwrapLongitudes) }))
+        case .corridor(let line, let halfWidth):
+            region = .corridor(CorridorRegion(line: unwrapLongitudes(line), halfWidth: halfWidth))
+        }
+    }
+}

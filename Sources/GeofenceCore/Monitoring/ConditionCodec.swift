@@ -1,0 +1,132 @@
+import Foundation
+
+/// A compact binary form of a `Condition` for the store: decoding skips GeoJSON parsing and geometry
+/// validation (both were done when the condition was accepted), so 100,000 conditions restore quickly.
+/// Little-endian; the first byte is the format version. Never change a shipped version: add one.
+public enum ConditionCodec {
+    static let formatVersion: UInt8 = 1
+
+    public struct DecodingError: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    public static func encode(_ condition: Condition) -> [UInt8] {
+        var out: [UInt8] = [formatVersion]
+        out.reserveCapacity(64 + condition.vertexCount * 16)
+        let flags: UInt8 = (condition.name != nil ? 1 : 0) | (condition.dwell != nil ? 2 : 0) | (condition.version != nil ? 4 : 0)
+        out.append(flags)
+        if let name = condition.name {
+            let bytes = Array(name.utf8)
+            put(UInt32(bytes.count), &out)
+            out += bytes
+        }
+        if let dwell = condition.dwell { put(dwell.bitPattern, &out) }
+        if let version = condition.version { put(UInt64(bitPattern: version), &out) }
+        switch condition.geometry {
+        case .circle(let center, let radius):
+            out.append(0)
+            put(center.latitude.bitPattern, &out)
+            put(center.longitude.bitPattern, &out)
+            put(radius.bitPattern, &out)
+        case .polygon(let parts):
+            out.append(1)
+            put(UInt32(parts.count), &out)
+            for rings in parts {
+                put(UInt32(rings.count), &out)
+                for ring in rings { putCoordinates(ring, &out) }
+            }
+        case .corridor(let line, let halfWidth):
+            out.append(2)
+            put(halfWidth.bitPattern, &out)
+            putCoordinates(line, &out)
+        }
+        return out
+    }
+
+    public static func decode(_ bytes: [UInt8]) throws(DecodingError) -> Condition {
+        var reader = Reader(bytes: bytes)
+        guard try reader.byte() == formatVersion else { throw DecodingError(description: "unknown condition format \(bytes.first ?? 0)") }
+        let flags = try reader.byte()
+        var name: String?
+        if flags & 1 != 0 {
+            let n = Int(try reader.u32())
+            name = String(decoding: try reader.bytes(n), as: UTF8.self)
+        }
+        let dwell = flags & 2 != 0 ? Double(bitPattern: try reader.u64()) : nil
+        let version = flags & 4 != 0 ? Int64(bitPattern: try reader.u64()) : nil
+        let geometry: ConditionGeometry
+        switch try reader.byte() {
+        case 0:
+            let lat = Double(bitPattern: try reader.u64()), lon = Double(bitPattern: try reader.u64())
+            geometry = .circle(center: Coordinate(latitude: lat, longitude: lon), radius: Double(bitPattern: try reader.u64()))
+        case 1:
+            var parts: [[[Coordinate]]] = []
+            for _ in 0..<(try reader.u32()) {
+                var rings: [[Coordinate]] = []
+                for _ in 0..<(try reader.u32()) { rings.append(try reader.coordinates()) }
+                parts.append(rings)
+            }
+            geometry = .polygon(parts: parts)
+        case 2:
+            let halfWidth = Double(bitPattern: try reader.u64())
+            geometry = .corridor(line: try reader.coordinates(), halfWidth: halfWidth)
+        case let kind:
+            throw DecodingError(description: "unknown geometry kind \(kind)")
+        }
+        guard reader.atEnd else { throw DecodingError(description: "\(bytes.count - reader.offset) bytes left over") }
+        return Condition(trustedGeometry: geometry, name: name, dwell: dwell, version: version)
+    }
+
+    private static func put<T: FixedWidthInteger>(_ v: T, _ out: inout [UInt8]) {
+        withUnsafeBytes(of: v.littleEndian) { out += $0 }
+    }
+
+    private static func putCoordinates(_ points: [Coordinate], _ out: inout [UInt8]) {
+        put(UInt32(points.count), &out)
+        for p in points {
+            put(p.latitude.bitPattern, &out)
+            put(p.longitude.bitPattern, &out)
+        }
+    }
+
+    private struct Reader {
+        let bytes: [UInt8]
+        var offset = 0
+        var atEnd: Bool { offset == bytes.count }
+
+        mutating func byte() throws(DecodingError) -> UInt8 {
+            guard offset < bytes.count else { throw DecodingError(description: "truncated") }
+            defer { offset += 1 }
+            return bytes[offset]
+        }
+
+        mutating func u32() throws(DecodingError) -> UInt32 { UInt32(truncatingIfNeeded: try integer(4)) }
+        mutating func u64() throws(DecodingError) -> UInt64 { try integer(8) }
+
+        mutating func integer(_ width: Int) throws(DecodingError) -> UInt64 {
+            guard offset + width <= bytes.count else { throw DecodingError(description: "truncated") }
+            var v: UInt64 = 0
+            for i in 0..<width { v |= UInt64(bytes[offset + i]) << (8 * UInt64(i)) }
+            offset += width
+            return v
+        }
+
+        mutating func bytes(_ n: Int) throws(DecodingError) -> ArraySlice<UInt8> {
+            guard n >= 0, offset + n <= bytes.count else { throw DecodingError(description: "truncated") }
+            defer { offset += n }
+            return bytes[offset..<offset + n]
+        }
+
+        mutating func coordinates() throws(DecodingError) -> [Coordinate] {
+            let n = Int(try u32())
+            guard n <= (bytes.count - offset) / 16 else { throw DecodingError(description: "truncated") }
+            var points: [Coordinate] = []
+            points.reserveCapacity(n)
+            for _ in 0..<n {
+                let lat = Double(bitPattern: try u64()), lon = Double(bitPattern: try u64())
+                points.append(Coordinate(latitude: lat, longitude: lon))
+            }
+            return points
+        }
+    }
+}

@@ -1,0 +1,405 @@
+import Foundation
+import GeofenceCore
+import Logging
+import SQLite
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The agent's durable state in one SQLite file (WAL, synchronous=FULL): monitors, their conditions and
+/// records, the outbox of events not yet acknowledged by the broker, and settings. It owns its database
+/// (as GRDB's `AppDatabase` does) and runs on its own thread, so SQLite's blocking writes never occupy
+/// Swift's cooperative pool.
+///
+/// One agent process per store (an exclusive lock beside the file), and one live instance per monitor
+/// name in the process: a second opener gets `StoreError.monitorInUse`.
+public actor AgentStore {
+    public nonisolated let path: String
+    public let limits: OutboxLimits
+    private nonisolated let executor: ThreadExecutor
+    private let logger: Logger
+    private var db: Database?
+    private var lockFD: Int32 = -1
+    private var openMonitors: Set<String> = []
+    private var stats = OutboxStats()
+
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    private init(path: String, limits: OutboxLimits, logger: Logger) {
+        self.path = path
+        self.limits = limits
+        self.logger = logger
+        executor = ThreadExecutor(name: "store")
+    }
+
+    /// Opens (creating) the store, takes its lock and migrates it. A corrupt or foreign file is refused,
+    /// never replaced.
+    public static func open(path: String, limits: OutboxLimits = OutboxLimits(), logger: Logger) async throws(StoreError) -> AgentStore {
+        let store = AgentStore(path: path, limits: limits, logger: logger)
+        try await store.prepare()
+        return store
+    }
+
+    private func prepare() throws(StoreError) {
+        let directory = (path as NSString).deletingLastPathComponent
+        if !directory.isEmpty { try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
+        let fd = Glibc.open(path + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw .sqlite(SQLiteError(code: 14, message: "cannot create \(path).lock: \(String(cString: strerror(errno)))")) }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            Glibc.close(fd)
+            throw .locked(path: path)
+        }
+        lockFD = fd
+        do {
+            let database = try Database(path: path)
+            try Migrations.migrate(database, now: Date().timeIntervalSince1970)
+            // Reading every table once finds a damaged file now rather than halfway through a drive.
+            try database.execute("SELECT count(*) FROM monitors; SELECT count(*) FROM outbox; SELECT count(*) FROM settings")
+            db = database
+            try refreshStats()
+            stats.droppedLocations = Int64(try setting("outbox.droppedLocations") ?? "0") ?? 0
+            stats.droppedTransitions = Int64(try setting("outbox.droppedTransitions") ?? "0") ?? 0
+        } catch let error as SQLiteError {
+            close()
+            throw StoreError.from(error, path: path)
+        } catch let error as StoreError {
+            close()
+            throw error
+        } catch {
+            close()
+            throw .sqlite(SQLiteError(code: 1, message: "\(error)"))
+        }
+    }
+
+    /// Releases the database and the lock.
+    public func close() {
+        db?.close()
+        db = nil
+        if lockFD >= 0 { Glibc.close(lockFD) }
+        lockFD = -1
+    }
+
+    private func database() throws(StoreError) -> Database {
+        guard let db else { throw .sqlite(SQLiteError(code: 21, message: "the store is closed")) }
+        return db
+    }
+
+    /// Runs `body`, mapping SQLite's errors to the store's.
+    private func guarded<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+        let db = try database()
+        do {
+            return try body(db)
+        } catch let error as SQLiteError {
+            let mapped = StoreError.from(error, path: path)
+            logger.error("store write failed", metadata: ["error": "\(mapped)"])
+            throw mapped
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw .sqlite(SQLiteError(code: 1, message: "\(error)"))
+        }
+    }
+
+    // MARK: Monitors
+
+    /// Opens a monitor by name, restoring its conditions, records and last accepted fix before any new
+    /// fix is evaluated. Creates it when new.
+    public func openMonitor(_ name: String, configuration: MonitorConfiguration = MonitorConfiguration()) throws(StoreError) -> MonitorEngine {
+        guard !openMonitors.contains(name) else { throw .monitorInUse(name: name) }
+        let engine = try guarded { db -> MonitorEngine in
+            try db.statement("INSERT OR IGNORE INTO monitors (name, created_at) VALUES (?1, ?2)")
+                .bind(.text(name), .real(Date().timeIntervalSince1970)).run()
+            var engine = MonitorEngine(name: name, configuration: configuration)
+            let conditions = try db.statement("""
+                SELECT c.identifier, c.compiled, r.state, r.since, r.dwell_reported, r.last_kind, r.last_state, r.last_date,
+                       r.last_latitude, r.last_longitude, r.last_accuracy
+                FROM conditions c LEFT JOIN records r ON r.monitor = c.monitor AND r.identifier = c.identifier
+                WHERE c.monitor = ?1
+                """).bind(.text(name))
+            while try conditions.step() {
+                let identifier = conditions.text(0) ?? ""
+                let condition = try ConditionCodec.decode(conditions.blob(1))
+                var record = MonitorRecord(condition: condition)
+                if let state = conditions.text(2).flatMap(ConditionState.init(rawValue:)) {
+                    record.state = state
+                    record.since = conditions.isNull(3) ? nil : Date(timeIntervalSince1970: conditions.double(3))
+                    record.dwellReported = conditions.int(4) != 0
+                    if let kind = conditions.text(5).flatMap(EventKind.init(rawValue:)),
+                       let lastState = conditions.text(6).flatMap(ConditionState.init(rawValue:)) {
+                        let date = Date(timeIntervalSince1970: conditions.double(7))
+                        let location = Location(coordinate: Coordinate(latitude: conditions.double(8), longitude: conditions.double(9)),
+                                                horizontalAccuracy: conditions.double(10), timestamp: date)
+                        record.lastEvent = MonitorEvent(identifier: identifier, kind: kind, state: lastState, date: date,
+                                                        location: location, conditionName: condition.name)
+                    }
+                }
+                engine.restore(record, identifier: identifier)
+            }
+            let fix = try db.statement("SELECT last_fix FROM monitors WHERE name = ?1").bind(.text(name))
+            if try fix.step(), !fix.isNull(0) {
+                engine.restoreLastAcceptedFix(try? JSONDecoder().decode(Location.self, from: Data(fix.blob(0))))
+            }
+            return engine
+        }
+        openMonitors.insert(name)
+        return engine
+    }
+
+    public func closeMonitor(_ name: String) {
+        openMonitors.remove(name)
+    }
+
+    /// The names of every stored monitor.
+    public func monitorNames() throws(StoreError) -> [String] {
+        try guarded { db in
+            let s = try db.statement("SELECT name FROM monitors ORDER BY name")
+            var names: [String] = []
+            while try s.step() { names.append(s.text(0) ?? "") }
+            return names
+        }
+    }
+
+    // MARK: Conditions
+
+    public enum PutResult: Sendable, Equatable {
+        case stored
+        /// A stored version is newer than or as new as this one: nothing changed.
+        case olderVersion(stored: Int64)
+    }
+
+    /// Stores (or replaces) a condition. An update with a version not newer than the stored one is ignored.
+    public func putCondition(monitor: String, identifier: String, condition: Condition, definition: String, source: String) throws(StoreError) -> PutResult {
+        try guarded { db in
+            try db.transaction {
+                let existing = try db.statement("SELECT version FROM conditions WHERE monitor = ?1 AND identifier = ?2")
+                    .bind(.text(monitor), .text(identifier))
+                if try existing.step(), !existing.isNull(0), let incoming = condition.version, existing.int(0) >= incoming {
+                    return .olderVersion(stored: existing.int(0))
+                }
+                try db.statement("INSERT OR IGNORE INTO monitors (name, created_at) VALUES (?1, ?2)")
+                    .bind(.text(monitor), .real(Date().timeIntervalSince1970)).run()
+                try db.statement("""
+                    INSERT INTO conditions (monitor, identifier, definition, compiled, version, source, updated_at)
+                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                    ON CONFLICT (monitor, identifier) DO UPDATE SET definition = ?3, compiled = ?4, version = ?5, source = ?6, updated_at = ?7
+                    """).bind(.text(monitor), .text(identifier), .text(definition), .blob(ConditionCodec.encode(condition)),
+                              condition.version.map(SQLValue.integer) ?? .null, .text(source), .real(Date().timeIntervalSince1970)).run()
+                return .stored
+            }
+        }
+    }
+
+    /// Removes a condition and its record. True when it existed.
+    @discardableResult
+    public func removeCondition(monitor: String, identifier: String) throws(StoreError) -> Bool {
+        try guarded { db in
+            try db.statement("DELETE FROM conditions WHERE monitor = ?1 AND identifier = ?2").bind(.text(monitor), .text(identifier)).run()
+            return db.changes > 0
+        }
+    }
+
+    public struct StoredCondition: Sendable {
+        public var monitor: String
+        public var identifier: String
+        public var definition: String
+        public var version: Int64?
+        public var source: String
+        public var updatedAt: Date
+        public var state: ConditionState
+        public var since: Date?
+    }
+
+    /// Every stored condition with its state, for `conditions list` and `status`.
+    public func conditions(monitor: String? = nil) throws(StoreError) -> [StoredCondition] {
+        try guarded { db in
+            let s = try db.statement("""
+                SELECT c.monitor, c.identifier, c.definition, c.version, c.source, c.updated_at, r.state, r.since
+                FROM conditions c LEFT JOIN records r ON r.monitor = c.monitor AND r.identifier = c.identifier
+                WHERE ?1 IS NULL OR c.monitor = ?1 ORDER BY c.monitor, c.identifier
+                """).bind(.optional(monitor))
+            var out: [StoredCondition] = []
+            while try s.step() {
+                out.append(StoredCondition(
+                    monitor: s.text(0) ?? "", identifier: s.text(1) ?? "", definition: s.text(2) ?? "",
+                    version: s.isNull(3) ? nil : s.int(3), source: s.text(4) ?? "", updatedAt: Date(timeIntervalSince1970: s.double(5)),
+                    state: s.text(6).flatMap(ConditionState.init(rawValue:)) ?? .unknown,
+                    since: s.isNull(7) ? nil : Date(timeIntervalSince1970: s.double(7))))
+            }
+            return out
+        }
+    }
+
+    // MARK: State changes and the outbox
+
+    /// Commits what a fix changed in one transaction: the records of the conditions that had events, the
+    /// monitor's last accepted fix, and the outbox rows for those events. Nothing is published before
+    /// this returns; the entries it returns are what the publisher sends.
+    public func commit(monitor: String, records: [(identifier: String, record: MonitorRecord)], lastFix: Location?,
+                       outbox items: [OutboxItem]) throws(StoreError) -> [OutboxEntry] {
+        try guarded { db in
+            try db.transaction {
+                let upsert = try db.statement("""
+                    INSERT INTO records (monitor, identifier, state, since, dwell_reported, last_kind, last_state, last_date, last_latitude, last_longitude, last_accuracy)
+                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+                    ON CONFLICT (monitor, identifier) DO UPDATE SET state = ?3, since = ?4, dwell_reported = ?5, last_kind = ?6,
+                        last_state = ?7, last_date = ?8, last_latitude = ?9, last_longitude = ?10, last_accuracy = ?11
+                    """)
+                for (identifier, record) in records {
+                    let e = record.lastEvent
+                    try upsert.bind(.text(monitor), .text(identifier), .text(record.state.rawValue),
+                                    .optional(record.since?.timeIntervalSince1970), .int(record.dwellReported ? 1 : 0),
+                                    .optional(e?.kind.rawValue), .optional(e?.state.rawValue), .optional(e?.date.timeIntervalSince1970),
+                                    .optional(e?.location.coordinate.latitude), .optional(e?.location.coordinate.longitude),
+                                    .optional(e?.location.horizontalAccuracy)).run()
+                    _ = try db.statement(upsert.sql)  // resets the cached statement for the next row
+                }
+                if let lastFix {
+                    try db.statement("UPDATE monitors SET last_fix = ?2 WHERE name = ?1")
+                        .bind(.text(monitor), .blob(Array((try? JSONEncoder().encode(lastFix)) ?? Data()))).run()
+                }
+                return try insertOutbox(items, db)
+            }
+        }
+    }
+
+    /// Puts events in the outbox on their own (live locations, status changes).
+    public func enqueue(_ items: [OutboxItem]) throws(StoreError) -> [OutboxEntry] {
+        try guarded { db in try db.transaction { try insertOutbox(items, db) } }
+    }
+
+    private func insertOutbox(_ items: [OutboxItem], _ db: Database) throws -> [OutboxEntry] {
+        guard !items.isEmpty else { return [] }
+        var next = Int64(try setting("outbox.nextSequence", db) ?? "1") ?? 1
+        let insert = try db.statement("""
+            INSERT INTO outbox (sequence, event_id, kind, topic, payload, qos, retain, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+            """)
+        var entries: [OutboxEntry] = []
+        let now = Date().timeIntervalSince1970
+        for item in items {
+            let id = UUID().uuidString.lowercased()
+            let payload = item.payload(id, next)
+            try insert.bind(.integer(next), .text(id), .text(item.kind.rawValue), .text(item.topic), .blob(payload),
+                            .integer(Int64(item.qos)), .int(item.retain ? 1 : 0), .real(now)).run()
+            _ = try db.statement(insert.sql)
+            entries.append(OutboxEntry(sequence: next, eventID: id, kind: item.kind, topic: item.topic, payload: payload, qos: item.qos, retain: item.retain))
+            stats.rows += 1
+            stats.bytes += payload.count
+            if item.kind == .transition { stats.transitions += 1 } else { stats.locations += 1 }
+            next += 1
+        }
+        try setSetting("outbox.nextSequence", String(next), db)
+        try enforceCaps(db)
+        return entries
+    }
+
+    /// Drops the oldest location updates above the soft caps, then the oldest transitions above the hard caps.
+    private func enforceCaps(_ db: Database) throws {
+        if stats.rows > limits.maximumRows || stats.bytes > limits.maximumBytes {
+            let dropped = try drop(kind: .location, db) { $0.rows > limits.maximumRows || $0.bytes > limits.maximumBytes }
+            if dropped > 0 {
+                stats.droppedLocations += Int64(dropped)
+                stats.capReached = true
+                try setSetting("outbox.droppedLocations", String(stats.droppedLocations), db)
+                logger.warning("outbox full: dropped the oldest location updates", metadata: ["dropped": "\(dropped)", "rows": "\(stats.rows)"])
+            }
+        }
+        if stats.rows > limits.hardMaximumRows || stats.bytes > limits.hardMaximumBytes {
+            let dropped = try drop(kind: .transition, db) { $0.rows > limits.hardMaximumRows || $0.bytes > limits.hardMaximumBytes }
+            if dropped > 0 {
+                stats.droppedTransitions += Int64(dropped)
+                stats.capReached = true
+                try setSetting("outbox.droppedTransitions", String(stats.droppedTransitions), db)
+                logger.error("outbox at its hard cap: dropped the oldest transitions", metadata: ["dropped": "\(dropped)", "rows": "\(stats.rows)"])
+            }
+        }
+    }
+
+    private func drop(kind: OutboxEntry.Kind, _ db: Database, while over: (OutboxStats) -> Bool) throws -> Int {
+        let oldest = try db.statement("SELECT sequence, length(payload) FROM outbox WHERE kind = ?1 ORDER BY sequence LIMIT 256")
+        let delete = "DELETE FROM outbox WHERE sequence = ?1"
+        var dropped = 0
+        while over(stats) {
+            _ = try db.statement(oldest.sql)
+            try oldest.bind(.text(kind.rawValue))
+            var batch: [(Int64, Int)] = []
+            while try oldest.step() { batch.append((oldest.int(0), Int(oldest.int(1)))) }
+            if batch.isEmpty { break }
+            for (sequence, bytes) in batch where over(stats) {
+                try db.statement(delete).bind(.integer(sequence)).run()
+                stats.rows -= 1
+                stats.bytes -= bytes
+                if kind == .transition { stats.transitions -= 1 } else { stats.locations -= 1 }
+                dropped += 1
+            }
+        }
+        return dropped
+    }
+
+    /// The oldest unacknowledged entries after `sequence`, in order.
+    public func pending(after sequence: Int64 = 0, limit: Int = 256) throws(StoreError) -> [OutboxEntry] {
+        try guarded { db in
+            let s = try db.statement("SELECT sequence, event_id, kind, topic, payload, qos, retain FROM outbox WHERE sequence > ?1 ORDER BY sequence LIMIT ?2")
+                .bind(.integer(sequence), .int(limit))
+            var out: [OutboxEntry] = []
+            while try s.step() {
+                out.append(OutboxEntry(sequence: s.int(0), eventID: s.text(1) ?? "", kind: OutboxEntry.Kind(rawValue: s.text(2) ?? "") ?? .transition,
+                                       topic: s.text(3) ?? "", payload: s.blob(4), qos: Int32(s.int(5)), retain: s.int(6) != 0))
+            }
+            return out
+        }
+    }
+
+    /// The broker acknowledged this entry (reason below 0x80): it leaves the outbox.
+    public func acknowledge(_ entry: OutboxEntry) throws(StoreError) {
+        try guarded { db in
+            try db.statement("DELETE FROM outbox WHERE sequence = ?1").bind(.integer(entry.sequence)).run()
+            if db.changes > 0 {
+                stats.rows -= 1
+                stats.bytes -= entry.payload.count
+                if entry.kind == .transition { stats.transitions -= 1 } else { stats.locations -= 1 }
+            }
+        }
+    }
+
+    public var outboxStats: OutboxStats { stats }
+
+    private func refreshStats() throws {
+        let db = try database()
+        let s = try db.statement("SELECT kind, count(*), COALESCE(sum(length(payload)), 0) FROM outbox GROUP BY kind")
+        stats.rows = 0
+        stats.bytes = 0
+        stats.transitions = 0
+        stats.locations = 0
+        while try s.step() {
+            let n = Int(s.int(1))
+            stats.rows += n
+            stats.bytes += Int(s.int(2))
+            if s.text(0) == "transition" { stats.transitions = n } else { stats.locations = n }
+        }
+    }
+
+    // MARK: Settings
+
+    /// A value that survives restarts, such as Core Location's "live updates started".
+    public func setting(_ key: String) throws(StoreError) -> String? {
+        try guarded { db in try setting(key, db) }
+    }
+
+    public func setSetting(_ key: String, _ value: String?) throws(StoreError) {
+        try guarded { db in try setSetting(key, value, db) }
+    }
+
+    private func setting(_ key: String, _ db: Database) throws -> String? {
+        let s = try db.statement("SELECT value FROM settings WHERE key = ?1").bind(.text(key))
+        return try s.step() ? s.text(0) : nil
+    }
+
+    private func setSetting(_ key: String, _ value: String?, _ db: Database) throws {
+        if let value {
+            try db.statement("INSERT INTO settings (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = ?2")
+                .bind(.text(key), .text(value)).run()
+        } else {
+            try db.statement("DELETE FROM settings WHERE key = ?1").bind(.text(key)).run()
+        }
+    }
+}

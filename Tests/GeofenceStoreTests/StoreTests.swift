@@ -1,0 +1,208 @@
+import Foundation
+import GeofenceCore
+import Logging
+import SQLite
+import Testing
+@testable import GeofenceStore
+
+func temporaryStorePath() -> String {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-test-\(UUID().uuidString)")
+    try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    return directory.appendingPathComponent("agent.sqlite").path
+}
+
+let quietLogger = Logger(label: "test.store") { _ in SwiftLogNoOpLogHandler() }
+let depot = Coordinate(latitude: 52.37, longitude: 4.89)
+
+func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Location {
+    Location(coordinate: Coordinate(latitude: lat, longitude: lon), horizontalAccuracy: accuracy,
+             timestamp: Date(timeIntervalSince1970: 1_700_000_000 + t))
+}
+
+@Suite struct MigrationTests {
+    @Test func everyStepAppliesOnceInOrder() throws {
+        let path = temporaryStorePath()
+        let db = try Database(path: path)
+        for step in Migrations.all {
+            let applied = try Migrations.migrate(db, to: step.version, now: 0)
+            #expect(applied == [step.version], "step \(step.version) '\(step.name)'")
+            #expect(try Migrations.version(db) == step.version)
+        }
+        #expect(try Migrations.migrate(db, now: 0).isEmpty, "migrating an up-to-date store changes nothing")
+        // Step 1's tables are there and usable.
+        for table in ["monitors", "conditions", "records", "outbox", "settings"] {
+            let s = try db.statement("SELECT count(*) FROM \(table)")
+            #expect(try s.step())
+        }
+    }
+
+    @Test func aStoreFromANewerAgentIsRefused() async throws {
+        let path = temporaryStorePath()
+        do {
+            let db = try Database(path: path)
+            try Migrations.migrate(db, now: 0)
+            try db.execute("INSERT INTO schema_migrations VALUES (99, 'future', 0)")
+        }
+        await #expect { try await AgentStore.open(path: path, logger: quietLogger) } throws: { error in
+            guard case StoreError.newerSchema(99, Migrations.latest) = error else { return false }
+            return true
+        }
+    }
+}
+
+@Suite struct StoreTests {
+    @Test func conditionsRecordsAndTheLastFixSurviveAReopen() async throws {
+        let path = temporaryStorePath()
+        let circle = try Condition.circle(center: depot, radius: 150, name: "Depot", dwell: 30)
+        let square = try Condition(geometry: .polygon(parts: [[[
+            Coordinate(latitude: 52.36, longitude: 4.88), Coordinate(latitude: 52.36, longitude: 4.90),
+            Coordinate(latitude: 52.38, longitude: 4.90), Coordinate(latitude: 52.38, longitude: 4.88),
+            Coordinate(latitude: 52.36, longitude: 4.88)]]]), name: "Square", version: 7)
+        var engine: MonitorEngine
+        do {
+            let store = try await AgentStore.open(path: path, logger: quietLogger)
+            #expect(try await store.putCondition(monitor: "fleet", identifier: "depot", condition: circle, definition: "{}", source: "local") == .stored)
+            #expect(try await store.putCondition(monitor: "fleet", identifier: "square", condition: square, definition: "{}", source: "mqtt") == .stored)
+            engine = try await store.openMonitor("fleet")
+            let outcome = engine.process(fix(52.37, 4.89, t: 0))
+            #expect(outcome.events.count == 2)
+            let records = outcome.events.map { ($0.identifier, engine.record(for: $0.identifier)!) }
+            _ = try await store.commit(monitor: "fleet", records: records, lastFix: engine.lastAcceptedFix, outbox: [])
+            await store.close()
+        }
+        let store = try await AgentStore.open(path: path, logger: quietLogger)
+        let restored = try await store.openMonitor("fleet")
+        #expect(restored.identifiers == ["depot", "square"])
+        for id in restored.identifiers {
+            let a = try #require(engine.record(for: id)), b = try #require(restored.record(for: id))
+            #expect(a.state == b.state && a.since == b.since && a.dwellReported == b.dwellReported)
+            #expect(a.lastEvent?.kind == b.lastEvent?.kind && a.lastEvent?.date == b.lastEvent?.date)
+            #expect(a.condition.name == b.condition.name && a.condition.version == b.condition.version && a.condition.dwell == b.condition.dwell)
+            #expect(a.condition.geometry == b.condition.geometry)
+        }
+        #expect(restored.lastAcceptedFix == engine.lastAcceptedFix)
+        // Still inside after the restart: no second enter.
+        var resumed = restored
+        #expect(resumed.process(fix(52.37001, 4.89, t: 5)).events.isEmpty)
+        await store.close()
+    }
+
+    @Test func anOlderVersionIsIgnored() async throws {
+        let store = try await AgentStore.open(path: temporaryStorePath(), logger: quietLogger)
+        var v5 = try Condition.circle(center: depot, radius: 100)
+        v5.version = 5
+        var v4 = v5
+        v4.version = 4
+        #expect(try await store.putCondition(monitor: "m", identifier: "a", condition: v5, definition: "v5", source: "mqtt") == .stored)
+        #expect(try await store.putCondition(monitor: "m", identifier: "a", condition: v4, definition: "v4", source: "mqtt") == .olderVersion(stored: 5))
+        #expect(try await store.conditions().map(\.definition) == ["v5"])
+        await store.close()
+    }
+
+    @Test func oneLiveInstancePerNameAndOneAgentPerStore() async throws {
+        let path = temporaryStorePath()
+        let store = try await AgentStore.open(path: path, logger: quietLogger)
+        _ = try await store.openMonitor("fleet")
+        await #expect { try await store.openMonitor("fleet") } throws: { error in
+            guard case StoreError.monitorInUse("fleet") = error else { return false }
+            return "\(error)".contains("already open")
+        }
+        await store.closeMonitor("fleet")
+        _ = try await store.openMonitor("fleet")
+        await #expect { try await AgentStore.open(path: path, logger: quietLogger) } throws: { error in
+            guard case StoreError.locked = error else { return false }
+            return "\(error)".contains("in use by another geofence-agent process")
+        }
+        await store.close()
+        let again = try await AgentStore.open(path: path, logger: quietLogger)
+        await again.close()
+    }
+
+    @Test(arguments: ["garbage", "half"])
+    func aCorruptStoreIsRefusedNeverReplaced(kind: String) async throws {
+        let path = temporaryStorePath()
+        if kind == "garbage" {
+            try Data(repeating: 0x41, count: 8192).write(to: URL(fileURLWithPath: path))
+        } else {
+            let store = try await AgentStore.open(path: path, logger: quietLogger)
+            for i in 0..<200 {
+                _ = try await store.putCondition(monitor: "m", identifier: "c\(i)", condition: try .circle(center: depot, radius: 100), definition: String(repeating: "x", count: 500), source: "local")
+            }
+            await store.close()
+            // Scribble over the middle of the file, past the header.
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+            try handle.seek(toOffset: 4096)
+            handle.write(Data(repeating: 0xFF, count: 16_384))
+            try handle.close()
+            try? FileManager.default.removeItem(atPath: path + "-wal")
+        }
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        await #expect { try await AgentStore.open(path: path, logger: quietLogger) } throws: { error in
+            guard case StoreError.corrupt = error else { return false }
+            let text = "\(error)"
+            return text.contains("corrupt") && text.contains("move the file aside")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before, "the damaged file is left as it was")
+    }
+
+    @Test func settingsSurviveARestart() async throws {
+        let path = temporaryStorePath()
+        do {
+            let store = try await AgentStore.open(path: path, logger: quietLogger)
+            try await store.setSetting("liveUpdates.started", "true")
+            await store.close()
+        }
+        let store = try await AgentStore.open(path: path, logger: quietLogger)
+        #expect(try await store.setting("liveUpdates.started") == "true")
+        await store.close()
+    }
+}
+
+@Suite struct OutboxTests {
+    func item(_ kind: OutboxEntry.Kind, _ text: String) -> OutboxItem {
+        OutboxItem(kind: kind, topic: "t/\(kind.rawValue)") { id, seq in Array("\(text) \(id) \(seq)".utf8) }
+    }
+
+    @Test func entriesKeepTheirOrderIdsAndSequenceAcrossRestarts() async throws {
+        let path = temporaryStorePath()
+        var ids: Set<String> = []
+        do {
+            let store = try await AgentStore.open(path: path, logger: quietLogger)
+            let a = try await store.enqueue([item(.transition, "a"), item(.location, "b")])
+            #expect(a.map(\.sequence) == [1, 2])
+            ids.formUnion(a.map(\.eventID))
+            try await store.acknowledge(a[0])
+            await store.close()
+        }
+        let store = try await AgentStore.open(path: path, logger: quietLogger)
+        let pending = try await store.pending()
+        #expect(pending.map(\.sequence) == [2])
+        let b = try await store.enqueue([item(.transition, "c")])
+        #expect(b.map(\.sequence) == [3], "sequence numbers never repeat, even after the rows are gone")
+        #expect(!ids.contains(b[0].eventID))
+        #expect(String(decoding: b[0].payload, as: UTF8.self) == "c \(b[0].eventID) 3")
+        #expect(await store.outboxStats.rows == 2)
+        await store.close()
+    }
+
+    @Test func whenFullLocationsGoFirstThenTransitionsAtTheHardCap() async throws {
+        var limits = OutboxLimits()
+        limits.maximumRows = 10
+        limits.hardMaximumRows = 15
+        let store = try await AgentStore.open(path: temporaryStorePath(), limits: limits, logger: quietLogger)
+        for i in 0..<8 { _ = try await store.enqueue([item(.location, "l\(i)")]) }
+        for i in 0..<6 { _ = try await store.enqueue([item(.transition, "t\(i)")]) }
+        var stats = await store.outboxStats
+        #expect(stats.rows == 10 && stats.transitions == 6 && stats.locations == 4)
+        #expect(stats.droppedLocations == 4 && stats.droppedTransitions == 0 && stats.capReached)
+        let left = try await store.pending().filter { $0.kind == .location }.map { String(decoding: $0.payload, as: UTF8.self).prefix(2) }
+        #expect(left == ["l4", "l5", "l6", "l7"], "the oldest locations went first")
+        for i in 6..<20 { _ = try await store.enqueue([item(.transition, "t\(i)")]) }
+        stats = await store.outboxStats
+        #expect(stats.rows == 15 && stats.locations == 0 && stats.transitions == 15)
+        #expect(stats.droppedTransitions == 5)
+        let first = try await store.pending().first.map { String(decoding: $0.payload, as: UTF8.self).prefix(2) }
+        #expect(first == "t5")
+        await store.close()
+    }
+}
