@@ -81,6 +81,7 @@ let package = Package(
                 "GeofenceAgent",
                 "Mosquitto",
                 "LocalServers",
+                "GeofenceStore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]

@@ -2,6 +2,7 @@ import Foundation
 import GeofenceCore
 import Logging
 import SQLite
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -110,31 +111,42 @@ public actor AgentStore {
             try db.statement("INSERT OR IGNORE INTO monitors (name, created_at) VALUES (?1, ?2)")
                 .bind(.text(name), .real(Date().timeIntervalSince1970)).run()
             var engine = MonitorEngine(name: name, configuration: configuration)
-            let conditions = try db.statement("""
-                SELECT c.identifier, c.compiled, r.state, r.since, r.dwell_reported, r.last_kind, r.last_state, r.last_date,
-                       r.last_latitude, r.last_longitude, r.last_accuracy
-                FROM conditions c LEFT JOIN records r ON r.monitor = c.monitor AND r.identifier = c.identifier
-                WHERE c.monitor = ?1
-                """).bind(.text(name))
+            // Read the rows first, then decode the geometries on every core: decoding and preparing
+            // 100,000 polygons is most of a restore.
+            // Both tables are clustered by (monitor, identifier): two ordered scans merged here are much
+            // cheaper than a join's lookup per row. Every blob goes into one buffer.
+            var rows: [RestoreRow] = []
+            var blobs: [UInt8] = []
+            let conditions = try db.statement("SELECT identifier, compiled FROM conditions WHERE monitor = ?1 ORDER BY identifier")
+                .bind(.text(name))
             while try conditions.step() {
-                let identifier = conditions.text(0) ?? ""
-                let condition = try ConditionCodec.decode(conditions.blob(1))
-                var record = MonitorRecord(condition: condition)
-                if let state = conditions.text(2).flatMap(ConditionState.init(rawValue:)) {
-                    record.state = state
-                    record.since = conditions.isNull(3) ? nil : Date(timeIntervalSince1970: conditions.double(3))
-                    record.dwellReported = conditions.int(4) != 0
-                    if let kind = conditions.text(5).flatMap(EventKind.init(rawValue:)),
-                       let lastState = conditions.text(6).flatMap(ConditionState.init(rawValue:)) {
-                        let date = Date(timeIntervalSince1970: conditions.double(7))
-                        let location = Location(coordinate: Coordinate(latitude: conditions.double(8), longitude: conditions.double(9)),
-                                                horizontalAccuracy: conditions.double(10), timestamp: date)
-                        record.lastEvent = MonitorEvent(identifier: identifier, kind: kind, state: lastState, date: date,
-                                                        location: location, conditionName: condition.name)
-                    }
-                }
-                engine.restore(record, identifier: identifier)
+                let start = blobs.count
+                let n = conditions.appendBlob(1, to: &blobs)
+                rows.append(RestoreRow(identifier: conditions.text(0) ?? "", blob: start..<start + n))
             }
+            let records = try db.statement("""
+                SELECT identifier, state, since, dwell_reported, last_kind, last_state, last_date, last_latitude, last_longitude, last_accuracy
+                FROM records WHERE monitor = ?1 ORDER BY identifier
+                """).bind(.text(name))
+            var k = 0
+            while try records.step() {
+                let identifier = records.text(0) ?? ""
+                // SQLite orders TEXT by bytes (BINARY collation); compare the same way.
+                while k < rows.count, rows[k].identifier.utf8.lexicographicallyPrecedes(identifier.utf8) { k += 1 }
+                guard k < rows.count, rows[k].identifier == identifier,
+                      let state = records.text(1).flatMap(ConditionState.init(rawValue:)) else { continue }
+                rows[k].state = state
+                rows[k].since = records.isNull(2) ? nil : Date(timeIntervalSince1970: records.double(2))
+                rows[k].dwellReported = records.int(3) != 0
+                if let kind = records.text(4).flatMap(EventKind.init(rawValue:)),
+                   let lastState = records.text(5).flatMap(ConditionState.init(rawValue:)) {
+                    rows[k].last = (kind, lastState, Date(timeIntervalSince1970: records.double(6)),
+                                    Coordinate(latitude: records.double(7), longitude: records.double(8)), records.double(9))
+                }
+            }
+            let restored = try Self.decodeInParallel(rows, blobs)
+            engine.restore(contentsOf: restored)
+
             let fix = try db.statement("SELECT last_fix FROM monitors WHERE name = ?1").bind(.text(name))
             if try fix.step(), !fix.isNull(0) {
                 engine.restoreLastAcceptedFix(try? JSONDecoder().decode(Location.self, from: Data(fix.blob(0))))
@@ -143,6 +155,53 @@ public actor AgentStore {
         }
         openMonitors.insert(name)
         return engine
+    }
+
+    private struct RestoreRow: Sendable {
+        var identifier: String
+        var blob: Range<Int>
+        var state: ConditionState = .unknown
+        var since: Date?
+        var dwellReported = false
+        var last: (kind: EventKind, state: ConditionState, date: Date, coordinate: Coordinate, accuracy: Double)?
+    }
+
+    /// Decodes rows into records, split over the machine's cores.
+    private static func decodeInParallel(_ rows: [RestoreRow], _ blobs: [UInt8]) throws -> [(identifier: String, record: MonitorRecord)] {
+        let workers = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 8, rows.count / 1000 + 1))
+        let chunk = (rows.count + workers - 1) / max(workers, 1)
+        let results = Mutex<[Int: Result<[(identifier: String, record: MonitorRecord)], ConditionCodec.DecodingError>]>([:])
+        DispatchQueue.concurrentPerform(iterations: workers) { w in
+            let range = min(rows.count, w * chunk)..<min(rows.count, (w + 1) * chunk)
+            var out: [(identifier: String, record: MonitorRecord)] = []
+            out.reserveCapacity(range.count)
+            do throws(ConditionCodec.DecodingError) {
+                for row in rows[range] {
+                    let condition = try ConditionCodec.decode(blobs[row.blob])
+                    var record = MonitorRecord(condition: condition, state: row.state, since: row.since, dwellReported: row.dwellReported)
+                    if let last = row.last {
+                        record.lastEvent = MonitorEvent(
+                            identifier: row.identifier, kind: last.kind, state: last.state, date: last.date,
+                            location: Location(coordinate: last.coordinate, horizontalAccuracy: last.accuracy, timestamp: last.date),
+                            conditionName: condition.name)
+                    }
+                    out.append((row.identifier, record))
+                }
+                results.withLock { $0[w] = .success(out) }
+            } catch {
+                results.withLock { $0[w] = .failure(error) }
+            }
+        }
+        var all: [(identifier: String, record: MonitorRecord)] = []
+        all.reserveCapacity(rows.count)
+        for w in 0..<workers {
+            switch results.withLock({ $0[w] }) {
+            case .success(let part)?: all += part
+            case .failure(let error)?: throw SQLiteError(code: 11, message: "a stored condition cannot be decoded: \(error)")
+            case nil: break
+            }
+        }
+        return all
     }
 
     public func closeMonitor(_ name: String) {
@@ -167,24 +226,53 @@ public actor AgentStore {
         case olderVersion(stored: Int64)
     }
 
+    /// A condition to store, with the text it was defined by (shown by `conditions show`) and where it
+    /// came from (`local`, or the MQTT topic it was pushed on).
+    public struct ConditionInput: Sendable {
+        public var monitor: String
+        public var identifier: String
+        public var condition: Condition
+        public var definition: String
+        public var source: String
+        public init(monitor: String, identifier: String, condition: Condition, definition: String, source: String) {
+            self.monitor = monitor
+            self.identifier = identifier
+            self.condition = condition
+            self.definition = definition
+            self.source = source
+        }
+    }
+
     /// Stores (or replaces) a condition. An update with a version not newer than the stored one is ignored.
     public func putCondition(monitor: String, identifier: String, condition: Condition, definition: String, source: String) throws(StoreError) -> PutResult {
+        try putConditions([ConditionInput(monitor: monitor, identifier: identifier, condition: condition, definition: definition, source: source)])[0]
+    }
+
+    /// Stores many conditions in one transaction (a sync burst, an import).
+    public func putConditions(_ inputs: [ConditionInput]) throws(StoreError) -> [PutResult] {
         try guarded { db in
             try db.transaction {
-                let existing = try db.statement("SELECT version FROM conditions WHERE monitor = ?1 AND identifier = ?2")
-                    .bind(.text(monitor), .text(identifier))
-                if try existing.step(), !existing.isNull(0), let incoming = condition.version, existing.int(0) >= incoming {
-                    return .olderVersion(stored: existing.int(0))
+                let now = Date().timeIntervalSince1970
+                var monitors: Set<String> = []
+                return try inputs.map { input -> PutResult in
+                    let existing = try db.statement("SELECT version FROM conditions WHERE monitor = ?1 AND identifier = ?2")
+                        .bind(.text(input.monitor), .text(input.identifier))
+                    if try existing.step(), !existing.isNull(0), let incoming = input.condition.version, existing.int(0) >= incoming {
+                        return .olderVersion(stored: existing.int(0))
+                    }
+                    if monitors.insert(input.monitor).inserted {
+                        try db.statement("INSERT OR IGNORE INTO monitors (name, created_at) VALUES (?1, ?2)")
+                            .bind(.text(input.monitor), .real(now)).run()
+                    }
+                    try db.statement("""
+                        INSERT INTO conditions (monitor, identifier, definition, compiled, version, source, updated_at)
+                        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                        ON CONFLICT (monitor, identifier) DO UPDATE SET definition = ?3, compiled = ?4, version = ?5, source = ?6, updated_at = ?7
+                        """).bind(.text(input.monitor), .text(input.identifier), .text(input.definition),
+                                  .blob(ConditionCodec.encode(input.condition)),
+                                  input.condition.version.map(SQLValue.integer) ?? .null, .text(input.source), .real(now)).run()
+                    return .stored
                 }
-                try db.statement("INSERT OR IGNORE INTO monitors (name, created_at) VALUES (?1, ?2)")
-                    .bind(.text(monitor), .real(Date().timeIntervalSince1970)).run()
-                try db.statement("""
-                    INSERT INTO conditions (monitor, identifier, definition, compiled, version, source, updated_at)
-                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
-                    ON CONFLICT (monitor, identifier) DO UPDATE SET definition = ?3, compiled = ?4, version = ?5, source = ?6, updated_at = ?7
-                    """).bind(.text(monitor), .text(identifier), .text(definition), .blob(ConditionCodec.encode(condition)),
-                              condition.version.map(SQLValue.integer) ?? .null, .text(source), .real(Date().timeIntervalSince1970)).run()
-                return .stored
             }
         }
     }

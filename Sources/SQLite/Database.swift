@@ -144,6 +144,14 @@ public final class Statement {
         guard let p = sqlite3_column_text(stmt, column) else { return nil }
         return String(cString: p)
     }
+    /// Appends the column's bytes to `buffer` without an intermediate array; returns how many.
+    public func appendBlob(_ column: Int32, to buffer: inout [UInt8]) -> Int {
+        let n = Int(sqlite3_column_bytes(stmt, column))
+        guard n > 0, let p = sqlite3_column_blob(stmt, column) else { return 0 }
+        buffer.append(contentsOf: UnsafeRawBufferPointer(start: p, count: n))
+        return n
+    }
+
     public func blob(_ column: Int32) -> [UInt8] {
         let n = Int(sqlite3_column_bytes(stmt, column))
         guard n > 0, let p = sqlite3_column_blob(stmt, column) else { return [] }

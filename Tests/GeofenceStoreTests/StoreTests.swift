@@ -87,6 +87,23 @@ func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Locat
         await store.close()
     }
 
+    @Test func recordsFindTheirConditionsWhateverTheIdentifiersBytes() async throws {
+        let path = temporaryStorePath()
+        let ids = ["b", "Ärhus depot", "a", "Zürich", "zz", "日本"]
+        do {
+            let store = try await AgentStore.open(path: path, logger: quietLogger)
+            for id in ids { _ = try await store.putCondition(monitor: "m", identifier: id, condition: try .circle(center: depot, radius: 100), definition: "{}", source: "local") }
+            var engine = try await store.openMonitor("m")
+            let outcome = engine.process(fix(52.37, 4.89, t: 0))
+            _ = try await store.commit(monitor: "m", records: outcome.events.map { ($0.identifier, engine.record(for: $0.identifier)!) }, lastFix: nil, outbox: [])
+            await store.close()
+        }
+        let store = try await AgentStore.open(path: path, logger: quietLogger)
+        let restored = try await store.openMonitor("m")
+        for id in ids { #expect(restored.record(for: id)?.state == .satisfied, "\(id)") }
+        await store.close()
+    }
+
     @Test func anOlderVersionIsIgnored() async throws {
         let store = try await AgentStore.open(path: temporaryStorePath(), logger: quietLogger)
         var v5 = try Condition.circle(center: depot, radius: 100)

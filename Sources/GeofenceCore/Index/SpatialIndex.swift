@@ -127,6 +127,22 @@ public struct SpatialIndex: Sendable {
         stored -= 1
     }
 
+    /// Adds many boxes at once (a restore) and builds the index once, instead of rebalancing as it grows.
+    public mutating func insertAll(_ items: [(slot: Int, box: BoundingBox)]) {
+        for (slot, box) in items {
+            if slot < boxes.count, boxes[slot] != nil { remove(slot: slot) }
+            while boxes.count <= slot {
+                boxes.append(nil)
+                slotLevel.append(-1)
+                stamps.append(0)
+            }
+            boxes[slot] = box
+            stored += 1
+        }
+        nextRebalance = max(nextRebalance, stored * 2)
+        rebalance(force: true)
+    }
+
     /// Builds the index afresh once all boxes are known, choosing the floor for them.
     public mutating func optimize() {
         rebalance(force: true)

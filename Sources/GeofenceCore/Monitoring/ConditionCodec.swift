@@ -44,7 +44,12 @@ public enum ConditionCodec {
     }
 
     public static func decode(_ bytes: [UInt8]) throws(DecodingError) -> Condition {
-        var reader = Reader(bytes: bytes)
+        try decode(bytes[...])
+    }
+
+    /// Decodes from a slice of a larger buffer (a restore reads every blob into one).
+    public static func decode(_ bytes: ArraySlice<UInt8>) throws(DecodingError) -> Condition {
+        var reader = Reader(bytes: bytes, offset: bytes.startIndex)
         guard try reader.byte() == formatVersion else { throw DecodingError(description: "unknown condition format \(bytes.first ?? 0)") }
         let flags = try reader.byte()
         var name: String?
@@ -73,7 +78,7 @@ public enum ConditionCodec {
         case let kind:
             throw DecodingError(description: "unknown geometry kind \(kind)")
         }
-        guard reader.atEnd else { throw DecodingError(description: "\(bytes.count - reader.offset) bytes left over") }
+        guard reader.atEnd else { throw DecodingError(description: "\(bytes.endIndex - reader.offset) bytes left over") }
         return Condition(trustedGeometry: geometry, name: name, dwell: dwell, version: version)
     }
 
@@ -90,12 +95,12 @@ public enum ConditionCodec {
     }
 
     private struct Reader {
-        let bytes: [UInt8]
-        var offset = 0
-        var atEnd: Bool { offset == bytes.count }
+        let bytes: ArraySlice<UInt8>
+        var offset: Int
+        var atEnd: Bool { offset == bytes.endIndex }
 
         mutating func byte() throws(DecodingError) -> UInt8 {
-            guard offset < bytes.count else { throw DecodingError(description: "truncated") }
+            guard offset < bytes.endIndex else { throw DecodingError(description: "truncated") }
             defer { offset += 1 }
             return bytes[offset]
         }
@@ -104,7 +109,7 @@ public enum ConditionCodec {
         mutating func u64() throws(DecodingError) -> UInt64 { try integer(8) }
 
         mutating func integer(_ width: Int) throws(DecodingError) -> UInt64 {
-            guard offset + width <= bytes.count else { throw DecodingError(description: "truncated") }
+            guard offset + width <= bytes.endIndex else { throw DecodingError(description: "truncated") }
             var v: UInt64 = 0
             for i in 0..<width { v |= UInt64(bytes[offset + i]) << (8 * UInt64(i)) }
             offset += width
@@ -112,14 +117,14 @@ public enum ConditionCodec {
         }
 
         mutating func bytes(_ n: Int) throws(DecodingError) -> ArraySlice<UInt8> {
-            guard n >= 0, offset + n <= bytes.count else { throw DecodingError(description: "truncated") }
+            guard n >= 0, offset + n <= bytes.endIndex else { throw DecodingError(description: "truncated") }
             defer { offset += n }
             return bytes[offset..<offset + n]
         }
 
         mutating func coordinates() throws(DecodingError) -> [Coordinate] {
             let n = Int(try u32())
-            guard n <= (bytes.count - offset) / 16 else { throw DecodingError(description: "truncated") }
+            guard n <= (bytes.endIndex - offset) / 16 else { throw DecodingError(description: "truncated") }
             var points: [Coordinate] = []
             points.reserveCapacity(n)
             for _ in 0..<n {

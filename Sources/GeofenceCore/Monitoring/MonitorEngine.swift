@@ -99,6 +99,32 @@ public struct MonitorEngine: Sendable {
         if record.state == .unsatisfied { unwatch(slot) } else { watch(slot) }
     }
 
+    /// Puts back many persisted records at once (restoring a monitor), indexing them in one build.
+    /// Identifiers already present are replaced.
+    public mutating func restore(contentsOf records: [(identifier: String, record: MonitorRecord)]) {
+        slots.reserveCapacity(slots.count + records.count)
+        slotByIdentifier.reserveCapacity(slotByIdentifier.count + records.count)
+        var boxes: [(slot: Int, box: BoundingBox)] = []
+        boxes.reserveCapacity(records.count)
+        for (identifier, record) in records {
+            if slotByIdentifier[identifier] != nil { remove(identifier) }
+            let slot: Int
+            if let free = freeSlots.popLast() {
+                slot = free
+            } else {
+                slot = slots.count
+                slots.append(nil)
+                watchedPosition.append(-1)
+                stamps.append(0)
+            }
+            slots[slot] = Slot(identifier: identifier, record: record)
+            slotByIdentifier[identifier] = slot
+            boxes.append((slot, record.condition.region.boundingBox))
+            if record.state != .unsatisfied { watch(slot) }
+        }
+        index.insertAll(boxes)
+    }
+
     /// Puts back the last accepted fix, so that ordering and speed checks continue across a restart.
     public mutating func restoreLastAcceptedFix(_ fix: Location?) {
         filter = FixFilter(configuration: configuration, lastAccepted: fix)
