@@ -63,7 +63,11 @@ let package = Package(
         // The agent's library: what the CLI subcommands do, behind a thin `@main`.
         .target(
             name: "GeofenceAgent",
-            dependencies: ["GeofenceCore", "GPSD", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "GeofenceCore", "GPSD", "GeofenceStore", "Mosquitto",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
         ),
         .executableTarget(
             name: "geofence-agent",

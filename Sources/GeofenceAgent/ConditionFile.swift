@@ -5,6 +5,8 @@ public struct ConditionFile: Sendable {
     public var path: String
     public var definitions: [ConditionDefinition]
     public var errors: [GeoJSONError]
+    /// Each feature's own text, by identifier, for `conditions show`.
+    public var featureTexts: [String: String] = [:]
 
     public static func load(_ path: String, limits: GeoJSONLimits = .default) throws(AgentError) -> ConditionFile {
         let load = GeoJSONConditions.decode(try FileInput.bytes(path, what: "conditions"), limits: limits)
@@ -12,8 +14,22 @@ public struct ConditionFile: Sendable {
         if let unusable = load.errors.first(where: \.isDocumentLevel) {
             throw AgentError("\(path): \(unusable)")
         }
-        return ConditionFile(path: path, definitions: load.definitions, errors: load.errors)
+        var file = ConditionFile(path: path, definitions: load.definitions, errors: load.errors)
+        if let document = try? JSONParser.parse(try FileInput.bytes(path, what: "conditions")) {
+            let features: [JSONValue]
+            if case .array(let list)? = document["features"] { features = list } else { features = [document] }
+            for feature in features {
+                switch feature["id"] {
+                case .string(let id)?: file.featureTexts[id] = feature.jsonText
+                case .number(let n)?: file.featureTexts[JSONValue.number(n).jsonText] = feature.jsonText
+                default: break
+                }
+            }
+        }
+        return file
     }
+
+    public func featureText(_ identifier: String) -> String? { featureTexts[identifier] }
 
     /// One line per refused feature, naming the file.
     public var errorLines: [String] { errors.map { "\(path): \($0)" } }

@@ -43,6 +43,11 @@ public struct JSONLine {
         parts.append("\(Self.quote(key)):[\(strings.map(Self.quote).joined(separator: ","))]")
     }
 
+    /// A value that is already JSON (a nested object).
+    public mutating func addRaw(_ key: String, _ json: String) {
+        parts.append("\(Self.quote(key)):\(json)")
+    }
+
     public var text: String { "{" + parts.joined(separator: ",") + "}" }
 
     public static func quote(_ s: String) -> String {

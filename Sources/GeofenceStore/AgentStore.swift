@@ -16,7 +16,7 @@ import Glibc
 /// name in the process: a second opener gets `StoreError.monitorInUse`.
 public actor AgentStore {
     public nonisolated let path: String
-    public let limits: OutboxLimits
+    public nonisolated let limits: OutboxLimits
     private nonisolated let executor: ThreadExecutor
     private let logger: Logger
     private var db: Database?

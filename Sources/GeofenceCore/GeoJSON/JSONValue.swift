@@ -32,3 +32,35 @@ public struct JSONSyntaxError: Error, Sendable, Equatable, CustomStringConvertib
     public var column: Int
     public var description: String { "invalid JSON at line \(line), column \(column): \(message)" }
 }
+
+extension JSONValue {
+    /// Compact JSON text (object keys sorted, so equal values give equal text).
+    public var jsonText: String {
+        switch self {
+        case .null: return "null"
+        case .bool(let b): return b ? "true" : "false"
+        case .number(let n):
+            if n == n.rounded(), abs(n) < 1e15 { return String(Int64(n)) }
+            return "\(n)"
+        case .string(let s): return Self.quoted(s)
+        case .array(let a): return "[" + a.map(\.jsonText).joined(separator: ",") + "]"
+        case .object(let o): return "{" + o.keys.sorted().map { Self.quoted($0) + ":" + o[$0]!.jsonText }.joined(separator: ",") + "}"
+        }
+    }
+
+    static func quoted(_ s: String) -> String {
+        var out = "\""
+        for u in s.unicodeScalars {
+            switch u {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where u.value < 0x20: out += "\\u" + String(repeating: "0", count: 4 - String(u.value, radix: 16).count) + String(u.value, radix: 16)
+            default: out.unicodeScalars.append(u)
+            }
+        }
+        return out + "\""
+    }
+}

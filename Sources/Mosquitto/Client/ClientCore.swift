@@ -6,7 +6,11 @@ import Synchronization
 
 /// The client's shared state, and the receiver of libmosquitto's callbacks (on the loop thread).
 final class ClientCore: MosquittoEvents {
-    typealias PublishWaiter = CheckedContinuation<Result<MQTTReasonCode, MQTTError>, Never>
+    /// Whoever waits for a PUBACK: an awaiting `publish`, or a `PublishTicket`.
+    struct PublishWaiter: Sendable {
+        let resume: @Sendable (Result<MQTTReasonCode, MQTTError>) -> Void
+        func resume(returning result: Result<MQTTReasonCode, MQTTError>) { resume(result) }
+    }
     typealias SubscribeWaiter = CheckedContinuation<Result<Void, MQTTError>, Never>
 
     struct Subscriber {

@@ -161,7 +161,8 @@ public final class MQTTClient: Service, Sendable {
     /// call so that a fast PUBACK cannot arrive before its waiter is registered.
     private func send(_ topic: String, payload: [UInt8], qos: MQTTQoS, retain: Bool, whileStopping: Bool) async -> Result<MQTTReasonCode, MQTTError> {
         let handle = handle, core = core
-        return await withCheckedContinuation { (waiter: ClientCore.PublishWaiter) in
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Result<MQTTReasonCode, MQTTError>, Never>) in
+            let waiter = ClientCore.PublishWaiter { continuation.resume(returning: $0) }
             core.state.withLock { s in
                 if s.stopping && !whileStopping { waiter.resume(returning: .failure(.shutDown)); return }
                 do throws(MosquittoError) {
@@ -171,6 +172,35 @@ public final class MQTTClient: Service, Sendable {
                     waiter.resume(returning: .failure(.library(error)))
                 }
             }
+        }
+    }
+
+    /// Hands a QoS 1 message to libmosquitto now and returns a ticket for its PUBACK, so that one task can
+    /// keep several messages in flight and still put them on the wire in call order (an outbox drained in
+    /// sequence). Waits only for a slot in the in-flight window, and for a first connection.
+    public func issue(_ topic: String, payload: [UInt8], retain: Bool = false) async throws(MQTTError) -> PublishTicket {
+        if core.state.withLock({ $0.stopping }) { throw .shutDown }
+        await window.acquire()
+        let ticket = PublishTicket(window: window)
+        let waiter = ClientCore.PublishWaiter { ticket.fulfil($0) }
+        while true {
+            let issued: MQTTError? = core.state.withLock { s in
+                if s.stopping { return .shutDown }
+                do throws(MosquittoError) {
+                    let mid = try handle.publish(topic: topic, payload: payload, qos: MQTTQoS.atLeastOnce.rawValue, retain: retain)
+                    s.pendingPublishes[mid] = (topic, waiter)
+                    return nil
+                } catch {
+                    return .library(error)
+                }
+            }
+            guard let issued else { return ticket }
+            if case .library(let error) = issued, error.code == MosquittoError.noConnection {
+                await waitForConnection()
+                continue
+            }
+            window.release()
+            throw issued
         }
     }
 
@@ -281,4 +311,43 @@ public struct MQTTSubscription: AsyncSequence, Sendable {
     let stream: AsyncStream<MQTTMessage>
 
     public func makeAsyncIterator() -> AsyncStream<MQTTMessage>.AsyncIterator { stream.makeAsyncIterator() }
+}
+
+/// A QoS 1 message handed to libmosquitto, whose PUBACK can be awaited later (see `MQTTClient.issue`).
+public final class PublishTicket: Sendable {
+    private enum State {
+        case waiting([CheckedContinuation<Result<MQTTReasonCode, MQTTError>, Never>])
+        case done(Result<MQTTReasonCode, MQTTError>)
+    }
+    private let state = Mutex(State.waiting([]))
+    private let window: AsyncWindow
+
+    init(window: AsyncWindow) { self.window = window }
+
+    func fulfil(_ result: Result<MQTTReasonCode, MQTTError>) {
+        let waiters = state.withLock { s -> [CheckedContinuation<Result<MQTTReasonCode, MQTTError>, Never>] in
+            guard case .waiting(let w) = s else { return [] }
+            s = .done(result)
+            return w
+        }
+        window.release()
+        for w in waiters { w.resume(returning: result) }
+    }
+
+    /// The broker's acknowledgement: a reason below 0x80, or the refusal or shutdown as an error.
+    public func acknowledgement() async throws(MQTTError) -> MQTTReasonCode {
+        let result = await withCheckedContinuation { (c: CheckedContinuation<Result<MQTTReasonCode, MQTTError>, Never>) in
+            let done = state.withLock { s -> Result<MQTTReasonCode, MQTTError>? in
+                switch s {
+                case .done(let r): return r
+                case .waiting(var w):
+                    w.append(c)
+                    s = .waiting(w)
+                    return nil
+                }
+            }
+            if let done { c.resume(returning: done) }
+        }
+        return try result.get()
+    }
 }

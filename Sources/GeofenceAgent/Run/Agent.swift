@@ -1,0 +1,96 @@
+import Foundation
+import GeofenceCore
+import GeofenceStore
+import GPSD
+import Logging
+import Mosquitto
+import ServiceLifecycle
+
+/// `geofence-agent run`: gpsd (or a replayed drive) → filters → monitors → store → outbox → MQTT, with
+/// geofences synced from MQTT and a status for operators. Every long-running part is a `Service`;
+/// SIGTERM or SIGINT stops them in order and publishes the offline status.
+public enum AgentRunner {
+    public static func run(configurationPath: String, logger: Logger) async throws(AgentError) {
+        let configuration = try AgentConfiguration.load(configurationPath)
+        try await run(configuration, logger: logger)
+    }
+
+    public static func run(_ configuration: AgentConfiguration, logger: Logger) async throws(AgentError) {
+        let store: AgentStore
+        do {
+            store = try await AgentStore.open(path: configuration.storePath, limits: configuration.outbox, logger: logger)
+        } catch {
+            throw AgentError("cannot start: \(error)")
+        }
+        let topics = Topics(prefix: configuration.mqtt.topicPrefix, fleet: configuration.fleet, vehicle: configuration.vehicle)
+        let client: MQTTClient
+        do {
+            client = try MQTTClient(configuration: mqttConfiguration(configuration, topics: topics), logger: logger)
+        } catch {
+            await store.close()
+            throw AgentError("cannot start the MQTT client: \(error)")
+        }
+        let publisher = OutboxPublisher(store: store, client: client, logger: logger)
+        let core: AgentCore
+        do {
+            core = try await AgentCore(configuration: configuration, store: store, client: client, publisher: publisher, logger: logger)
+            if let file = configuration.conditionsFile { try await core.importLocalConditions(file) }
+        } catch {
+            await store.close()
+            throw AgentError("cannot start: \(error)")
+        }
+        let source: LocationFeed
+        if let replay = configuration.replay {
+            do {
+                source = .replay(try GPXReplay(path: replay.gpx, speedFactor: replay.speedFactor, horizontalAccuracy: replay.horizontalAccuracy))
+            } catch {
+                await store.close()
+                throw AgentError("replay: \(error.message)")
+            }
+        } else {
+            var gps = GPSSourceConfiguration(host: configuration.gpsd.host, port: configuration.gpsd.port, device: configuration.gpsd.device)
+            gps.noDataTimeout = configuration.gpsd.noDataTimeout
+            source = .gpsd(GPSLocationSource(configuration: gps, logger: logger))
+        }
+        let agentService = AgentService(core: core, client: client, publisher: publisher, source: source, topics: topics,
+                                        statusPath: configuration.storePath + ".status.json",
+                                        exitAtReplayEnd: configuration.replay?.exitAtEnd ?? false, logger: logger)
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: client),
+            .init(service: publisher),
+        ]
+        if case .gpsd(let gps) = source { services.append(.init(service: gps)) }
+        services.append(.init(service: agentService, successTerminationBehavior: .gracefullyShutdownGroup))
+        services.append(.init(service: SystemdNotifier(logger: logger)))
+        let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        do {
+            try await group.run()
+        } catch {
+            logger.error("agent stopped with an error", metadata: ["error": "\(error)"])
+        }
+        await agentService.writeStatus(online: false)
+        await store.close()
+    }
+
+    static func mqttConfiguration(_ c: AgentConfiguration, topics: Topics) -> MQTTConfiguration {
+        var m = MQTTConfiguration(host: c.mqtt.host, port: c.mqtt.port, clientID: c.mqtt.clientID ?? "geofence-agent-\(c.fleet)-\(c.vehicle)")
+        m.protocolVersion = c.mqtt.protocolVersion == "mqttv311" ? .v311 : .v5
+        m.keepAlive = c.mqtt.keepAlive
+        m.username = c.mqtt.username
+        m.password = c.mqtt.passwordFile.map(MQTTPasswordSource.file) ?? .none
+        m.tls = c.mqtt.tls.map { MQTTTLS(caFile: $0.caFile, certificateFile: $0.certificateFile, keyFile: $0.keyFile) }
+        var offline = JSONLine()
+        offline.add("status", "offline")
+        offline.add("fleet", c.fleet)
+        offline.add("vehicle", c.vehicle)
+        m.will = MQTTWill(topic: topics.status, payload: Array(offline.text.utf8), qos: .atLeastOnce, retain: true)
+        return m
+    }
+}
+
+/// Where locations come from.
+enum LocationFeed: Sendable {
+    case gpsd(GPSLocationSource)
+    case replay(GPXReplay)
+}
+

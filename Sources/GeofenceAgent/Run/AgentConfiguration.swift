@@ -1,0 +1,250 @@
+import Foundation
+import GeofenceCore
+import GeofenceStore
+
+/// `config.json`: everything `geofence-agent run` needs. docs/configuration.md documents every key.
+/// Unknown keys and wrong types are refused with the key's path, so a typo never silently falls back
+/// to a default.
+public struct AgentConfiguration: Sendable, Equatable {
+    public struct MQTT: Sendable, Equatable {
+        public var host = "127.0.0.1"
+        public var port = 1883
+        public var topicPrefix = "fleet"
+        public var username: String?
+        public var passwordFile: String?
+        public var tls: TLS?
+        /// "mqttv5" or "mqttv311".
+        public var protocolVersion = "mqttv5"
+        public var keepAlive = 30
+        public var clientID: String?
+    }
+
+    public struct TLS: Sendable, Equatable {
+        public var caFile: String
+        public var certificateFile: String?
+        public var keyFile: String?
+    }
+
+    public struct GPSD: Sendable, Equatable {
+        public var host = "127.0.0.1"
+        public var port = 2947
+        public var device: String?
+        public var noDataTimeout = 5.0
+    }
+
+    /// A recorded drive instead of gpsd: for demos and tests on machines without a receiver.
+    public struct Replay: Sendable, Equatable {
+        public var gpx: String
+        public var speedFactor = 1.0
+        public var horizontalAccuracy = 5.0
+        /// Stop the agent (gracefully) when the drive has been replayed, as the demo does.
+        public var exitAtEnd = false
+    }
+
+    public struct LiveUpdates: Sendable, Equatable {
+        public var configuration: LiveConfiguration = .default
+        /// Whether live updates run before any `startLiveUpdates` command (the persisted flag wins).
+        public var startedByDefault = false
+    }
+
+    public var fleet: String
+    public var vehicle: String
+    public var mqtt = MQTT()
+    public var gpsd = GPSD()
+    public var replay: Replay?
+    public var storePath = "/var/lib/geofence-agent/agent.sqlite"
+    /// A GeoJSON file of local conditions loaded at start (source `local`), or nil.
+    public var conditionsFile: String?
+    public var monitor = MonitorConfiguration()
+    public var liveUpdates = LiveUpdates()
+    public var outbox = OutboxLimits()
+
+    public init(fleet: String, vehicle: String) {
+        self.fleet = fleet
+        self.vehicle = vehicle
+    }
+
+    /// Reads and validates a configuration file. Relative paths inside it are taken from the file's directory.
+    public static func load(_ path: String) throws(AgentError) -> AgentConfiguration {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw AgentError("\(path): cannot read the configuration file (\(FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file"))")
+        }
+        let document: JSONValue
+        do { document = try JSONParser.parse(Array(data)) } catch {
+            throw AgentError("\(path): \(error.description)")
+        }
+        do {
+            var c = try parse(document)
+            let base = (path as NSString).deletingLastPathComponent
+            func resolve(_ p: String) -> String { p.hasPrefix("/") || base.isEmpty ? p : (base as NSString).appendingPathComponent(p) }
+            c.storePath = resolve(c.storePath)
+            c.conditionsFile = c.conditionsFile.map(resolve)
+            if var replay = c.replay {
+                replay.gpx = resolve(replay.gpx)
+                c.replay = replay
+            }
+            c.mqtt.passwordFile = c.mqtt.passwordFile.map(resolve)
+            if var tls = c.mqtt.tls {
+                tls.caFile = resolve(tls.caFile)
+                tls.certificateFile = tls.certificateFile.map(resolve)
+                tls.keyFile = tls.keyFile.map(resolve)
+                c.mqtt.tls = tls
+            }
+            return c
+        } catch let error as ConfigError {
+            throw AgentError("\(path): \(error.path): \(error.message)")
+        } catch {
+            throw AgentError("\(path): \(error)")
+        }
+    }
+
+    struct ConfigError: Error {
+        var path: String
+        var message: String
+    }
+
+    /// Reads one object, refusing keys it does not know.
+    struct Object {
+        let values: [String: JSONValue]
+        let path: String
+        private(set) var used: Set<String> = []
+
+        init(_ value: JSONValue, path: String) throws {
+            guard case .object(let o) = value else { throw ConfigError(path: path.isEmpty ? "(top level)" : path, message: "expected an object, found \(value.typeName)") }
+            values = o
+            self.path = path
+        }
+
+        func key(_ k: String) -> String { path.isEmpty ? k : "\(path).\(k)" }
+
+        mutating func raw(_ k: String) -> JSONValue? {
+            used.insert(k)
+            if case .null? = values[k] { return nil }
+            return values[k]
+        }
+
+        mutating func string(_ k: String) throws -> String? {
+            guard let v = raw(k) else { return nil }
+            guard case .string(let s) = v else { throw ConfigError(path: key(k), message: "expected a string, found \(v.typeName)") }
+            return s
+        }
+
+        mutating func number(_ k: String, in range: ClosedRange<Double>? = nil) throws -> Double? {
+            guard let v = raw(k) else { return nil }
+            guard case .number(let n) = v else { throw ConfigError(path: key(k), message: "expected a number, found \(v.typeName)") }
+            if let range, !range.contains(n) { throw ConfigError(path: key(k), message: "\(n) is outside \(range.lowerBound)...\(range.upperBound)") }
+            return n
+        }
+
+        mutating func integer(_ k: String, in range: ClosedRange<Int>) throws -> Int? {
+            guard let n = try number(k) else { return nil }
+            guard n == n.rounded(), let i = Int(exactly: n), range.contains(i) else {
+                throw ConfigError(path: key(k), message: "expected a whole number from \(range.lowerBound) to \(range.upperBound), found \(n)")
+            }
+            return i
+        }
+
+        mutating func bool(_ k: String) throws -> Bool? {
+            guard let v = raw(k) else { return nil }
+            guard case .bool(let b) = v else { throw ConfigError(path: key(k), message: "expected true or false, found \(v.typeName)") }
+            return b
+        }
+
+        mutating func object(_ k: String) throws -> Object? {
+            guard let v = raw(k) else { return nil }
+            return try Object(v, path: key(k))
+        }
+
+        func finish() throws {
+            if let unknown = values.keys.filter({ !used.contains($0) }).sorted().first {
+                throw ConfigError(path: key(unknown), message: "unknown key (known here: \(used.sorted().joined(separator: ", ")))")
+            }
+        }
+    }
+
+    static func parse(_ document: JSONValue) throws -> AgentConfiguration {
+        var top = try Object(document, path: "")
+        func identifier(_ k: String) throws -> String {
+            guard let v = try top.string(k) else { throw ConfigError(path: k, message: "is required") }
+            if let problem = IdentifierRules.problem(with: v, what: k) { throw ConfigError(path: k, message: problem) }
+            return v
+        }
+        var c = AgentConfiguration(fleet: try identifier("fleet"), vehicle: try identifier("vehicle"))
+        if var m = try top.object("mqtt") {
+            c.mqtt.host = try m.string("host") ?? c.mqtt.host
+            c.mqtt.port = try m.integer("port", in: 1...65535) ?? c.mqtt.port
+            if let prefix = try m.string("topicPrefix") {
+                for level in prefix.split(separator: "/", omittingEmptySubsequences: false) {
+                    if let problem = IdentifierRules.problem(with: String(level), what: "topicPrefix level") {
+                        throw ConfigError(path: "mqtt.topicPrefix", message: problem)
+                    }
+                }
+                c.mqtt.topicPrefix = prefix
+            }
+            c.mqtt.username = try m.string("username")
+            c.mqtt.passwordFile = try m.string("passwordFile")
+            if var t = try m.object("tls") {
+                guard let ca = try t.string("caFile") else { throw ConfigError(path: "mqtt.tls.caFile", message: "is required when mqtt.tls is set") }
+                c.mqtt.tls = TLS(caFile: ca, certificateFile: try t.string("certificateFile"), keyFile: try t.string("keyFile"))
+                try t.finish()
+            }
+            if let p = try m.string("protocol") {
+                guard ["mqttv5", "mqttv311"].contains(p) else { throw ConfigError(path: "mqtt.protocol", message: "expected \"mqttv5\" or \"mqttv311\", found \"\(p)\"") }
+                c.mqtt.protocolVersion = p
+            }
+            c.mqtt.keepAlive = try m.integer("keepAlive", in: 5...3600) ?? c.mqtt.keepAlive
+            c.mqtt.clientID = try m.string("clientId")
+            try m.finish()
+        }
+        if var g = try top.object("gpsd") {
+            c.gpsd.host = try g.string("host") ?? c.gpsd.host
+            c.gpsd.port = try g.integer("port", in: 1...65535) ?? c.gpsd.port
+            c.gpsd.device = try g.string("device")
+            c.gpsd.noDataTimeout = try g.number("noDataTimeout", in: 0.5...3600) ?? c.gpsd.noDataTimeout
+            try g.finish()
+        }
+        if var r = try top.object("replay") {
+            guard let gpx = try r.string("gpx") else { throw ConfigError(path: "replay.gpx", message: "is required when replay is set") }
+            c.replay = Replay(gpx: gpx, speedFactor: try r.number("speedFactor", in: 0.001...1_000_000) ?? 1,
+                              horizontalAccuracy: try r.number("horizontalAccuracy", in: 0...10_000) ?? 5,
+                              exitAtEnd: try r.bool("exitAtEnd") ?? false)
+            try r.finish()
+        }
+        if var s = try top.object("store") {
+            c.storePath = try s.string("path") ?? c.storePath
+            try s.finish()
+        }
+        if var s = try top.object("conditions") {
+            c.conditionsFile = try s.string("file")
+            try s.finish()
+        }
+        if var f = try top.object("filters") {
+            c.monitor.minimumMargin = try f.number("minimumMargin", in: 0...10_000) ?? c.monitor.minimumMargin
+            c.monitor.accuracyFactor = try f.number("accuracyFactor", in: 0...100) ?? c.monitor.accuracyFactor
+            c.monitor.maximumHorizontalAccuracy = try f.number("maximumHorizontalAccuracy", in: 1...1_000_000) ?? c.monitor.maximumHorizontalAccuracy
+            c.monitor.maximumSpeed = try f.number("maximumSpeed", in: 1...100_000) ?? c.monitor.maximumSpeed
+            try f.finish()
+        }
+        if var l = try top.object("liveUpdates") {
+            if let name = try l.string("configuration") {
+                guard let preset = LiveConfiguration(rawValue: name) else {
+                    throw ConfigError(path: "liveUpdates.configuration", message: "expected one of \(LiveConfiguration.allCases.map(\.rawValue).joined(separator: ", ")), found \"\(name)\"")
+                }
+                c.liveUpdates.configuration = preset
+            }
+            c.liveUpdates.startedByDefault = try l.bool("startedByDefault") ?? c.liveUpdates.startedByDefault
+            try l.finish()
+        }
+        if var o = try top.object("outbox") {
+            c.outbox.maximumRows = try o.integer("maximumRows", in: 1...100_000_000) ?? c.outbox.maximumRows
+            c.outbox.maximumBytes = try o.integer("maximumBytes", in: 1024...(1 << 40)) ?? c.outbox.maximumBytes
+            c.outbox.hardMaximumRows = try o.integer("hardMaximumRows", in: 1...100_000_000) ?? c.outbox.hardMaximumRows
+            c.outbox.hardMaximumBytes = try o.integer("hardMaximumBytes", in: 1024...(1 << 40)) ?? c.outbox.hardMaximumBytes
+            guard c.outbox.hardMaximumRows >= c.outbox.maximumRows else { throw ConfigError(path: "outbox.hardMaximumRows", message: "must be at least outbox.maximumRows") }
+            guard c.outbox.hardMaximumBytes >= c.outbox.maximumBytes else { throw ConfigError(path: "outbox.hardMaximumBytes", message: "must be at least outbox.maximumBytes") }
+            try o.finish()
+        }
+        try top.finish()
+        return c
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import GeofenceCore
+import GeofenceStore
+import GPSD
+
+/// The JSON payloads of the topic contract (docs/topics.md). Keys keep their order for people reading
+/// `mosquitto_sub`; consumers must not depend on it.
+public enum Payloads {
+    /// A transition or dwell on `.../events`. `eventId` is unique; `sequence` grows per vehicle and never
+    /// repeats, so a consumer drops duplicates after a redelivery by either.
+    public static func event(_ event: MonitorEvent, monitor: String, fleet: String, vehicle: String, eventID: String, sequence: Int64) -> [UInt8] {
+        var line = JSONLine()
+        line.add("eventId", eventID)
+        line.add("sequence", Int(sequence))
+        line.add("fleet", fleet)
+        line.add("vehicle", vehicle)
+        line.add("monitor", monitor)
+        line.add("identifier", event.identifier)
+        line.add("event", event.kind.rawValue)
+        line.add("state", event.state.rawValue)
+        line.add("time", iso8601(event.date))
+        line.add("name", orNull: event.conditionName)
+        line.addRaw("location", locationObject(event.location))
+        return Array(line.text.utf8)
+    }
+
+    /// A live update on `.../location` (retained: the latest).
+    public static func location(_ update: LiveUpdate, fleet: String, vehicle: String, eventID: String, sequence: Int64) -> [UInt8] {
+        var line = JSONLine()
+        line.add("eventId", eventID)
+        line.add("sequence", Int(sequence))
+        line.add("fleet", fleet)
+        line.add("vehicle", vehicle)
+        line.add("time", iso8601(update.location.timestamp))
+        line.add("isStationary", update.isStationary)
+        line.addRaw("location", locationObject(update.location))
+        return Array(line.text.utf8)
+    }
+
+    static func locationObject(_ l: Location) -> String {
+        var line = JSONLine()
+        line.add("lat", l.coordinate.latitude)
+        line.add("lon", l.coordinate.longitude)
+        line.add("horizontalAccuracy", orNull: l.horizontalAccuracy, negativeIsUnknown: true)
+        line.add("speed", orNull: l.speed, negativeIsUnknown: true)
+        line.add("course", orNull: l.course, negativeIsUnknown: true)
+        line.add("gpsTime", orNull: l.gpsTime.map(iso8601))
+        return line.text
+    }
+
+    /// A refused definition on `.../errors`.
+    public static func error(topic: String, identifier: String?, reason: String, vehicle: String) -> [UInt8] {
+        var line = JSONLine()
+        line.add("time", iso8601(Date()))
+        line.add("vehicle", vehicle)
+        line.add("topic", topic)
+        line.add("identifier", orNull: identifier)
+        line.add("reason", reason)
+        return Array(line.text.utf8)
+    }
+}

@@ -1,0 +1,27 @@
+/// The topic contract (docs/topics.md). PREFIX/FLEET/... with PREFIX defaulting to `fleet`.
+public struct Topics: Sendable, Equatable {
+    public let prefix: String
+    public let fleet: String
+    public let vehicle: String
+
+    public init(prefix: String, fleet: String, vehicle: String) {
+        self.prefix = prefix
+        self.fleet = fleet
+        self.vehicle = vehicle
+    }
+
+    var vehicleBase: String { "\(prefix)/\(fleet)/vehicles/\(vehicle)" }
+
+    /// Operators → all vehicles: one retained GeoJSON Feature per condition.
+    public var fleetGeofences: String { "\(prefix)/\(fleet)/geofences/+" }
+    /// Operators → this vehicle.
+    public var vehicleGeofences: String { "\(vehicleBase)/geofences/+" }
+    public func fleetGeofence(_ id: String) -> String { "\(prefix)/\(fleet)/geofences/\(id)" }
+    public func vehicleGeofence(_ id: String, vehicle: String? = nil) -> String { "\(prefix)/\(fleet)/vehicles/\(vehicle ?? self.vehicle)/geofences/\(id)" }
+    public var errors: String { "\(vehicleBase)/errors" }
+    public var events: String { "\(vehicleBase)/events" }
+    public var location: String { "\(vehicleBase)/location" }
+    public var state: String { "\(vehicleBase)/state" }
+    public var status: String { "\(vehicleBase)/status" }
+    public var command: String { "\(vehicleBase)/cmd" }
+}
