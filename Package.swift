@@ -113,7 +113,10 @@ let package = Package(
         ),
         .testTarget(
             name: "GeofenceAgentTests",
-            dependencies: ["GeofenceAgent", "GeofenceCore", "LocalServers", "geofence-agent"],
+            dependencies: [
+                "GeofenceAgent", "GeofenceCore", "LocalServers", "Mosquitto", "SQLite", "geofence-agent",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             resources: [.copy("Fixtures")]
         ),
     ],

@@ -37,15 +37,19 @@ public struct GPXReplay: Sendable {
         }
     }
 
-    /// Delivers the locations in (scaled) real time; the stream ends after the last point.
-    public func stream() -> AsyncStream<Location> {
-        let locations = self.locations
+    /// Delivers the locations in (scaled) real time; the stream ends after the last point. With `after`,
+    /// the drive resumes after that time, as a vehicle does not rewind when its agent restarts.
+    public func stream(after: Date? = nil) -> AsyncStream<Location> {
+        let locations = after.map { t in self.locations.filter { $0.timestamp > t } } ?? self.locations
         let factor = speedFactor
         return AsyncStream { continuation in
             let task = Task {
                 let clock = ContinuousClock()
                 let start = clock.now
-                let origin = locations[0].timestamp
+                guard let origin = locations.first?.timestamp else {
+                    continuation.finish()
+                    return
+                }
                 for location in locations {
                     let due = start + .seconds(location.timestamp.timeIntervalSince(origin) / factor)
                     if due > clock.now { try? await clock.sleep(until: due) }

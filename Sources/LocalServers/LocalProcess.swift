@@ -9,7 +9,7 @@ import Glibc
 public enum LocalProcess {
     /// posix_spawn with an empty signal mask and default signal actions: the test runner blocks SIGTERM
     /// in its threads, and a child inheriting that would ignore a graceful stop.
-    public static func spawn(_ tool: String, _ arguments: [String], standardInput: String = "/dev/null", standardOutput: String = "/dev/null") throws -> pid_t {
+    public static func spawn(_ tool: String, _ arguments: [String], standardInput: String = "/dev/null", standardOutput: String = "/dev/null", standardError: String = "/dev/null") throws -> pid_t {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -24,7 +24,7 @@ public enum LocalProcess {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, standardInput, O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, standardOutput, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, standardError, O_WRONLY | O_CREAT | O_APPEND, 0o644)
         let argv = ([tool] + arguments).map { strdup($0) } + [nil]
         defer { for a in argv { free(a) } }
         var pid = pid_t()

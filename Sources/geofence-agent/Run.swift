@@ -40,6 +40,9 @@ struct Run: AsyncParsableCommand {
             handler.logLevel = Logger.Level(rawValue: logLevel) ?? .info
             return handler
         }
+        // A file-size limit (a full disk's cousin) must fail the write, which the store reports and
+        // recovers from, rather than kill the process.
+        signal(SIGXFSZ, SIG_IGN)
         let logger = Logger(label: "geofence-agent")
         do {
             try await AgentRunner.run(configurationPath: config, logger: logger)

@@ -66,6 +66,21 @@ actor AgentCore {
 
     // MARK: Fixes
 
+    /// The latest fix any monitor accepted (restored from the store after a restart).
+    var lastAcceptedFixTime: Date? { engines.values.compactMap { $0.lastAcceptedFix?.timestamp }.max() }
+
+    /// What a fix changed, waiting to be committed. Normally committed at once; while the disk is full they
+    /// queue here in order (the engine has moved on) and are retried until the store takes them, so a
+    /// transition made while nothing could be written is still recorded and delivered.
+    private struct PendingCommit {
+        var monitor: String
+        var records: [(identifier: String, record: MonitorRecord)]
+        var lastFix: Location?
+        var items: [OutboxItem]
+    }
+    private var pending: [PendingCommit] = []
+    static let maximumPendingCommits = 100_000
+
     func handle(_ location: Location) async {
         lastLocation = location
         var changed = false
@@ -81,13 +96,13 @@ actor AgentCore {
                     Payloads.event(event, monitor: name, fleet: configuration.fleet, vehicle: configuration.vehicle, eventID: id, sequence: sequence)
                 }
             }
-            do {
-                _ = try await store.commit(monitor: name, records: records, lastFix: engine.lastAcceptedFix, outbox: items)
-                storeProblem = nil
-            } catch {
-                await recordStoreFailure(error, monitor: name)
+            if pending.count >= Self.maximumPendingCommits {
+                pending.removeFirst()
+                logger.error("too many state changes waiting for the store; the oldest is dropped")
             }
+            pending.append(PendingCommit(monitor: name, records: records, lastFix: engine.lastAcceptedFix, items: items))
         }
+        await flushPending()
         if liveUpdatesStarted, let update = liveFilter.update(location) {
             lastStationary = update.isStationary
             await enqueueLocation(update)
@@ -98,14 +113,26 @@ actor AgentCore {
         }
     }
 
-    /// A failed commit (disk full): the engine goes back to what the store holds, so the transition is
-    /// found again on a later fix instead of being lost, and the problem is reported.
-    private func recordStoreFailure(_ error: Error, monitor: String) async {
-        storeProblem = "\(error)"
-        logger.error("could not record a state change; it will be found again on a later fix", metadata: ["monitor": "\(monitor)", "error": "\(error)"])
-        await store.closeMonitor(monitor)
-        if let engine = try? await store.openMonitor(monitor, configuration: configuration.monitor) {
-            engines[monitor] = engine
+    /// Commits the waiting changes in order; stops at the first failure and reports it.
+    func flushPending() async {
+        var committed = false
+        while let next = pending.first {
+            do {
+                _ = try await store.commit(monitor: next.monitor, records: next.records, lastFix: next.lastFix, outbox: next.items)
+                pending.removeFirst()
+                committed = true
+            } catch {
+                if storeProblem == nil {
+                    logger.error("could not record a state change; it is kept and retried", metadata: ["error": "\(error)", "waiting": "\(pending.count)"])
+                }
+                storeProblem = "\(error)"
+                return
+            }
+        }
+        if committed, storeProblem != nil {
+            logger.notice("the store takes writes again; every waiting state change is recorded")
+            storeProblem = nil
+            publisher.wake()
         }
     }
 
@@ -257,6 +284,6 @@ actor AgentCore {
             },
             conditions: engines.values.reduce(0) { $0 + $1.count },
             outbox: stats, outboxCaps: store.limits, store: store.path, storeProblem: storeProblem,
-            liveUpdates: liveUpdatesStarted)
+            waitingStateChanges: pending.count, liveUpdates: liveUpdatesStarted)
     }
 }

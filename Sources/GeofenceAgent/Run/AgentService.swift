@@ -48,9 +48,10 @@ final class AgentService: Service, Sendable {
                 try? await gracefulShutdown()
             case .replay(let replay):
                 await core.gps(GPSStatus(state: .fix, detail: "replaying \(replay.points.count) points at \(replay.speedFactor)x", device: "gpx"))
-                await withGracefulShutdownHandler {
-                    for await l in replay.stream() { await self.core.handle(l) }
-                } onGracefulShutdown: {}
+                let resumeAfter = await core.lastAcceptedFixTime
+                try? await cancelWhenGracefulShutdown {
+                    for await l in replay.stream(after: resumeAfter) { await self.core.handle(l) }
+                }
                 await core.gps(GPSStatus(state: .noData, detail: "the replay ended", device: "gpx"))
                 await publishStatus()
                 if !exitAtReplayEnd { try? await gracefulShutdown() } else {
@@ -72,6 +73,7 @@ final class AgentService: Service, Sendable {
     private func statusLoop() async {
         var tick = 0
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            await core.flushPending()
             await writeStatus(online: true)
             if tick % 10 == 0 { await publishStatus() }
             tick += 1

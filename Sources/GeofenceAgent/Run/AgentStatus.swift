@@ -33,5 +33,7 @@ public struct AgentStatus: Sendable, Codable, Equatable {
     public var outboxCaps: OutboxLimits
     public var store: String
     public var storeProblem: String?
+    /// State changes made but not yet written (the store refused writes, e.g. a full disk).
+    public var waitingStateChanges: Int
     public var liveUpdates: Bool
 }

@@ -1,0 +1,111 @@
+import Foundation
+import LocalServers
+import SQLite
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The real agent process, a real mosquitto and a dashboard on a persistent session, under the faults a
+/// vehicle meets. The drive is `SyntheticDrive`; what must arrive is what `simulate` finds on it.
+@Suite(.serialized) struct AgentFaultTests {
+    @Test func killedTwentyTimesNothingLostNothingInvented() async throws {
+        let broker = try LocalMosquitto()
+        try broker.start()
+        defer { broker.stop() }
+        let dashboard = try await EventSubscriber(port: broker.port)
+        let agent = try AgentFixture(brokerPort: broker.port, speedFactor: 150)
+        let expected = try expectedTransitions(in: agent)
+        #expect(expected.count >= 200, "the drive must produce at least 200 transitions, has \(expected.count)")
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<20 {
+            try agent.start()
+            try await Task.sleep(for: .milliseconds(Int.random(in: 150...900, using: &rng)))
+            agent.kill(signal: SIGKILL)
+        }
+        // The killed runs got part of the way: the kills fell in the middle of the drive.
+        let beforeLastRun = dashboard.unique.count
+        #expect(beforeLastRun > 0 && beforeLastRun < expected.count, "\(beforeLastRun) of \(expected.count) before the last run")
+        try agent.start()
+        #expect(agent.waitForExit(within: 90), "the last run should finish the drive")
+        #expect(await waitUntil(15) { dashboard.unique.count >= expected.count })
+        await dashboard.stop()
+        let unique = dashboard.unique
+        #expect(perCondition(unique) == perCondition(expected), "per condition, every transition once, in order")
+        #expect(unique.count == expected.count)
+        let sequences = unique.compactMap { $0["sequence"] as? Int }
+        #expect(Set(sequences).count == sequences.count, "sequence numbers are unique")
+        print("kill -9 x20: \(expected.count) transitions expected, \(beforeLastRun) delivered by the killed runs, \(dashboard.events.count) received, \(unique.count) after de-duplication")
+    }
+
+    @Test func aSixtySecondBrokerOutageDeliversEverythingInOrder() async throws {
+        let broker = try LocalMosquitto()
+        try broker.start()
+        defer { broker.stop() }
+        let dashboard = try await EventSubscriber(port: broker.port)
+        // 3,000 s of driving at 40x: 75 s, so the outage falls in the middle.
+        let agent = try AgentFixture(brokerPort: broker.port, speedFactor: 40)
+        let expected = try expectedTransitions(in: agent)
+        try agent.start()
+        #expect(await waitUntil(30) { dashboard.unique.count >= 10 })
+        broker.stop()
+        try await Task.sleep(for: .seconds(60))
+        try broker.start()
+        #expect(agent.waitForExit(within: 120))
+        #expect(await waitUntil(30) { dashboard.unique.count >= expected.count })
+        await dashboard.stop()
+        let unique = dashboard.unique
+        #expect(perCondition(unique) == perCondition(expected))
+        let sequences = unique.compactMap { $0["sequence"] as? Int }
+        #expect(sequences == sequences.sorted(), "delivered in sequence order")
+        print("broker outage 60 s: \(expected.count) transitions expected, \(dashboard.events.count) received, \(unique.count) unique")
+    }
+
+    @Test func aFullDiskIsReportedAndRecoveredFromWithoutDamage() async throws {
+        let broker = try LocalMosquitto()
+        try broker.start()
+        defer { broker.stop() }
+        let dashboard = try await EventSubscriber(port: broker.port)
+        let agent = try AgentFixture(brokerPort: broker.port, speedFactor: 60)
+        let expected = try expectedTransitions(in: agent)
+        try agent.start()
+        let pid = try #require(agent.pid)
+        #expect(await waitUntil(20) { dashboard.unique.count >= 5 })
+        // The disk fills: no file of the agent's may grow past its present size (a file-size limit).
+        let wal = (try? FileManager.default.attributesOfItem(atPath: agent.storePath + "-wal")[.size] as? Int) ?? 0
+        let db = (try? FileManager.default.attributesOfItem(atPath: agent.storePath)[.size] as? Int) ?? 0
+        let limit = max(wal, db) + 4096
+        try LocalProcess.run("/usr/bin/prlimit", ["--pid", "\(pid)", "--fsize=\(limit):unlimited"], in: agent.directory)
+        let statusPath = agent.storePath + ".status.json"
+        let reported = await waitUntil(30) {
+            ((try? String(contentsOfFile: statusPath, encoding: .utf8)) ?? "").contains("disk holding the store is full")
+        }
+        #expect(reported, "the status names the full disk")
+        try await Task.sleep(for: .seconds(2))
+        // Space is free again.
+        try LocalProcess.run("/usr/bin/prlimit", ["--pid", "\(pid)", "--fsize=unlimited:unlimited"], in: agent.directory)
+        #expect(agent.waitForExit(within: 120))
+        #expect(await waitUntil(30) { dashboard.unique.count >= expected.count })
+        await dashboard.stop()
+        #expect(perCondition(dashboard.unique) == perCondition(expected), "nothing lost across the full disk")
+        let check = try Database(path: agent.storePath).statement("PRAGMA integrity_check")
+        #expect(try check.step())
+        #expect(check.text(0) == "ok")
+        #expect(agent.log.contains("disk holding the store is full") || reported)
+    }
+
+    @Test func aCorruptStoreStopsTheStartWithWhatToDo() throws {
+        let broker = try LocalMosquitto()
+        try broker.start()
+        defer { broker.stop() }
+        let agent = try AgentFixture(brokerPort: broker.port, speedFactor: 100)
+        try FileManager.default.createDirectory(atPath: (agent.storePath as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try Data(repeating: 0x5A, count: 65_536).write(to: URL(fileURLWithPath: agent.storePath))
+        let before = try Data(contentsOf: URL(fileURLWithPath: agent.storePath))
+        let result = try AgentBinary.run(["run", "--config", agent.configURL.path])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("is corrupt or not a geofence-agent database"), "\(result.stderr)")
+        #expect(result.stderr.contains("move the file aside"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: agent.storePath)) == before, "never silently replaced")
+    }
+}

@@ -1,0 +1,181 @@
+import Foundation
+import GeofenceAgent
+import LocalServers
+import Logging
+import Mosquitto
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A drive built for the fault tests: three passes along a line of 40 small circles, 1 fix per second at
+/// 25 m/s, so that every pass enters and leaves every circle (240 transitions in all).
+enum SyntheticDrive {
+    static let circles = 40
+    static let spacing = 250.0
+    static let radius = 40.0
+    static let speed = 25.0
+    static let passes = 3
+    static let metresPerDegreeLongitude = 111_320.0 * cos(52.0 * .pi / 180)
+
+    static var gpx: String {
+        let length = Double(circles + 1) * spacing
+        let perPass = Int(length / speed)
+        var points: [String] = []
+        var t = Date(timeIntervalSince1970: 1_767_225_600)  // 2026-01-01
+        for pass in 0..<passes {
+            for k in 0...perPass {
+                let x = pass % 2 == 0 ? Double(k) * speed : length - Double(k) * speed
+                let lon = 5.0 + x / metresPerDegreeLongitude
+                points.append(#"<trkpt lat="52.0" lon="\#(lon)"><time>\#(iso8601(t))</time></trkpt>"#)
+                t = t.addingTimeInterval(1)
+            }
+        }
+        return """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <gpx version="1.1" creator="geofence-agent tests" xmlns="http://www.topografix.com/GPX/1/1">
+            <trk><name>synthetic</name><trkseg>
+            \(points.joined(separator: "\n"))
+            </trkseg></trk></gpx>
+            """
+    }
+
+    static var conditions: String {
+        let features = (1...circles).map { k -> String in
+            let lon = 5.0 + Double(k) * spacing / metresPerDegreeLongitude
+            return #"{"type":"Feature","id":"c\#(k)","geometry":{"type":"Point","coordinates":[\#(lon),52.0]},"properties":{"radius":\#(radius),"name":"Circle \#(k)"}}"#
+        }
+        return #"{"type":"FeatureCollection","features":[\#(features.joined(separator: ","))]}"#
+    }
+}
+
+/// One agent configuration in its own directory, and the agent process run from it, stopped by PID.
+final class AgentFixture: @unchecked Sendable {
+    let directory: URL
+    let brokerPort: Int
+    private(set) var pid: pid_t?
+
+    init(brokerPort: Int, speedFactor: Double, extra: (inout [String: Any]) -> Void = { _ in }) throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("agent-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        self.brokerPort = brokerPort
+        try SyntheticDrive.gpx.write(to: directory.appendingPathComponent("drive.gpx"), atomically: true, encoding: .utf8)
+        try SyntheticDrive.conditions.write(to: directory.appendingPathComponent("conditions.geojson"), atomically: true, encoding: .utf8)
+        var config: [String: Any] = [
+            "fleet": "test", "vehicle": "v1",
+            "mqtt": ["host": "127.0.0.1", "port": brokerPort],
+            "store": ["path": "state/agent.sqlite"],
+            "conditions": ["file": "conditions.geojson"],
+            "replay": ["gpx": "drive.gpx", "speedFactor": speedFactor, "exitAtEnd": true],
+        ]
+        extra(&config)
+        try JSONSerialization.data(withJSONObject: config, options: [.prettyPrinted]).write(to: configURL)
+    }
+
+    deinit {
+        kill(signal: SIGKILL)
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    var configURL: URL { directory.appendingPathComponent("config.json") }
+    var storePath: String { directory.appendingPathComponent("state/agent.sqlite").path }
+    var logPath: String { directory.appendingPathComponent("agent.log").path }
+    var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    func start() throws {
+        pid = try LocalProcess.spawn(AgentBinary.url.path, ["run", "--config", configURL.path, "--log-level", "info"],
+                                     standardOutput: logPath, standardError: logPath)
+    }
+
+    /// Sends a signal and reaps the process.
+    func kill(signal: Int32) {
+        guard let pid else { return }
+        self.pid = nil
+        Glibc.kill(pid, signal)
+        if !LocalProcess.reap(pid, within: 15) {
+            Glibc.kill(pid, SIGKILL)
+            _ = LocalProcess.reap(pid, within: 5)
+        }
+    }
+
+    /// Waits for the agent to exit by itself (the replay ended); false if it did not within `seconds`.
+    func waitForExit(within seconds: Double) -> Bool {
+        guard let pid else { return true }
+        if LocalProcess.reap(pid, within: seconds) {
+            self.pid = nil
+            return true
+        }
+        return false
+    }
+}
+
+/// A dashboard on a persistent session: every event the vehicle publishes, duplicates included.
+final class EventSubscriber: Sendable {
+    let client: MQTTClient
+    private let received = Mutex<[Data]>([])
+    private let task = Mutex<Task<Void, Never>?>(nil)
+
+    init(port: Int, topic: String = "fleet/test/vehicles/v1/events") async throws {
+        var configuration = MQTTConfiguration(port: port, clientID: "test-dashboard-\(UUID().uuidString.prefix(8))")
+        configuration.minimumRetryDelay = 0.2
+        configuration.maximumRetryDelay = 1
+        client = try MQTTClient(configuration: configuration, logger: Logger(label: "test.dashboard") { _ in SwiftLogNoOpLogHandler() })
+        await client.start()
+        let subscription = try await client.subscribe(topic)
+        let t = Task { [self] in
+            for await message in subscription {
+                let data = Data(message.payload)
+                received.withLock { $0.append(data) }
+            }
+        }
+        task.withLock { $0 = t }
+    }
+
+    var events: [[String: Any]] {
+        received.withLock { $0 }.compactMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
+    }
+
+    var count: Int { received.withLock { $0.count } }
+
+    /// First copy of each event id, in arrival order.
+    var unique: [[String: Any]] {
+        var seen: Set<String> = []
+        return events.filter { seen.insert($0["eventId"] as? String ?? "").inserted }
+    }
+
+    func stop() async {
+        await client.shutdown()
+        task.withLock { $0?.cancel() }
+    }
+}
+
+/// The transitions the engine produces for the synthetic drive, from `simulate` (the same state machine).
+func expectedTransitions(in fixture: AgentFixture) throws -> [(identifier: String, event: String, time: String)] {
+    let result = try AgentBinary.run(["simulate", "--conditions", fixture.directory.appendingPathComponent("conditions.geojson").path,
+                                      "--track", fixture.directory.appendingPathComponent("drive.gpx").path])
+    return try result.lines.compactMap { line in
+        guard let o = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], let event = o["event"] as? String,
+              event != "initial" else { return nil }
+        return (o["identifier"] as! String, event, o["time"] as! String)
+    }
+}
+
+/// Events grouped per condition, as (event, time) in order.
+func perCondition(_ list: [(identifier: String, event: String, time: String)]) -> [String: [String]] {
+    var out: [String: [String]] = [:]
+    for e in list { out[e.identifier, default: []].append("\(e.event)@\(e.time)") }
+    return out
+}
+
+func perCondition(_ events: [[String: Any]]) -> [String: [String]] {
+    perCondition(events.map { ($0["identifier"] as? String ?? "", $0["event"] as? String ?? "", $0["time"] as? String ?? "") })
+}
+
+func waitUntil(_ seconds: Double, _ condition: () -> Bool) async -> Bool {
+    let end = ContinuousClock.now + .seconds(seconds)
+    while ContinuousClock.now < end {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(50))
+    }
+    return condition()
+}
