@@ -64,7 +64,7 @@ let package = Package(
         .target(
             name: "GeofenceAgent",
             dependencies: [
-                "GeofenceCore", "GPSD", "GeofenceStore", "Mosquitto",
+                "GeofenceCore", "GPSD", "GeofenceStore", "Mosquitto", "SQLite",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]

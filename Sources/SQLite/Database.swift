@@ -10,10 +10,10 @@ public final class Database {
 
     /// Opens (creating if asked) a database in WAL mode with `synchronous=FULL`: a committed transaction
     /// survives a power cut.
-    public init(path: String, create: Bool = true) throws(SQLiteError) {
+    public init(path: String, create: Bool = true, readOnly: Bool = false) throws(SQLiteError) {
         self.path = path
         var db: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
+        let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0)) | SQLITE_OPEN_NOMUTEX
         let rc = sqlite3_open_v2(path, &db, flags, nil)
         guard rc == SQLITE_OK else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
@@ -23,6 +23,11 @@ public final class Database {
         handle = db
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, 5000)
+        if readOnly {
+            // A reader beside the running agent: WAL lets it read while the agent writes.
+            try execute("SELECT count(*) FROM sqlite_master")
+            return
+        }
         // Reading the schema is the first real read: a file that is not a database fails here.
         try execute("PRAGMA journal_mode=WAL")
         try execute("PRAGMA synchronous=FULL")

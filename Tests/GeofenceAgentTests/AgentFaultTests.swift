@@ -43,14 +43,16 @@ import Glibc
         try broker.start()
         defer { broker.stop() }
         let dashboard = try await EventSubscriber(port: broker.port)
-        // 3,000 s of driving at 40x: 75 s, so the outage falls in the middle.
-        let agent = try AgentFixture(brokerPort: broker.port, speedFactor: 40)
+        // 1,233 s of driving at 15x: 82 s, so the drive goes on before, during and after the outage.
+        let agent = try AgentFixture(brokerPort: broker.port, speedFactor: 15)
         let expected = try expectedTransitions(in: agent)
         try agent.start()
         #expect(await waitUntil(30) { dashboard.unique.count >= 10 })
         broker.stop()
         try await Task.sleep(for: .seconds(60))
+        let duringOutage = dashboard.unique.count
         try broker.start()
+        #expect(agent.pid != nil && !agent.waitForExit(within: 0), "the drive is still going when the broker returns")
         #expect(agent.waitForExit(within: 120))
         #expect(await waitUntil(30) { dashboard.unique.count >= expected.count })
         await dashboard.stop()
@@ -58,7 +60,7 @@ import Glibc
         #expect(perCondition(unique) == perCondition(expected))
         let sequences = unique.compactMap { $0["sequence"] as? Int }
         #expect(sequences == sequences.sorted(), "delivered in sequence order")
-        print("broker outage 60 s: \(expected.count) transitions expected, \(dashboard.events.count) received, \(unique.count) unique")
+        print("broker outage 60 s: \(expected.count) transitions expected, \(duringOutage) before the outage, \(dashboard.events.count) received, \(unique.count) unique")
     }
 
     @Test func aFullDiskIsReportedAndRecoveredFromWithoutDamage() async throws {

@@ -97,6 +97,11 @@ public final class MQTTClient: Service, Sendable {
     }
 
     /// Restarts the connection wherever libmosquitto has stopped trying, with exponential backoff.
+    ///
+    /// libmosquitto's network thread retries an unreachable broker by itself; it gives up (and its
+    /// thread ends) only when the broker refuses the login or TLS verification fails. Only then is the
+    /// loop restarted: joining a thread that is still retrying would block for ever, because a
+    /// reconnect in progress overrides the disconnect that asks it to end.
     private func supervise() async {
         var delay = configuration.minimumRetryDelay
         while !Task.isCancelled {
@@ -110,7 +115,11 @@ public final class MQTTClient: Service, Sendable {
             if !refused {
                 let reason = tlsProblem.map { "TLS verification failed: \($0)" }
                     ?? "no connection to \(configuration.host):\(configuration.port) within \(Int(configuration.connectTimeout)) s"
-                core.setStatus(.unreachable(reason: reason))
+                if case .unreachable(reason) = status {} else { core.setStatus(.unreachable(reason: reason)) }
+                if tlsProblem == nil {
+                    // Still retrying on its own thread: report, and look again later.
+                    continue
+                }
             }
             try? await Task.sleep(for: .seconds(delay))
             if Task.isCancelled || core.state.withLock({ $0.stopping }) { return }
