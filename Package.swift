@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "GeofenceStore", targets: ["GeofenceStore"]),
         .executable(name: "geofence-agent", targets: ["geofence-agent"]),
         .executable(name: "geofence-bench", targets: ["geofence-bench"]),
+        .executable(name: "geofence-demo", targets: ["geofence-demo"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -86,6 +87,15 @@ let package = Package(
                 "Mosquitto",
                 "LocalServers",
                 "GeofenceStore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // The README's demo: a local broker, gpsd replaying a real drive, geofences pushed over MQTT.
+        .executableTarget(
+            name: "geofence-demo",
+            dependencies: [
+                "LocalServers", "Mosquitto",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]

@@ -38,6 +38,27 @@ import Testing
         await sub.shutdown(); await pub.shutdown()
     }
 
+    /// One task keeps many messages in flight with `issue` and they still arrive in call order.
+    @Test func issuedMessagesStayInOrderWithManyInFlight() async throws {
+        let broker = try TestBroker()
+        defer { broker.stop() }
+        try broker.start()
+        let sub = try client(broker, id: "sub"), pub = try client(broker, id: "pub") { $0.maximumInflight = 50 }
+        await sub.start(); await pub.start()
+        #expect(await connected(sub)); #expect(await connected(pub))
+        let messages = try await sub.subscribe("outbox/#")
+        var tickets: [PublishTicket] = []
+        for k in 0..<2_000 { tickets.append(try await pub.issue("outbox/\(k % 7)", payload: Array("m\(k)".utf8))) }
+        for t in tickets { #expect(try await t.acknowledgement().isSuccess) }
+        var got: [String] = []
+        for await m in messages {
+            got.append(m.text)
+            if got.count == 2_000 { break }
+        }
+        #expect(got == (0..<2_000).map { "m\($0)" })
+        await sub.shutdown(); await pub.shutdown()
+    }
+
     @Test func retainedMessagesArriveAtSubscribe() async throws {
         let broker = try TestBroker()
         defer { broker.stop() }

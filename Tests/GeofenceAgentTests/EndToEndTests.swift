@@ -1,0 +1,71 @@
+import Foundation
+import LocalServers
+import Logging
+import Mosquitto
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The product as a fleet runs it: a real gpsd replaying a real sail, a real mosquitto, the agent, an
+/// operator pushing geofences over MQTT (one of them malformed) and a dashboard.
+@Suite struct EndToEndTests {
+    static let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("examples")
+    static let log = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("GPSDTests/Fixtures/gpsd-logs/bundg_zeus_9.log")
+
+    @Test func geofencesPushedOverMQTTGiveEventsFromARealGpsd() async throws {
+        let broker = try LocalMosquitto()
+        try broker.start()
+        defer { broker.stop() }
+        let logger = Logger(label: "test.operator") { _ in SwiftLogNoOpLogHandler() }
+
+        // The operator pushes the sample geofences, retained, before the vehicle is even on.
+        let operatorClient = try MQTTClient(configuration: MQTTConfiguration(port: broker.port, clientID: "operator"), logger: logger)
+        await operatorClient.start()
+        let data = try Data(contentsOf: Self.examples.appendingPathComponent("ijsselmeer.geojson"))
+        let features = try #require((try JSONSerialization.jsonObject(with: data) as? [String: Any])?["features"] as? [[String: Any]])
+        for feature in features {
+            let id = try #require(feature["id"] as? String)
+            let payload = try JSONSerialization.data(withJSONObject: feature)
+            _ = try await operatorClient.publish("fleet/test/geofences/\(id)", payload: Array(payload), retain: true)
+        }
+        let broken = #"{"type":"Feature","id":"broken","geometry":{"type":"Point","coordinates":[5.3,91.2]},"properties":{"radius":50}}"#
+        _ = try await operatorClient.publish("fleet/test/geofences/broken", text: broken, retain: true)
+
+        let dashboard = try await EventSubscriber(port: broker.port)
+        let errors = try await EventSubscriber(port: broker.port, topic: "fleet/test/vehicles/v1/errors")
+
+        let feed = try NMEAFeed(log: Self.log, interval: 0.0003)
+        defer { feed.stop() }
+        let gpsd = try LocalGPSD(sources: [feed.url])
+        try gpsd.start()
+        defer { gpsd.stop() }
+        let agent = try AgentFixture(brokerPort: broker.port, speedFactor: 1) { config in
+            config["replay"] = nil
+            config["conditions"] = nil
+            config["gpsd"] = ["host": "127.0.0.1", "port": gpsd.port]
+        }
+        try agent.start()
+        defer { agent.kill(signal: SIGKILL) }
+
+        #expect(await waitUntil(30) { !errors.events.isEmpty }, "the malformed geofence is reported")
+        let rejection = try #require(errors.events.first)
+        #expect(rejection["topic"] as? String == "fleet/test/geofences/broken")
+        #expect((rejection["reason"] as? String)?.contains("latitude 91.2") == true, "\(rejection)")
+
+        #expect(await waitUntil(60) { _ = feed; return feed.linesSent == feed.lineCount })
+        #expect(await waitUntil(20) { Set(dashboard.unique.map { "\($0["identifier"] as? String ?? "") \($0["event"] as? String ?? "")" }).isSuperset(of: ["channel enter", "channel exit", "start-buoy exit"]) })
+        agent.kill(signal: SIGTERM)
+        let got = dashboard.unique.map { "\($0["identifier"] as? String ?? "") \($0["event"] as? String ?? "")" }
+        #expect(got.contains("channel enter") && got.contains("channel dwell") && got.contains("channel exit") && got.contains("start-buoy exit"), "\(got)")
+
+        // The clean stop left the retained status offline.
+        let status = try await EventSubscriber(port: broker.port, topic: "fleet/test/vehicles/v1/status")
+        #expect(await waitUntil(10) { !status.events.isEmpty })
+        #expect(status.events.last?["status"] as? String == "offline")
+        for s in [dashboard, errors, status] { await s.stop() }
+        await operatorClient.shutdown()
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import LocalServers
+import Testing
+
+/// `geofence-agent run` and `status` as an operator meets them: bad configurations, and the status of a
+/// running agent.
+@Suite struct RunCommandTests {
+    func config(_ text: String) throws -> String { try AgentBinary.temporaryFile(text, suffix: ".json") }
+
+    @Test(arguments: [
+        (#"{"fleet":"f","vehicle":"v","mqtt":{"prot":"mqttv5"}}"#, "mqtt.prot: unknown key"),
+        (#"{"fleet":"f","vehicle":"v","mqtt":{"port":"1883"}}"#, "mqtt.port: expected a number, found string"),
+        (#"{"fleet":"f","vehicle":"v","mqtt":{"port":70000}}"#, "mqtt.port: expected a whole number from 1 to 65535"),
+        (#"{"fleet":"f/x","vehicle":"v"}"#, "fleet: fleet 'f/x' contains '/'"),
+        (#"{"vehicle":"v"}"#, "fleet: is required"),
+        (#"{"fleet":"f","vehicle":"v","liveUpdates":{"configuration":"walking"}}"#, "liveUpdates.configuration: expected one of default"),
+        (#"{"fleet":"f","vehicle":"v","outbox":{"maximumRows":10,"hardMaximumRows":5}}"#, "outbox.hardMaximumRows: must be at least outbox.maximumRows"),
+        (#"{"fleet":"f","vehicle":"v",}"#, "invalid JSON at line 1"),
+    ])
+    func aBadConfigurationNamesTheKeyAndExitsWith2(text: String, message: String) throws {
+        let path = try config(text)
+        let result = try AgentBinary.run(["run", "--config", path])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains(message), "\(result.stderr)")
+    }
+
+    @Test func aMissingConfigurationFileIsNamed() throws {
+        let result = try AgentBinary.run(["run", "--config", "/nonexistent/config.json"])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("/nonexistent/config.json: cannot read the configuration file (no such file)"))
+    }
+
+    @Test func theBundledConfigurationIsValid() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        for file in ["config.json", "deploy/config.json"] {
+            // `status` parses the configuration without starting anything.
+            let result = try AgentBinary.run(["status", "--config", root.appendingPathComponent(file).path, "--json"])
+            #expect(!result.stderr.contains("config"), "\(file): \(result.stderr)")
+        }
+    }
+
+    @Test func statusWorksWhileTheAgentRuns() async throws {
+        let broker = try LocalMosquitto()
+        try broker.start()
+        defer { broker.stop() }
+        let agent = try AgentFixture(brokerPort: broker.port, speedFactor: 20)
+        try agent.start()
+        defer { agent.kill(signal: SIGTERM) }
+        #expect(await waitUntil(20) { FileManager.default.fileExists(atPath: agent.storePath + ".status.json") })
+        try await Task.sleep(for: .seconds(1.5))
+        let result = try AgentBinary.run(["status", "--config", agent.configURL.path, "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect(object["running"] as? Bool == true)
+        let status = try #require(object["agent"] as? [String: Any])
+        #expect((status["broker"] as? String)?.hasPrefix("connected") == true)
+        #expect((status["gps"] as? [String: Any])?["state"] as? String == "fix")
+        #expect((object["conditions"] as? [Any])?.count == SyntheticDrive.circles)
+        let table = try AgentBinary.run(["status", "--config", agent.configURL.path])
+        #expect(table.stdout.contains("agent        running (pid"))
+        #expect(table.stdout.contains("MONITOR"))
+        #expect(table.stdout.contains("c17"))
+        agent.kill(signal: SIGTERM)
+        let after = try AgentBinary.run(["status", "--config", agent.configURL.path])
+        #expect(after.stdout.contains("agent        not running"), "\(after.stdout)")
+    }
+}
