@@ -28,7 +28,7 @@ public final class NMEAFeed: Sendable {
     public init(log: URL, interval: Double = 0, closeAtEnd: Bool = false, repeats: Int = 1) throws {
         // Bytes, not Strings: Swift reads "\r\n" as one Character, and several logs end lines that way.
         let bytes = try [UInt8](Data(contentsOf: log))
-        var lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true)
+        let lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true)
             .map { line in Array(line.last == UInt8(ascii: "\r") ? line.dropLast() : line[...]) }
             .filter { $0.first != UInt8(ascii: "#") && !$0.isEmpty }
         self.lines = Array(repeatElement(lines, count: max(1, repeats)).joined())

@@ -49,7 +49,7 @@ final class AgentService: Service, Sendable {
             case .replay(let replay):
                 await core.gps(GPSStatus(state: .fix, detail: "replaying \(replay.points.count) points at \(replay.speedFactor)x", device: "gpx"))
                 let resumeAfter = await core.lastAcceptedFixTime
-                try? await cancelWhenGracefulShutdown {
+                await cancelWhenGracefulShutdown {
                     for await l in replay.stream(after: resumeAfter) { await self.core.handle(l) }
                 }
                 await core.gps(GPSStatus(state: .noData, detail: "the replay ended", device: "gpx"))
