@@ -113,39 +113,34 @@ public actor AgentStore {
             var engine = MonitorEngine(name: name, configuration: configuration)
             // Read the rows first, then decode the geometries on every core: decoding and preparing
             // 100,000 polygons is most of a restore.
-            // Both tables are clustered by (monitor, identifier): two ordered scans merged here are much
-            // cheaper than a join's lookup per row. Every blob goes into one buffer.
+            // One ordered scan of one table; every blob goes into one buffer.
             var rows: [RestoreRow] = []
             var blobs: [UInt8] = []
-            let conditions = try db.statement("SELECT identifier, compiled FROM conditions WHERE monitor = ?1 ORDER BY identifier")
-                .bind(.text(name))
+            let conditions = try db.statement("""
+                SELECT identifier, compiled, state, since, dwell_reported, last_kind, last_state, last_date,
+                       last_latitude, last_longitude, last_accuracy
+                FROM conditions WHERE monitor = ?1
+                """).bind(.text(name))
             while try conditions.step() {
                 let start = blobs.count
                 let n = conditions.appendBlob(1, to: &blobs)
-                rows.append(RestoreRow(identifier: conditions.text(0) ?? "", blob: start..<start + n))
-            }
-            let records = try db.statement("""
-                SELECT identifier, state, since, dwell_reported, last_kind, last_state, last_date, last_latitude, last_longitude, last_accuracy
-                FROM records WHERE monitor = ?1 ORDER BY identifier
-                """).bind(.text(name))
-            var k = 0
-            while try records.step() {
-                let identifier = records.text(0) ?? ""
-                // SQLite orders TEXT by bytes (BINARY collation); compare the same way.
-                while k < rows.count, rows[k].identifier.utf8.lexicographicallyPrecedes(identifier.utf8) { k += 1 }
-                guard k < rows.count, rows[k].identifier == identifier,
-                      let state = records.text(1).flatMap(ConditionState.init(rawValue:)) else { continue }
-                rows[k].state = state
-                rows[k].since = records.isNull(2) ? nil : Date(timeIntervalSince1970: records.double(2))
-                rows[k].dwellReported = records.int(3) != 0
-                if let kind = records.text(4).flatMap(EventKind.init(rawValue:)),
-                   let lastState = records.text(5).flatMap(ConditionState.init(rawValue:)) {
-                    rows[k].last = (kind, lastState, Date(timeIntervalSince1970: records.double(6)),
-                                    Coordinate(latitude: records.double(7), longitude: records.double(8)), records.double(9))
+                var row = RestoreRow(identifier: conditions.text(0) ?? "", blob: start..<start + n)
+                if let state = conditions.text(2).flatMap(ConditionState.init(rawValue:)), state != .unknown {
+                    row.state = state
+                    row.since = conditions.isNull(3) ? nil : Date(timeIntervalSince1970: conditions.double(3))
+                    row.dwellReported = conditions.int(4) != 0
+                    if let kind = conditions.text(5).flatMap(EventKind.init(rawValue:)),
+                       let lastState = conditions.text(6).flatMap(ConditionState.init(rawValue:)) {
+                        row.last = (kind, lastState, Date(timeIntervalSince1970: conditions.double(7)),
+                                    Coordinate(latitude: conditions.double(8), longitude: conditions.double(9)), conditions.double(10))
+                    }
                 }
+                rows.append(row)
             }
             let restored = try Self.decodeInParallel(rows, blobs)
-            engine.restore(contentsOf: restored)
+            let floorQuery = try db.statement("SELECT index_floor FROM monitors WHERE name = ?1").bind(.text(name))
+            let floor: Int? = try floorQuery.step() && !floorQuery.isNull(0) ? Int(floorQuery.int(0)) : nil
+            engine.restore(contentsOf: restored, indexFloor: floor)
 
             let fix = try db.statement("SELECT last_fix FROM monitors WHERE name = ?1").bind(.text(name))
             if try fix.step(), !fix.isNull(0) {
@@ -301,9 +296,8 @@ public actor AgentStore {
     public func conditions(monitor: String? = nil) throws(StoreError) -> [StoredCondition] {
         try guarded { db in
             let s = try db.statement("""
-                SELECT c.monitor, c.identifier, c.definition, c.version, c.source, c.updated_at, r.state, r.since
-                FROM conditions c LEFT JOIN records r ON r.monitor = c.monitor AND r.identifier = c.identifier
-                WHERE ?1 IS NULL OR c.monitor = ?1 ORDER BY c.monitor, c.identifier
+                SELECT monitor, identifier, definition, version, source, updated_at, state, since
+                FROM conditions WHERE ?1 IS NULL OR monitor = ?1 ORDER BY monitor, identifier
                 """).bind(.optional(monitor))
             var out: [StoredCondition] = []
             while try s.step() {
@@ -323,14 +317,13 @@ public actor AgentStore {
     /// monitor's last accepted fix, and the outbox rows for those events. Nothing is published before
     /// this returns; the entries it returns are what the publisher sends.
     public func commit(monitor: String, records: [(identifier: String, record: MonitorRecord)], lastFix: Location?,
-                       outbox items: [OutboxItem]) throws(StoreError) -> [OutboxEntry] {
+                       indexFloor: Int? = nil, outbox items: [OutboxItem]) throws(StoreError) -> [OutboxEntry] {
         try guarded { db in
             try db.transaction {
                 let upsert = try db.statement("""
-                    INSERT INTO records (monitor, identifier, state, since, dwell_reported, last_kind, last_state, last_date, last_latitude, last_longitude, last_accuracy)
-                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
-                    ON CONFLICT (monitor, identifier) DO UPDATE SET state = ?3, since = ?4, dwell_reported = ?5, last_kind = ?6,
+                    UPDATE conditions SET state = ?3, since = ?4, dwell_reported = ?5, last_kind = ?6,
                         last_state = ?7, last_date = ?8, last_latitude = ?9, last_longitude = ?10, last_accuracy = ?11
+                    WHERE monitor = ?1 AND identifier = ?2
                     """)
                 for (identifier, record) in records {
                     let e = record.lastEvent
@@ -344,6 +337,9 @@ public actor AgentStore {
                 if let lastFix {
                     try db.statement("UPDATE monitors SET last_fix = ?2 WHERE name = ?1")
                         .bind(.text(monitor), .blob(Array((try? JSONEncoder().encode(lastFix)) ?? Data()))).run()
+                }
+                if let indexFloor {
+                    try db.statement("UPDATE monitors SET index_floor = ?2 WHERE name = ?1").bind(.text(monitor), .int(indexFloor)).run()
                 }
                 return try insertOutbox(items, db)
             }
@@ -439,12 +435,22 @@ public actor AgentStore {
 
     /// The broker acknowledged this entry (reason below 0x80): it leaves the outbox.
     public func acknowledge(_ entry: OutboxEntry) throws(StoreError) {
+        try acknowledge([entry])
+    }
+
+    /// Several acknowledged entries leave the outbox in one transaction (one fsync, not one each).
+    public func acknowledge(_ entries: [OutboxEntry]) throws(StoreError) {
+        guard !entries.isEmpty else { return }
         try guarded { db in
-            try db.statement("DELETE FROM outbox WHERE sequence = ?1").bind(.integer(entry.sequence)).run()
-            if db.changes > 0 {
-                stats.rows -= 1
-                stats.bytes -= entry.payload.count
-                if entry.kind == .transition { stats.transitions -= 1 } else { stats.locations -= 1 }
+            try db.transaction {
+                for entry in entries {
+                    try db.statement("DELETE FROM outbox WHERE sequence = ?1").bind(.integer(entry.sequence)).run()
+                    if db.changes > 0 {
+                        stats.rows -= 1
+                        stats.bytes -= entry.payload.count
+                        if entry.kind == .transition { stats.transitions -= 1 } else { stats.locations -= 1 }
+                    }
+                }
             }
         }
     }

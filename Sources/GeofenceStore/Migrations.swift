@@ -10,11 +10,13 @@ public enum Migrations {
     }
 
     public static let all: [Step] = [
-        Step(version: 1, name: "monitors, conditions, records, outbox, settings", sql: """
+        Step(version: 1, name: "monitors, conditions with their records, outbox, settings", sql: """
             CREATE TABLE monitors (
                 name TEXT PRIMARY KEY,
                 created_at REAL NOT NULL,
-                last_fix BLOB
+                last_fix BLOB,
+                -- The spatial index's floor when last saved: a restore skips choosing it again.
+                index_floor INTEGER
             ) WITHOUT ROWID;
             CREATE TABLE conditions (
                 monitor TEXT NOT NULL REFERENCES monitors(name) ON DELETE CASCADE,
@@ -24,12 +26,8 @@ public enum Migrations {
                 version INTEGER,
                 source TEXT NOT NULL,
                 updated_at REAL NOT NULL,
-                PRIMARY KEY (monitor, identifier)
-            ) WITHOUT ROWID;
-            CREATE TABLE records (
-                monitor TEXT NOT NULL,
-                identifier TEXT NOT NULL,
-                state TEXT NOT NULL,
+                -- The record, beside its condition: a restore reads one table in one scan.
+                state TEXT NOT NULL DEFAULT 'unknown',
                 since REAL,
                 dwell_reported INTEGER NOT NULL DEFAULT 0,
                 last_kind TEXT,
@@ -38,8 +36,7 @@ public enum Migrations {
                 last_latitude REAL,
                 last_longitude REAL,
                 last_accuracy REAL,
-                PRIMARY KEY (monitor, identifier),
-                FOREIGN KEY (monitor, identifier) REFERENCES conditions(monitor, identifier) ON DELETE CASCADE
+                PRIMARY KEY (monitor, identifier)
             ) WITHOUT ROWID;
             CREATE TABLE outbox (
                 sequence INTEGER PRIMARY KEY,

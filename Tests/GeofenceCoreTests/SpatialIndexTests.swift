@@ -103,3 +103,33 @@ import Testing
         }
     }
 }
+
+/// A restore may hand the index its saved floor; whatever the floor, the answers are the same.
+@Suite struct IndexFloorHintTests {
+    @Test func everyFloorGivesTheSameEvents() {
+        var rng = SplitMix64(seed: 11)
+        let origin = Coordinate(latitude: 47.5, longitude: 6)
+        var records: [(identifier: String, record: MonitorRecord)] = []
+        for k in 0..<2_000 {
+            let c = offset(origin, metres: Double.random(in: 0..<50_000, using: &rng), bearing: Double.random(in: 0..<360, using: &rng))
+            let condition = try! Condition.circle(center: c, radius: Double.random(in: 20...3_000, using: &rng))
+            records.append(("c\(k)", MonitorRecord(condition: condition)))
+        }
+        let fixes = (0..<300).map { k in
+            offset(origin, metres: Double.random(in: 0..<50_000, using: &rng), bearing: Double.random(in: 0..<360, using: &rng))
+        }
+        func events(floor: Int?) -> [String] {
+            var engine = MonitorEngine(name: "m")
+            engine.restore(contentsOf: records, indexFloor: floor)
+            var out: [String] = []
+            for (k, p) in fixes.enumerated() {
+                // Far apart in time, so that no fix is refused for speed.
+                for e in engine.process(fix(p.latitude, p.longitude, t: Double(k) * 10_000)).events { out.append("\(k) \(e.identifier) \(e.kind)") }
+            }
+            return out.sorted()
+        }
+        let reference = events(floor: nil)
+        #expect(reference.count > 100)
+        for floor in 0..<SpatialIndex.levelCount { #expect(events(floor: floor) == reference, "floor \(floor)") }
+    }
+}

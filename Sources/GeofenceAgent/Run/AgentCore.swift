@@ -76,9 +76,11 @@ actor AgentCore {
         var monitor: String
         var records: [(identifier: String, record: MonitorRecord)]
         var lastFix: Location?
+        var indexFloor: Int
         var items: [OutboxItem]
     }
     private var pending: [PendingCommit] = []
+    private var flushing = false
     static let maximumPendingCommits = 100_000
 
     func handle(_ location: Location) async {
@@ -100,7 +102,7 @@ actor AgentCore {
                 pending.removeFirst()
                 logger.error("too many state changes waiting for the store; the oldest is dropped")
             }
-            pending.append(PendingCommit(monitor: name, records: records, lastFix: engine.lastAcceptedFix, items: items))
+            pending.append(PendingCommit(monitor: name, records: records, lastFix: engine.lastAcceptedFix, indexFloor: engine.indexFloor, items: items))
         }
         await flushPending()
         if liveUpdatesStarted, let update = liveFilter.update(location) {
@@ -113,12 +115,17 @@ actor AgentCore {
         }
     }
 
-    /// Commits the waiting changes in order; stops at the first failure and reports it.
+    /// Commits the waiting changes in order; stops at the first failure and reports it. The actor is
+    /// reentrant across the store's `await`: a second caller (the status loop) must not commit the same
+    /// change again, so only one flush runs at a time and it takes whatever was added meanwhile.
     func flushPending() async {
+        guard !flushing else { return }
+        flushing = true
+        defer { flushing = false }
         var committed = false
         while let next = pending.first {
             do {
-                _ = try await store.commit(monitor: next.monitor, records: next.records, lastFix: next.lastFix, outbox: next.items)
+                _ = try await store.commit(monitor: next.monitor, records: next.records, lastFix: next.lastFix, indexFloor: next.indexFloor, outbox: next.items)
                 pending.removeFirst()
                 committed = true
             } catch {

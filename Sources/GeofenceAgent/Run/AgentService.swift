@@ -55,8 +55,9 @@ final class AgentService: Service, Sendable {
                 await core.gps(GPSStatus(state: .noData, detail: "the replay ended", device: "gpx"))
                 await publishStatus()
                 if !exitAtReplayEnd { try? await gracefulShutdown() } else {
-                    // Give the publisher a moment to drain what the drive produced before stopping.
-                    await drainOutbox(timeout: .seconds(10))
+                    // Let the publisher deliver what the drive produced before stopping (what is left stays
+                    // in the store for the next start).
+                    await drainOutbox(timeout: .seconds(60))
                 }
             }
             group.cancelAll()

@@ -15,6 +15,8 @@ public final class OutboxPublisher: Service, Sendable {
     private let wakeStream: AsyncStream<Void>
     private let wakeContinuation: AsyncStream<Void>.Continuation
     private let refused = Atomic<Int>(0)
+    /// Acknowledged entries waiting to leave the outbox; deleted in batches, one transaction each.
+    private let acknowledged = Mutex<[OutboxEntry]>([])
 
     public init(store: AgentStore, client: MQTTClient, logger: Logger) {
         self.store = store
@@ -29,9 +31,31 @@ public final class OutboxPublisher: Service, Sendable {
     /// Entries the broker refused (ACL, quota); they stay in the outbox and are logged.
     public var refusedCount: Int { refused.load(ordering: .relaxed) }
 
+    /// Deletes acknowledged entries every 20 ms, in one transaction per batch, until the publisher stops
+    /// (and once more then, so that nothing acknowledged is sent again at the next start).
+    private func deleteAcknowledged() async {
+        while true {
+            let stopping = Task.isCancelled || Task.isShuttingDownGracefully
+            let batch = acknowledged.withLock { list -> [OutboxEntry] in
+                defer { list.removeAll() }
+                return list
+            }
+            if !batch.isEmpty {
+                do {
+                    try await store.acknowledge(batch)
+                } catch {
+                    logger.error("could not delete acknowledged events; they may be sent again", metadata: ["count": "\(batch.count)", "error": "\(error)"])
+                }
+            }
+            if stopping { return }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
     public func run() async throws {
         await withTaskCancellationOrGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
+                group.addTask { await self.deleteAcknowledged() }
                 var issuedUpTo: Int64 = 0
                 var wakes = wakeStream.makeAsyncIterator()
                 while !Task.isCancelled {
@@ -58,17 +82,17 @@ public final class OutboxPublisher: Service, Sendable {
                             return
                         }
                         issuedUpTo = entry.sequence
-                        group.addTask { [store, logger] in
+                        group.addTask { [logger] in
                             do {
                                 _ = try await ticket.acknowledgement()
-                                try await store.acknowledge(entry)
+                                self.acknowledged.withLock { $0.append(entry) }
                             } catch let error as MQTTError {
                                 if case .shutDown = error { return }
                                 self.refused.add(1, ordering: .relaxed)
                                 logger.error("broker refused an event; it stays in the outbox", metadata: [
                                     "sequence": "\(entry.sequence)", "topic": "\(entry.topic)", "error": "\(error)"])
                             } catch {
-                                logger.error("could not delete an acknowledged event", metadata: ["sequence": "\(entry.sequence)", "error": "\(error)"])
+                                logger.error("unexpected failure waiting for an acknowledgement", metadata: ["sequence": "\(entry.sequence)", "error": "\(error)"])
                             }
                         }
                     }

@@ -67,9 +67,7 @@ public enum StatusJob {
         do {
             let db = try Database(path: path, create: false, readOnly: true)
             let s = try db.statement("""
-                SELECT c.monitor, c.identifier, COALESCE(r.state, 'unknown'), r.since, c.version, c.source
-                FROM conditions c LEFT JOIN records r ON r.monitor = c.monitor AND r.identifier = c.identifier
-                ORDER BY c.monitor, c.identifier
+                SELECT monitor, identifier, state, since, version, source FROM conditions ORDER BY monitor, identifier
                 """)
             var rows: [Row] = []
             while try s.step() {

@@ -127,8 +127,13 @@ public struct SpatialIndex: Sendable {
         stored -= 1
     }
 
+    /// The finest level in use: worth keeping with the boxes, so that a rebuild can skip choosing it.
+    public var floorLevel: Int { floor }
+
     /// Adds many boxes at once (a restore) and builds the index once, instead of rebalancing as it grows.
-    public mutating func insertAll(_ items: [(slot: Int, box: BoundingBox)]) {
+    /// `floor` (a `floorLevel` saved earlier) skips choosing the floor; any valid floor gives the same
+    /// answers, only the speed differs.
+    public mutating func insertAll(_ items: [(slot: Int, box: BoundingBox)], floor hint: Int? = nil) {
         for (slot, box) in items {
             if slot < boxes.count, boxes[slot] != nil { remove(slot: slot) }
             while boxes.count <= slot {
@@ -140,7 +145,16 @@ public struct SpatialIndex: Sendable {
             stored += 1
         }
         nextRebalance = max(nextRebalance, stored * 2)
-        rebalance(force: true)
+        if let hint, (0..<Self.levelCount).contains(hint) {
+            floor = hint
+            levels = Array(repeating: CellTable(), count: Self.levelCount)
+            population = Array(repeating: 0, count: Self.levelCount)
+            activeLevels = []
+            large = []
+            for slot in boxes.indices { if let box = boxes[slot] { place(slot, box) } }
+        } else {
+            rebalance(force: true)
+        }
     }
 
     /// Builds the index afresh once all boxes are known, choosing the floor for them.

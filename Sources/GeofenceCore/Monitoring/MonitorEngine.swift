@@ -101,7 +101,7 @@ public struct MonitorEngine: Sendable {
 
     /// Puts back many persisted records at once (restoring a monitor), indexing them in one build.
     /// Identifiers already present are replaced.
-    public mutating func restore(contentsOf records: [(identifier: String, record: MonitorRecord)]) {
+    public mutating func restore(contentsOf records: [(identifier: String, record: MonitorRecord)], indexFloor: Int? = nil) {
         slots.reserveCapacity(slots.count + records.count)
         slotByIdentifier.reserveCapacity(slotByIdentifier.count + records.count)
         var boxes: [(slot: Int, box: BoundingBox)] = []
@@ -122,8 +122,11 @@ public struct MonitorEngine: Sendable {
             boxes.append((slot, record.condition.region.boundingBox))
             if record.state != .unsatisfied { watch(slot) }
         }
-        index.insertAll(boxes)
+        index.insertAll(boxes, floor: indexFloor)
     }
+
+    /// The spatial index's chosen floor, to save with the conditions (see `restore(contentsOf:indexFloor:)`).
+    public var indexFloor: Int { index.floorLevel }
 
     /// Puts back the last accepted fix, so that ordering and speed checks continue across a restart.
     public mutating func restoreLastAcceptedFix(_ fix: Location?) {
