@@ -113,9 +113,11 @@ public actor AgentStore {
             var engine = MonitorEngine(name: name, configuration: configuration)
             // Read the rows first, then decode the geometries on every core: decoding and preparing
             // 100,000 polygons is most of a restore.
-            // One ordered scan of one table; every blob goes into one buffer.
+            // One scan of one table, read in chunks that other cores decode while this thread reads on.
+            let decoder = ParallelDecoder()
             var rows: [RestoreRow] = []
             var blobs: [UInt8] = []
+            rows.reserveCapacity(ParallelDecoder.chunk)
             let conditions = try db.statement("""
                 SELECT identifier, compiled, state, since, dwell_reported, last_kind, last_state, last_date,
                        last_latitude, last_longitude, last_accuracy
@@ -136,8 +138,14 @@ public actor AgentStore {
                     }
                 }
                 rows.append(row)
+                if rows.count == ParallelDecoder.chunk {
+                    decoder.decode(rows, blobs)
+                    rows.removeAll(keepingCapacity: true)
+                    blobs = []
+                }
             }
-            let restored = try Self.decodeInParallel(rows, blobs)
+            decoder.decode(rows, blobs)
+            let restored = try decoder.results()
             let floorQuery = try db.statement("SELECT index_floor FROM monitors WHERE name = ?1").bind(.text(name))
             let floor: Int? = try floorQuery.step() && !floorQuery.isNull(0) ? Int(floorQuery.int(0)) : nil
             engine.restore(contentsOf: restored, indexFloor: floor)
@@ -152,51 +160,13 @@ public actor AgentStore {
         return engine
     }
 
-    private struct RestoreRow: Sendable {
+    struct RestoreRow: Sendable {
         var identifier: String
         var blob: Range<Int>
         var state: ConditionState = .unknown
         var since: Date?
         var dwellReported = false
         var last: (kind: EventKind, state: ConditionState, date: Date, coordinate: Coordinate, accuracy: Double)?
-    }
-
-    /// Decodes rows into records, split over the machine's cores.
-    private static func decodeInParallel(_ rows: [RestoreRow], _ blobs: [UInt8]) throws -> [(identifier: String, record: MonitorRecord)] {
-        let workers = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 8, rows.count / 1000 + 1))
-        let chunk = (rows.count + workers - 1) / max(workers, 1)
-        let results = Mutex<[Int: Result<[(identifier: String, record: MonitorRecord)], ConditionCodec.DecodingError>]>([:])
-        DispatchQueue.concurrentPerform(iterations: workers) { w in
-            let range = min(rows.count, w * chunk)..<min(rows.count, (w + 1) * chunk)
-            var out: [(identifier: String, record: MonitorRecord)] = []
-            out.reserveCapacity(range.count)
-            do throws(ConditionCodec.DecodingError) {
-                for row in rows[range] {
-                    let condition = try ConditionCodec.decode(blobs[row.blob])
-                    var record = MonitorRecord(condition: condition, state: row.state, since: row.since, dwellReported: row.dwellReported)
-                    if let last = row.last {
-                        record.lastEvent = MonitorEvent(
-                            identifier: row.identifier, kind: last.kind, state: last.state, date: last.date,
-                            location: Location(coordinate: last.coordinate, horizontalAccuracy: last.accuracy, timestamp: last.date),
-                            conditionName: condition.name)
-                    }
-                    out.append((row.identifier, record))
-                }
-                results.withLock { $0[w] = .success(out) }
-            } catch {
-                results.withLock { $0[w] = .failure(error) }
-            }
-        }
-        var all: [(identifier: String, record: MonitorRecord)] = []
-        all.reserveCapacity(rows.count)
-        for w in 0..<workers {
-            switch results.withLock({ $0[w] }) {
-            case .success(let part)?: all += part
-            case .failure(let error)?: throw SQLiteError(code: 11, message: "a stored condition cannot be decoded: \(error)")
-            case nil: break
-            }
-        }
-        return all
     }
 
     public func closeMonitor(_ name: String) {
@@ -495,5 +465,53 @@ public actor AgentStore {
         } else {
             try db.statement("DELETE FROM settings WHERE key = ?1").bind(.text(key)).run()
         }
+    }
+}
+
+/// Decodes chunks of restored rows on the global concurrent queue while the store thread reads on.
+private final class ParallelDecoder: @unchecked Sendable {
+    static let chunk = 8_192
+    private let group = DispatchGroup()
+    private let parts = Mutex<[Int: Result<[(identifier: String, record: MonitorRecord)], ConditionCodec.DecodingError>]>([:])
+    private var next = 0
+
+    func decode(_ rows: [AgentStore.RestoreRow], _ blobs: [UInt8]) {
+        guard !rows.isEmpty else { return }
+        let index = next
+        next += 1
+        DispatchQueue.global().async(group: group) { [self] in
+            var out: [(identifier: String, record: MonitorRecord)] = []
+            out.reserveCapacity(rows.count)
+            do throws(ConditionCodec.DecodingError) {
+                for row in rows {
+                    let condition = try ConditionCodec.decode(blobs[row.blob])
+                    var record = MonitorRecord(condition: condition, state: row.state, since: row.since, dwellReported: row.dwellReported)
+                    if let last = row.last {
+                        record.lastEvent = MonitorEvent(
+                            identifier: row.identifier, kind: last.kind, state: last.state, date: last.date,
+                            location: Location(coordinate: last.coordinate, horizontalAccuracy: last.accuracy, timestamp: last.date),
+                            conditionName: condition.name)
+                    }
+                    out.append((row.identifier, record))
+                }
+                parts.withLock { $0[index] = .success(out) }
+            } catch {
+                parts.withLock { $0[index] = .failure(error) }
+            }
+        }
+    }
+
+    /// Every chunk's records, in reading order.
+    func results() throws -> [[(identifier: String, record: MonitorRecord)]] {
+        group.wait()
+        var all: [[(identifier: String, record: MonitorRecord)]] = []
+        for index in 0..<next {
+            switch parts.withLock({ $0.removeValue(forKey: index) }) {
+            case .success(let part)?: all.append(part)
+            case .failure(let error)?: throw SQLiteError(code: 11, message: "a stored condition cannot be decoded: \(error)")
+            case nil: break
+            }
+        }
+        return all
     }
 }

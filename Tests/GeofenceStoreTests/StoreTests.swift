@@ -104,6 +104,39 @@ func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Locat
         await store.close()
     }
 
+    /// More conditions than one decoding chunk: every record comes back to its own condition.
+    @Test func aLargeMonitorRestoresEveryRecordToItsCondition() async throws {
+        let path = temporaryStorePath()
+        let n = 20_000
+        var engine: MonitorEngine
+        do {
+            let store = try await AgentStore.open(path: path, logger: quietLogger)
+            var inputs: [AgentStore.ConditionInput] = []
+            for k in 0..<n {
+                let center = Coordinate(latitude: 52 + Double(k % 100) * 0.01, longitude: 4 + Double(k / 100) * 0.01)
+                let condition = try Condition.circle(center: center, radius: 100 + Double(k % 7), name: "n\(k)")
+                inputs.append(.init(monitor: "m", identifier: "c\(k)", condition: condition, definition: "{}", source: "local"))
+            }
+            _ = try await store.putConditions(inputs)
+            engine = try await store.openMonitor("m")
+            let outcome = engine.process(fix(52.5, 4.5, t: 0))
+            let changed = Set(outcome.events.map(\.identifier))
+            #expect(changed.count == n)
+            _ = try await store.commit(monitor: "m", records: engine.records.filter { changed.contains($0.identifier) }, lastFix: engine.lastAcceptedFix,
+                                       indexFloor: engine.indexFloor, outbox: [])
+            await store.close()
+        }
+        let store = try await AgentStore.open(path: path, logger: quietLogger)
+        let restored = try await store.openMonitor("m")
+        #expect(restored.count == n)
+        for k in stride(from: 0, to: n, by: 97) {
+            let a = try #require(engine.record(for: "c\(k)")), b = try #require(restored.record(for: "c\(k)"))
+            #expect(a.state == b.state && a.condition.name == b.condition.name && a.condition.geometry == b.condition.geometry)
+        }
+        #expect(restored.records.filter { $0.record.state == .satisfied }.map(\.identifier) == engine.records.filter { $0.record.state == .satisfied }.map(\.identifier))
+        await store.close()
+    }
+
     @Test func anOlderVersionIsIgnored() async throws {
         let store = try await AgentStore.open(path: temporaryStorePath(), logger: quietLogger)
         var v5 = try Condition.circle(center: depot, radius: 100)

@@ -102,25 +102,35 @@ public struct MonitorEngine: Sendable {
     /// Puts back many persisted records at once (restoring a monitor), indexing them in one build.
     /// Identifiers already present are replaced.
     public mutating func restore(contentsOf records: [(identifier: String, record: MonitorRecord)], indexFloor: Int? = nil) {
-        slots.reserveCapacity(slots.count + records.count)
-        slotByIdentifier.reserveCapacity(slotByIdentifier.count + records.count)
+        restore(contentsOf: [records], indexFloor: indexFloor)
+    }
+
+    /// The same, from several parts (decoded in parallel), without joining them first.
+    public mutating func restore(contentsOf parts: [[(identifier: String, record: MonitorRecord)]], indexFloor: Int? = nil) {
+        let total = parts.reduce(0) { $0 + $1.count }
+        slots.reserveCapacity(slots.count + total)
+        slotByIdentifier.reserveCapacity(slotByIdentifier.count + total)
+        watchedPosition.reserveCapacity(watchedPosition.count + total)
+        stamps.reserveCapacity(stamps.count + total)
         var boxes: [(slot: Int, box: BoundingBox)] = []
-        boxes.reserveCapacity(records.count)
-        for (identifier, record) in records {
-            if slotByIdentifier[identifier] != nil { remove(identifier) }
-            let slot: Int
-            if let free = freeSlots.popLast() {
-                slot = free
-            } else {
-                slot = slots.count
-                slots.append(nil)
-                watchedPosition.append(-1)
-                stamps.append(0)
+        boxes.reserveCapacity(total)
+        for records in parts {
+            for (identifier, record) in records {
+                if slotByIdentifier[identifier] != nil { remove(identifier) }
+                let slot: Int
+                if let free = freeSlots.popLast() {
+                    slot = free
+                } else {
+                    slot = slots.count
+                    slots.append(nil)
+                    watchedPosition.append(-1)
+                    stamps.append(0)
+                }
+                slots[slot] = Slot(identifier: identifier, record: record)
+                slotByIdentifier[identifier] = slot
+                boxes.append((slot, record.condition.region.boundingBox))
+                if record.state != .unsatisfied { watch(slot) }
             }
-            slots[slot] = Slot(identifier: identifier, record: record)
-            slotByIdentifier[identifier] = slot
-            boxes.append((slot, record.condition.region.boundingBox))
-            if record.state != .unsatisfied { watch(slot) }
         }
         index.insertAll(boxes, floor: indexFloor)
     }
