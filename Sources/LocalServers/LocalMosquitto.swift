@@ -9,7 +9,8 @@ import Glibc
 public final class LocalMosquitto: @unchecked Sendable {
     public let port: Int
     public let directory: URL
-    private let settings: String
+    /// Extra lines for the listener and the broker; may be set until `start()`.
+    public var settings: String
     private var pid: pid_t?
 
     /// `settings` are extra lines for the listener (TLS) and the broker (ACLs, passwords).

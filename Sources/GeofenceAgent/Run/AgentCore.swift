@@ -47,16 +47,39 @@ actor AgentCore {
     }
 
     /// Local conditions from the configured file, stored with source `local`.
-    func importLocalConditions(_ path: String) async throws {
+    func importLocalConditions(_ path: String, source: String? = nil) async throws {
         let file = try ConditionFile.load(path, limits: .default)
         for line in file.errorLines { logger.error("local conditions: \(line)") }
         var inputs: [AgentStore.ConditionInput] = []
         for d in file.definitions {
             inputs.append(.init(monitor: d.monitor ?? Self.defaultMonitor, identifier: d.identifier, condition: d.condition,
-                                definition: file.featureText(d.identifier) ?? "{}", source: "local:\(path)"))
+                                definition: file.featureText(d.identifier) ?? "{}", source: source ?? "local:\(path)"))
         }
         let results = try await store.putConditions(inputs)
         for (input, result) in zip(inputs, results) where result == .stored { apply(input) }
+    }
+
+    /// Changes `geofence-agent conditions add/remove` left for the running agent (which holds the store).
+    func processInbox(_ directory: String) async {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+        for name in names.sorted() where name.hasPrefix("add-") || name.hasPrefix("remove-") {
+            let path = (directory as NSString).appendingPathComponent(name)
+            do {
+                if name.hasPrefix("add-") {
+                    try await importLocalConditions(path, source: "local:cli")
+                } else if let data = FileManager.default.contents(atPath: path),
+                          let request = try? JSONDecoder().decode(InboxRemoval.self, from: data) {
+                    _ = try await store.removeCondition(monitor: request.monitor, identifier: request.identifier)
+                    engines[request.monitor]?.remove(request.identifier)
+                }
+                try? FileManager.default.removeItem(atPath: path)
+                logger.info("applied a local change", metadata: ["request": "\(name)"])
+                scheduleStatePublish()
+            } catch {
+                logger.error("could not apply a local change", metadata: ["request": "\(name)", "error": "\(error)"])
+                try? FileManager.default.moveItem(atPath: path, toPath: path + ".rejected")
+            }
+        }
     }
 
     private func apply(_ input: AgentStore.ConditionInput) {
@@ -293,4 +316,10 @@ actor AgentCore {
             outbox: stats, outboxCaps: store.limits, store: store.path, storeProblem: storeProblem,
             waitingStateChanges: pending.count, liveUpdates: liveUpdatesStarted)
     }
+}
+
+/// A removal left in the inbox by `geofence-agent conditions remove`.
+struct InboxRemoval: Codable {
+    var monitor: String
+    var identifier: String
 }

@@ -75,6 +75,7 @@ final class AgentService: Service, Sendable {
         var tick = 0
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             await core.flushPending()
+            await core.processInbox(statusPath.replacingOccurrences(of: ".status.json", with: ".inbox"))
             await writeStatus(online: true)
             if tick % 10 == 0 { await publishStatus() }
             tick += 1

@@ -1,0 +1,149 @@
+import Foundation
+import GeofenceCore
+import GeofenceStore
+import Logging
+import SQLite
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `geofence-agent conditions list|show|add|remove`: the vehicle's local conditions. Reads go to the store
+/// (read-only, beside a running agent). Changes go straight to the store when the agent is stopped; when
+/// it runs (it holds the store), they are left in its inbox and applied within a second.
+public enum ConditionsJob {
+    static func configuration(_ path: String) throws(AgentError) -> AgentConfiguration { try AgentConfiguration.load(path) }
+
+    public static func list(configurationPath: String, json: Bool, emit: (String) -> Void) throws(AgentError) {
+        let c = try configuration(configurationPath)
+        let rows = try StatusJob.storedConditions(c.storePath)
+        if json {
+            for r in rows {
+                var line = JSONLine()
+                line.add("monitor", r.monitor)
+                line.add("identifier", r.identifier)
+                line.add("state", r.state)
+                line.add("since", orNull: r.since)
+                line.add("version", orNull: r.version.map(Int.init))
+                line.add("source", r.source)
+                emit(line.text)
+            }
+            return
+        }
+        emit(StatusJob.pad("MONITOR", 12) + StatusJob.pad("CONDITION", 28) + StatusJob.pad("STATE", 13) + StatusJob.pad("VERSION", 9) + "SOURCE")
+        for r in rows {
+            emit(StatusJob.pad(r.monitor, 12) + StatusJob.pad(r.identifier, 28) + StatusJob.pad(r.state, 13) + StatusJob.pad(r.version.map(String.init) ?? "-", 9) + r.source)
+        }
+    }
+
+    public static func show(configurationPath: String, identifier: String, monitor: String?, emit: (String) -> Void) throws(AgentError) {
+        let c = try configuration(configurationPath)
+        guard FileManager.default.fileExists(atPath: c.storePath) else { throw AgentError("no store at \(c.storePath) yet", exitCode: 1) }
+        do {
+            let db = try Database(path: c.storePath, create: false, readOnly: true)
+            let s = try db.statement("SELECT monitor, definition FROM conditions WHERE identifier = ?1 AND (?2 IS NULL OR monitor = ?2) ORDER BY monitor")
+                .bind(.text(identifier), .optional(monitor))
+            var found = false
+            while try s.step() {
+                found = true
+                emit(s.text(1) ?? "")
+            }
+            if !found { throw AgentError("no condition '\(identifier)'\(monitor.map { " in monitor '\($0)'" } ?? "")", exitCode: 1) }
+        } catch let error as AgentError {
+            throw error
+        } catch {
+            throw AgentError("cannot read the store \(c.storePath): \(error)")
+        }
+    }
+
+    public static func add(configurationPath: String, file path: String, logger: Logger, emit: @Sendable (String) -> Void) async throws(AgentError) {
+        let c = try configuration(configurationPath)
+        let file = try ConditionFile.load(path)
+        if !file.errors.isEmpty {
+            throw AgentError("nothing was added: \(file.errors.count) of \(file.errors.count + file.definitions.count) features are invalid:\n" + file.errorLines.joined(separator: "\n"))
+        }
+        if agentRunning(c.storePath) {
+            let inbox = try inboxPath(c.storePath)
+            let request = (inbox as NSString).appendingPathComponent("add-\(Date().timeIntervalSince1970)-\(UUID().uuidString.prefix(8)).geojson")
+            do {
+                try Data(contentsOf: URL(fileURLWithPath: path)).write(to: URL(fileURLWithPath: request + ".tmp"))
+                try FileManager.default.moveItem(atPath: request + ".tmp", toPath: request)
+            } catch { throw AgentError("cannot leave the change for the running agent in \(inbox): \(error)") }
+            try waitApplied(request)
+            emit("added \(file.definitions.count) conditions through the running agent")
+            return
+        }
+        let store: AgentStore
+        do { store = try await AgentStore.open(path: c.storePath, limits: c.outbox, logger: logger) } catch { throw AgentError("\(error)") }
+        do {
+            let results = try await store.putConditions(file.definitions.map {
+                .init(monitor: $0.monitor ?? SimulateJob.defaultMonitor, identifier: $0.identifier, condition: $0.condition,
+                      definition: file.featureText($0.identifier) ?? "{}", source: "local:cli")
+            })
+            await store.close()
+            for (d, r) in zip(file.definitions, results) {
+                if case .olderVersion(let v) = r { emit("kept \(d.identifier): the stored version \(v) is newer") } else { emit("added \(d.identifier)") }
+            }
+        } catch {
+            await store.close()
+            throw AgentError("\(error)")
+        }
+    }
+
+    public static func remove(configurationPath: String, identifier: String, monitor: String?, logger: Logger, emit: @Sendable (String) -> Void) async throws(AgentError) {
+        let c = try configuration(configurationPath)
+        let monitor = monitor ?? SimulateJob.defaultMonitor
+        if agentRunning(c.storePath) {
+            let inbox = try inboxPath(c.storePath)
+            let request = (inbox as NSString).appendingPathComponent("remove-\(Date().timeIntervalSince1970)-\(UUID().uuidString.prefix(8)).json")
+            do {
+                try JSONEncoder().encode(InboxRemoval(monitor: monitor, identifier: identifier)).write(to: URL(fileURLWithPath: request + ".tmp"))
+                try FileManager.default.moveItem(atPath: request + ".tmp", toPath: request)
+            } catch { throw AgentError("cannot leave the change for the running agent in \(inbox): \(error)") }
+            try waitApplied(request)
+            emit("removed \(identifier) through the running agent")
+            return
+        }
+        let store: AgentStore
+        do { store = try await AgentStore.open(path: c.storePath, limits: c.outbox, logger: logger) } catch { throw AgentError("\(error)") }
+        let removed: Bool
+        do { removed = try await store.removeCondition(monitor: monitor, identifier: identifier) } catch {
+            await store.close()
+            throw AgentError("\(error)")
+        }
+        await store.close()
+        guard removed else { throw AgentError("no condition '\(identifier)' in monitor '\(monitor)'", exitCode: 1) }
+        emit("removed \(identifier)")
+    }
+
+    /// The agent holds an exclusive lock beside its store while it runs.
+    static func agentRunning(_ storePath: String) -> Bool {
+        let fd = open(storePath + ".lock", O_RDWR | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        if flock(fd, LOCK_EX | LOCK_NB) == 0 {
+            flock(fd, LOCK_UN)
+            return false
+        }
+        return true
+    }
+
+    static func inboxPath(_ storePath: String) throws(AgentError) -> String {
+        let path = storePath + ".inbox"
+        do { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) } catch {
+            throw AgentError("cannot create \(path): \(error)")
+        }
+        return path
+    }
+
+    static func waitApplied(_ request: String) throws(AgentError) {
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if FileManager.default.fileExists(atPath: request + ".rejected") {
+                throw AgentError("the running agent refused the change; see its log", exitCode: 1)
+            }
+            if !FileManager.default.fileExists(atPath: request) { return }
+            usleep(50_000)
+        }
+        throw AgentError("the running agent did not apply the change within 10 s; it stays in \(request) and is applied when the agent gets to it", exitCode: 1)
+    }
+}

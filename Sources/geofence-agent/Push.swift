@@ -1,0 +1,44 @@
+import ArgumentParser
+import GeofenceAgent
+import Logging
+
+struct Push: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Publish geofences over MQTT as an operator would: retained, one Feature per topic.",
+        discussion: """
+            Validates the whole file first: if any feature is invalid, nothing is published and every \
+            problem is printed with its path. Each condition goes to PREFIX/FLEET/geofences/ID (all vehicles) \
+            or, with --vehicle, to PREFIX/FLEET/vehicles/VEHICLE/geofences/ID. --delete publishes empty \
+            retained messages, which delete the conditions on the vehicles. The broker and prefix come from \
+            the configuration file.
+
+            Examples:
+              geofence-agent push --conditions examples/ijsselmeer.geojson
+              geofence-agent push --conditions depot.geojson --vehicle vehicle-7
+              geofence-agent push --conditions depot.geojson --delete
+            """
+    )
+
+    @Option(help: "The configuration file (for the broker, the fleet and the topic prefix).")
+    var config = "config.json"
+
+    @Option(help: "GeoJSON Feature or FeatureCollection to publish.")
+    var conditions: String
+
+    @Option(help: "Publish for this vehicle only.")
+    var vehicle: String?
+
+    @Flag(help: "Delete these conditions (empty retained messages).")
+    var delete = false
+
+    func run() async throws {
+        let logger = Logger(label: "geofence-agent.push") { _ in SwiftLogNoOpLogHandler() }
+        do {
+            try await PushJob.run(configurationPath: config, conditionsPath: conditions, vehicle: vehicle, delete: delete,
+                                  logger: logger, emit: { print($0) })
+        } catch {
+            printError("error: \(error.message)")
+            throw ExitCode(error.exitCode)
+        }
+    }
+}
