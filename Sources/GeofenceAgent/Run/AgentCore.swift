@@ -253,12 +253,21 @@ actor AgentCore {
             liveUpdatesStarted = command == "startLiveUpdates"
             try? await store.setSetting("liveUpdates.started", liveUpdatesStarted ? "true" : "false")
             logger.info("live updates \(liveUpdatesStarted ? "started" : "stopped") by command")
+        case "resync":
+            // Subscribing again makes the broker send every retained geofence again; they reach the
+            // standing subscriptions, and the store keeps what is new (versions order them).
+            logger.info("resync: asking the broker for every retained geofence again")
+            for filter in [topics.fleetGeofences, topics.vehicleGeofences] {
+                do { _ = try await client.subscribe(filter) } catch {
+                    logger.error("resync failed", metadata: ["filter": "\(filter)", "error": "\(error)"])
+                }
+            }
         case "reportLocation":
             if let lastLocation {
                 await enqueueLocation(LiveUpdate(location: lastLocation, isStationary: lastStationary))
             }
         default:
-            await reject(message.topic, identifier: nil, reason: "unknown command '\(command.prefix(80))'; known: reportLocation, startLiveUpdates, stopLiveUpdates")
+            await reject(message.topic, identifier: nil, reason: "unknown command '\(command.prefix(80))'; known: reportLocation, startLiveUpdates, stopLiveUpdates, resync")
         }
     }
 
