@@ -19,19 +19,33 @@ public final class NMEAFeed: Sendable {
         var next = 0
         var stopping = false
         var connection: Int32 = -1
+        var sentAt: [UInt64] = []
+    }
+
+    /// Writes the given lines (each may hold several sentences joined by CRLF, written at once).
+    public convenience init(sentences: [String], interval: Double = 0) throws {
+        try self.init(lines: sentences.map { Array($0.utf8) }, interval: interval, closeAtEnd: false)
     }
 
     /// - Parameters:
     ///   - interval: seconds between lines (0: as fast as the peer reads).
     ///   - closeAtEnd: close the connection after the last line, as a log that ends.
     ///   - repeats: write the log this many times over, for a longer drive (a benchmark).
-    public init(log: URL, interval: Double = 0, closeAtEnd: Bool = false, repeats: Int = 1) throws {
+    public convenience init(log: URL, interval: Double = 0, closeAtEnd: Bool = false, repeats: Int = 1) throws {
         // Bytes, not Strings: Swift reads "\r\n" as one Character, and several logs end lines that way.
         let bytes = try [UInt8](Data(contentsOf: log))
+        try self.init(lines: Self.lines(of: bytes, repeats: repeats), interval: interval, closeAtEnd: closeAtEnd)
+    }
+
+    static func lines(of bytes: [UInt8], repeats: Int) -> [[UInt8]] {
         let lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true)
             .map { line in Array(line.last == UInt8(ascii: "\r") ? line.dropLast() : line[...]) }
             .filter { $0.first != UInt8(ascii: "#") && !$0.isEmpty }
-        self.lines = Array(repeatElement(lines, count: max(1, repeats)).joined())
+        return Array(repeatElement(lines, count: max(1, repeats)).joined())
+    }
+
+    init(lines: [[UInt8]], interval: Double, closeAtEnd: Bool) throws {
+        self.lines = lines
         (listener, port) = try Self.listen()
         let thread = Thread { [self] in serve(interval: interval, closeAtEnd: closeAtEnd) }
         thread.name = "nmea-feed"
@@ -72,6 +86,9 @@ public final class NMEAFeed: Sendable {
 
     /// Lines written so far.
     public var linesSent: Int { state.withLock { $0.next } }
+
+    /// When each line was written (CLOCK_MONOTONIC ns), by line index: for latency measurements.
+    public var sentTimes: [UInt64] { state.withLock { $0.sentAt } }
     public var lineCount: Int { lines.count }
 
     public func stop() {
@@ -102,7 +119,13 @@ public final class NMEAFeed: Sendable {
                 guard index < lines.count else { break }
                 let bytes = lines[index] + [0x0D, 0x0A]
                 if !writeAll(fd, bytes) { peerGone = true; break }
-                state.withLock { $0.next = index + 1 }
+                var ts = timespec()
+                clock_gettime(CLOCK_MONOTONIC, &ts)
+                let now = UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+                state.withLock {
+                    $0.next = index + 1
+                    if $0.sentAt.count == index { $0.sentAt.append(now) }
+                }
                 if interval > 0 { usleep(useconds_t(interval * 1e6)) }
             }
             if !peerGone && !closeAtEnd {

@@ -30,6 +30,8 @@ public struct AgentConfiguration: Sendable, Equatable {
         public var port = 2947
         public var device: String?
         public var noDataTimeout = 5.0
+        /// An epoch's reports are coalesced until the next epoch starts or this much quiet (seconds).
+        public var epochQuietPeriod = 0.05
     }
 
     /// A recorded drive instead of gpsd: for demos and tests on machines without a receiver.
@@ -201,6 +203,7 @@ public struct AgentConfiguration: Sendable, Equatable {
             c.gpsd.port = try g.integer("port", in: 1...65535) ?? c.gpsd.port
             c.gpsd.device = try g.string("device")
             c.gpsd.noDataTimeout = try g.number("noDataTimeout", in: 0.5...3600) ?? c.gpsd.noDataTimeout
+            c.gpsd.epochQuietPeriod = try g.number("epochQuietPeriod", in: 0.0005...1) ?? c.gpsd.epochQuietPeriod
             try g.finish()
         }
         if var r = try top.object("replay") {

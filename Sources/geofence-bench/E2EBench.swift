@@ -1,0 +1,169 @@
+import ArgumentParser
+import Foundation
+import LocalServers
+import Logging
+import Mosquitto
+import GeofenceAgent
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `geofence-bench e2e`: from a receiver's report reaching gpsd to the event reaching a subscriber,
+/// through the real agent process with its durable outbox.
+struct E2EBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "e2e",
+        abstract: "Measure the latency from a receiver report through gpsd and the agent to an MQTT subscriber.",
+        discussion: """
+            A synthetic receiver drives back and forth through a 30 m circle at 20 m/s, one epoch (GGA + RMC, \
+            written together) every 100 ms, fed to a gpsd of our own. The agent (the real binary, store on \
+            disk with synchronous=FULL) publishes every transition; a subscriber on loopback timestamps it. \
+            Latency = arrival at the subscriber - the moment the epoch that caused the event was written to \
+            gpsd. Run once with the default epoch quiet period (50 ms) and once with 1 ms:
+
+            {"scenario": "e2e-latency", "epoch_quiet_ms": ..., "p50_ms": ..., "p99_ms": ..., "transitions": ...}
+
+            Example:
+              swift build -c release && .build/release/geofence-bench e2e
+            """
+    )
+
+    @Option(help: "Epochs fed per run.")
+    var epochs = 900
+
+    @Option(help: "The geofence-agent executable (default: beside this benchmark).")
+    var agent: String?
+
+    func validate() throws {
+        guard LocalGPSD.isInstalled else { throw ValidationError("gpsd is not installed: run scripts/setup") }
+    }
+
+    func run() async throws {
+        let agentPath = try agent ?? URL(fileURLWithPath: FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+            .deletingLastPathComponent().appendingPathComponent("geofence-agent").path
+        for quiet in [0.05, 0.001] {
+            let (latencies, transitions) = try await measure(agentPath: agentPath, quietPeriod: quiet)
+            let sorted = latencies.sorted()
+            func q(_ p: Double) -> Double { sorted.isEmpty ? .nan : sorted[min(sorted.count - 1, Int(p * Double(sorted.count)))] }
+            print(jsonLine(["scenario": "e2e-latency", "epoch_quiet_ms": quiet * 1000, "p50_ms": rounded(q(0.5), 2),
+                            "p99_ms": rounded(q(0.99), 2), "max_ms": rounded(sorted.last ?? .nan, 2), "transitions": transitions,
+                            "measured": latencies.count]))
+        }
+    }
+
+    /// One run: returns each transition's latency in ms.
+    private func measure(agentPath: String, quietPeriod: Double) async throws -> ([Double], Int) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("e2e-bench-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let broker = try LocalMosquitto()
+        try broker.start()
+        defer { broker.stop() }
+
+        let start = Date(timeIntervalSince1970: 1_767_225_600)
+        let origin = (lat: 52.0, lon: 5.0)
+        let metresPerDegreeLongitude = 111_320.0 * cos(origin.lat * .pi / 180)
+        var lines: [String] = []
+        var epochTimes: [String] = []
+        for k in 0..<epochs {
+            // Back and forth from -60 m to +60 m at 20 m/s, 10 epochs a second: a transition every 3 s.
+            let cycle = 12.0, t = Double(k) * 0.1
+            let phase = t.truncatingRemainder(dividingBy: cycle)
+            let x = phase < cycle / 2 ? -60 + phase * 20 : 60 - (phase - cycle / 2) * 20
+            let time = start.addingTimeInterval(t)
+            lines.append(NMEA.epoch(latitude: origin.lat, longitude: origin.lon + x / metresPerDegreeLongitude, time: time,
+                                    speedKnots: 38.9, course: phase < cycle / 2 ? 90 : 270))
+            epochTimes.append(iso8601(time))
+        }
+        let feed = try NMEAFeed(sentences: lines, interval: 0.1)
+        defer { feed.stop() }
+        let gpsd = try LocalGPSD(sources: [feed.url])
+        try gpsd.start()
+        defer { gpsd.stop() }
+
+        let conditions = #"{"type":"Feature","id":"zone","geometry":{"type":"Point","coordinates":[\#(origin.lon),\#(origin.lat)]},"properties":{"radius":30}}"#
+        try conditions.write(to: directory.appendingPathComponent("zone.geojson"), atomically: true, encoding: .utf8)
+        let config: [String: Any] = [
+            "fleet": "bench", "vehicle": "v1",
+            "mqtt": ["host": "127.0.0.1", "port": broker.port],
+            "gpsd": ["host": "127.0.0.1", "port": gpsd.port, "epochQuietPeriod": quietPeriod],
+            "store": ["path": "state/agent.sqlite"],
+            "conditions": ["file": "zone.geojson"],
+        ]
+        let configURL = directory.appendingPathComponent("config.json")
+        try JSONSerialization.data(withJSONObject: config).write(to: configURL)
+
+        let logger = Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() }
+        let subscriber = try MQTTClient(configuration: MQTTConfiguration(port: broker.port, clientID: "bench-dashboard"), logger: logger)
+        await subscriber.start()
+        let events = try await subscriber.subscribe("fleet/bench/vehicles/v1/events")
+        let arrivals = ArrivalLog()
+        let reader = Task {
+            for await message in events {
+                arrivals.record(time: monotonicNow(), payload: message.payload)
+            }
+        }
+        let pid = try LocalProcess.spawn(agentPath, ["run", "--config", configURL.path], standardError: directory.appendingPathComponent("agent.log").path)
+        defer { LocalProcess.terminate(pid) }
+        // The feed starts when the agent's watch opens it in gpsd.
+        let deadline = ContinuousClock.now + .seconds(Double(epochs) * 0.1 + 30)
+        while feed.linesSent < feed.lineCount, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
+        try await Task.sleep(for: .seconds(1))
+        LocalProcess.terminate(pid)
+        await subscriber.shutdown()
+        reader.cancel()
+
+        let sent = feed.sentTimes
+        var indexByTime: [String: Int] = [:]
+        for (k, t) in epochTimes.enumerated() { indexByTime[t] = k }
+        var latencies: [Double] = []
+        var transitions = 0
+        for (arrival, payload) in arrivals.all {
+            guard let o = try? JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any],
+                  let location = o["location"] as? [String: Any], let gpsTime = location["gpsTime"] as? String else { continue }
+            transitions += 1
+            guard let k = indexByTime[gpsTime], k < sent.count else { continue }
+            latencies.append(Double(Int64(arrival) - Int64(sent[k])) / 1e6)
+        }
+        return (latencies, transitions)
+    }
+}
+
+/// Arrival times of messages, recorded on the subscriber's task.
+final class ArrivalLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var entries: [(UInt64, [UInt8])] = []
+    func record(time: UInt64, payload: [UInt8]) { lock.lock(); entries.append((time, payload)); lock.unlock() }
+    var all: [(UInt64, [UInt8])] { lock.lock(); defer { lock.unlock() }; return entries }
+}
+
+func monotonicNow() -> UInt64 { nowNanoseconds() }
+
+/// NMEA 0183 sentences for a synthetic receiver.
+enum NMEA {
+    /// GGA then RMC for one epoch, joined so they are written together, as a receiver sends an epoch.
+    static func epoch(latitude: Double, longitude: Double, time: Date, speedKnots: Double, course: Double) -> String {
+        let c = Calendar(identifier: .gregorian)
+        var utc = c
+        utc.timeZone = TimeZone(identifier: "UTC")!
+        let d = utc.dateComponents([.year, .month, .day, .hour, .minute, .second, .nanosecond], from: time)
+        let hms = String(format: "%02d%02d%05.2f", d.hour!, d.minute!, Double(d.second!) + Double(d.nanosecond!) / 1e9)
+        let date = String(format: "%02d%02d%02d", d.day!, d.month!, d.year! % 100)
+        let lat = coordinate(abs(latitude), degreesWidth: 2), lon = coordinate(abs(longitude), degreesWidth: 3)
+        let ns = latitude >= 0 ? "N" : "S", ew = longitude >= 0 ? "E" : "W"
+        let gga = sentence("GPGGA,\(hms),\(lat),\(ns),\(lon),\(ew),1,10,0.8,10.0,M,46.0,M,,")
+        let rmc = sentence("GPRMC,\(hms),A,\(lat),\(ns),\(lon),\(ew),\(String(format: "%.1f", speedKnots)),\(String(format: "%.1f", course)),\(date),,,A")
+        return gga + "\r\n" + rmc
+    }
+
+    static func coordinate(_ value: Double, degreesWidth: Int) -> String {
+        let degrees = Int(value)
+        let minutes = (value - Double(degrees)) * 60
+        return String(format: "%0\(degreesWidth)d%07.4f", degrees, minutes)
+    }
+
+    static func sentence(_ body: String) -> String {
+        let checksum = body.utf8.reduce(UInt8(0), ^)
+        return "$" + body + String(format: "*%02X", checksum)
+    }
+}
