@@ -9,8 +9,8 @@ import Testing
     final class TwoReceivers: @unchecked Sendable {
         let a: NMEAFeed, b: NMEAFeed, gpsd: LocalGPSD
         init() throws {
-            a = try NMEAFeed(log: GPSDFixtures.log("nmea-rtk"))
-            b = try NMEAFeed(log: GPSDFixtures.log("haicom-305N"))
+            a = try NMEAFeed(log: GPSDFixtures.log("nmea-rtk"), interval: 0.0002)
+            b = try NMEAFeed(log: GPSDFixtures.log("haicom-305N"), interval: 0.0002)
             gpsd = try LocalGPSD(sources: [a.url, b.url])
             try gpsd.start()
         }

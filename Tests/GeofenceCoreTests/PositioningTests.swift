@@ -165,6 +165,11 @@ import Testing
             #expect(value)
         }
         #expect(s.current == "b")
+        // Epochs of different devices close out of order: an older report from "b" is no reason to switch.
+        var late = DeviceSelector(staleAfter: 3)
+        _ = late.accept(device: "a", mode: 3, accuracy: 10, received: 2_000_000_000)
+        let older = late.accept(device: "b", mode: 3, accuracy: 1, received: 1_000_000_000)
+        #expect(!older && late.current == "a")
         var configured = DeviceSelector(configuredPath: "a")
         let other = configured.accept(device: "b", mode: 3, accuracy: 1, received: 0)
         #expect(!other)

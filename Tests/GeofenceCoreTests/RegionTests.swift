@@ -21,7 +21,11 @@ import Testing
                 let q = offset(center, metres: radius * factor, bearing: bearing)
                 guard q.isValid else { continue }
                 let exact = Geodesic.distance(center, q)
-                #expect(circle.contains(PreparedPoint(q)) == (exact <= radius))
+                // Within a nanometre of the boundary the point is on it, and either answer is right: the two
+                // paths (chord bound, exact solution) round differently there (seen: radius 1 m at the equator).
+                if abs(exact - radius) > 1e-9 {
+                    #expect(circle.contains(PreparedPoint(q)) == (exact <= radius), "lat \(lat) lon \(lon) radius \(radius) bearing \(bearing) factor \(factor)")
+                }
                 let margin = 10.0
                 let expected: Containment = exact < radius - margin ? .inside : (exact > radius + margin ? .outside : .uncertain)
                 #expect(circle.classify(PreparedPoint(q), margin: margin) == expected)

@@ -9,6 +9,9 @@ public struct DeviceSelector: Sendable {
     public var staleAfter: Double
     public private(set) var current: String?
     private var lastFix: [String: (received: UInt64, mode: Int, accuracy: Double)] = [:]
+    /// The latest receive time seen: epochs of different devices close out of order, so staleness is
+    /// judged against this, not against the report at hand.
+    private var now: UInt64 = 0
 
     public init(configuredPath: String? = nil, staleAfter: Double = 3) {
         self.configuredPath = configuredPath
@@ -20,14 +23,15 @@ public struct DeviceSelector: Sendable {
     public mutating func accept(device: String?, mode: Int, accuracy: Double, received: UInt64) -> Bool {
         let path = device ?? ""
         if let configuredPath { return path == configuredPath }
-        if mode >= 2 { lastFix[path] = (received, mode, accuracy < 0 ? .infinity : accuracy) }
+        now = max(now, received)
+        if mode >= 2 { lastFix[path] = (max(lastFix[path]?.received ?? 0, received), mode, accuracy < 0 ? .infinity : accuracy) }
         if let current, current == path { return true }
         let staleNs = UInt64(staleAfter * 1e9)
-        if let current, let fix = lastFix[current], received &- fix.received < staleNs, received >= fix.received {
+        if let current, let fix = lastFix[current], now - min(fix.received, now) < staleNs {
             return false
         }
         // The current device is stale or unknown: take the best device with a recent fix.
-        let candidates = lastFix.filter { received >= $0.value.received && received - $0.value.received < staleNs }
+        let candidates = lastFix.filter { now - min($0.value.received, now) < staleNs }
         let best = candidates.max { a, b in
             a.value.mode != b.value.mode ? a.value.mode < b.value.mode : a.value.accuracy > b.value.accuracy
         }
