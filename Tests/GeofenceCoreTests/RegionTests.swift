@@ -21,9 +21,10 @@ import Testing
                 let q = offset(center, metres: radius * factor, bearing: bearing)
                 guard q.isValid else { continue }
                 let exact = Geodesic.distance(center, q)
-                // Within a nanometre of the boundary the point is on it, and either answer is right: the two
-                // paths (chord bound, exact solution) round differently there (seen: radius 1 m at the equator).
-                if abs(exact - radius) > 1e-9 {
+                // Within a micrometre of the boundary (a thousandth of the 1 mm the distances are held to) the
+                // point is on it and either answer is right: the chord bound and the exact solution round
+                // differently there (seen: 35 nm inside a 1 m circle at the equator, called outside).
+                if abs(exact - radius) > 1e-6 {
                     #expect(circle.contains(PreparedPoint(q)) == (exact <= radius), "lat \(lat) lon \(lon) radius \(radius) bearing \(bearing) factor \(factor)")
                 }
                 let margin = 10.0
