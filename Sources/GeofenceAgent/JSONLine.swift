@@ -1,4 +1,5 @@
 import Foundation
+import GeofenceCore
 
 /// One JSON object written with its keys in the order given, for line-oriented output that people
 /// read and scripts parse.
@@ -50,21 +51,7 @@ public struct JSONLine {
 
     public var text: String { "{" + parts.joined(separator: ",") + "}" }
 
-    public static func quote(_ s: String) -> String {
-        var out = "\""
-        for u in s.unicodeScalars {
-            switch u {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where u.value < 0x20: out += String(format: "\\u%04x", u.value)
-            default: out.unicodeScalars.append(u)
-            }
-        }
-        return out + "\""
-    }
+    public static func quote(_ s: String) -> String { JSONValue.quoted(s) }
 }
 
 /// ISO 8601 in UTC with milliseconds, as gpsd reports time.

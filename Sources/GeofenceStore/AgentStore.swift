@@ -380,9 +380,7 @@ public actor AgentStore {
             if batch.isEmpty { break }
             for (sequence, bytes) in batch where over(stats) {
                 try db.statement(delete).bind(.integer(sequence)).run()
-                stats.rows -= 1
-                stats.bytes -= bytes
-                if kind == .transition { stats.transitions -= 1 } else { stats.locations -= 1 }
+                forget(kind, bytes: bytes)
                 dropped += 1
             }
         }
@@ -415,17 +413,20 @@ public actor AgentStore {
             try db.transaction {
                 for entry in entries {
                     try db.statement("DELETE FROM outbox WHERE sequence = ?1").bind(.integer(entry.sequence)).run()
-                    if db.changes > 0 {
-                        stats.rows -= 1
-                        stats.bytes -= entry.payload.count
-                        if entry.kind == .transition { stats.transitions -= 1 } else { stats.locations -= 1 }
-                    }
+                    if db.changes > 0 { forget(entry.kind, bytes: entry.payload.count) }
                 }
             }
         }
     }
 
     public var outboxStats: OutboxStats { stats }
+
+    /// Counts a row out of the outbox.
+    private func forget(_ kind: OutboxEntry.Kind, bytes: Int) {
+        stats.rows -= 1
+        stats.bytes -= bytes
+        if kind == .transition { stats.transitions -= 1 } else { stats.locations -= 1 }
+    }
 
     private func refreshStats() throws {
         let db = try database()

@@ -52,11 +52,8 @@ struct Conditions: AsyncParsableCommand {
         @OptionGroup var options: Options
         @Option(help: "GeoJSON Feature or FeatureCollection.") var file: String
         func run() async throws {
-            do {
-                try await ConditionsJob.add(configurationPath: options.config, file: file, logger: Logger(label: "cli") { _ in SwiftLogNoOpLogHandler() }, emit: { print($0) })
-            } catch {
-                printError("error: \(error.message)")
-                throw ExitCode(error.exitCode)
+            try await runAsyncJob { () async throws(AgentError) in
+                try await ConditionsJob.add(configurationPath: options.config, file: file, logger: quietLogger, emit: { print($0) })
             }
         }
     }
@@ -68,13 +65,13 @@ struct Conditions: AsyncParsableCommand {
         @Argument(help: "The condition's identifier.") var identifier: String
         @Option(help: "The monitor (default: default).") var monitor: String?
         func run() async throws {
-            do {
+            try await runAsyncJob { () async throws(AgentError) in
                 try await ConditionsJob.remove(configurationPath: options.config, identifier: identifier, monitor: monitor,
-                                               logger: Logger(label: "cli") { _ in SwiftLogNoOpLogHandler() }, emit: { print($0) })
-            } catch {
-                printError("error: \(error.message)")
-                throw ExitCode(error.exitCode)
+                                               logger: quietLogger, emit: { print($0) })
             }
         }
     }
 }
+
+/// Store and MQTT messages stay quiet in one-shot commands; errors reach the user through `AgentError`.
+let quietLogger = Logger(label: "geofence-agent.cli") { _ in SwiftLogNoOpLogHandler() }

@@ -44,6 +44,16 @@ func runJob(_ job: (_ emit: (String) -> Void, _ warn: (String) -> Void) throws(A
     }
 }
 
+/// The same for a job that awaits.
+func runAsyncJob(_ job: () async throws(AgentError) -> Void) async throws {
+    do {
+        try await job()
+    } catch {
+        printError("error: \(error.message)")
+        throw ExitCode(error.exitCode)
+    }
+}
+
 func printError(_ text: String) {
     // Flush stdout first so that lines on both streams keep their order in a shared terminal.
     fflush(nil)

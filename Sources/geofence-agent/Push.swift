@@ -32,13 +32,9 @@ struct Push: AsyncParsableCommand {
     var delete = false
 
     func run() async throws {
-        let logger = Logger(label: "geofence-agent.push") { _ in SwiftLogNoOpLogHandler() }
-        do {
+        try await runAsyncJob { () async throws(AgentError) in
             try await PushJob.run(configurationPath: config, conditionsPath: conditions, vehicle: vehicle, delete: delete,
-                                  logger: logger, emit: { print($0) })
-        } catch {
-            printError("error: \(error.message)")
-            throw ExitCode(error.exitCode)
+                                  logger: quietLogger, emit: { print($0) })
         }
     }
 }

@@ -62,13 +62,9 @@ public enum ConditionsJob {
             throw AgentError("nothing was added: \(file.errors.count) of \(file.errors.count + file.definitions.count) features are invalid:\n" + file.errorLines.joined(separator: "\n"))
         }
         if agentRunning(c.storePath) {
-            let inbox = try inboxPath(c.storePath)
-            let request = (inbox as NSString).appendingPathComponent("add-\(Date().timeIntervalSince1970)-\(UUID().uuidString.prefix(8)).geojson")
-            do {
-                try Data(contentsOf: URL(fileURLWithPath: path)).write(to: URL(fileURLWithPath: request + ".tmp"))
-                try FileManager.default.moveItem(atPath: request + ".tmp", toPath: request)
-            } catch { throw AgentError("cannot leave the change for the running agent in \(inbox): \(error)") }
-            try waitApplied(request)
+            let data: Data
+            do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch { throw AgentError("\(path): \(error)") }
+            try handToAgent(c.storePath, kind: "add", suffix: "geojson", data: data)
             emit("added \(file.definitions.count) conditions through the running agent")
             return
         }
@@ -93,13 +89,8 @@ public enum ConditionsJob {
         let c = try configuration(configurationPath)
         let monitor = monitor ?? SimulateJob.defaultMonitor
         if agentRunning(c.storePath) {
-            let inbox = try inboxPath(c.storePath)
-            let request = (inbox as NSString).appendingPathComponent("remove-\(Date().timeIntervalSince1970)-\(UUID().uuidString.prefix(8)).json")
-            do {
-                try JSONEncoder().encode(InboxRemoval(monitor: monitor, identifier: identifier)).write(to: URL(fileURLWithPath: request + ".tmp"))
-                try FileManager.default.moveItem(atPath: request + ".tmp", toPath: request)
-            } catch { throw AgentError("cannot leave the change for the running agent in \(inbox): \(error)") }
-            try waitApplied(request)
+            let data = (try? JSONEncoder().encode(InboxRemoval(monitor: monitor, identifier: identifier))) ?? Data()
+            try handToAgent(c.storePath, kind: "remove", suffix: "json", data: data)
             emit("removed \(identifier) through the running agent")
             return
         }
@@ -125,6 +116,17 @@ public enum ConditionsJob {
             return false
         }
         return true
+    }
+
+    /// Leaves a change in the running agent's inbox (written whole, then renamed) and waits until it is applied.
+    static func handToAgent(_ storePath: String, kind: String, suffix: String, data: Data) throws(AgentError) {
+        let inbox = try inboxPath(storePath)
+        let request = (inbox as NSString).appendingPathComponent("\(kind)-\(Date().timeIntervalSince1970)-\(UUID().uuidString.prefix(8)).\(suffix)")
+        do {
+            try data.write(to: URL(fileURLWithPath: request + ".tmp"))
+            try FileManager.default.moveItem(atPath: request + ".tmp", toPath: request)
+        } catch { throw AgentError("cannot leave the change for the running agent in \(inbox): \(error)") }
+        try waitApplied(request)
     }
 
     static func inboxPath(_ storePath: String) throws(AgentError) -> String {

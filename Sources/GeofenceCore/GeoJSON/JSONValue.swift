@@ -48,7 +48,8 @@ extension JSONValue {
         }
     }
 
-    static func quoted(_ s: String) -> String {
+    /// A JSON string literal for `s`.
+    public static func quoted(_ s: String) -> String {
         var out = "\""
         for u in s.unicodeScalars {
             switch u {

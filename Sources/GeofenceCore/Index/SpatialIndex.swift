@@ -84,6 +84,16 @@ public struct SpatialIndex: Sendable {
 
     /// Adds or replaces the box stored for a slot.
     public mutating func insert(slot: Int, box: BoundingBox) {
+        record(slot, box)
+        place(slot, box)
+        if stored >= nextRebalance {
+            nextRebalance = stored * 2
+            rebalance()
+        }
+    }
+
+    /// Keeps a slot's box (replacing an older one), without placing it in the cells yet.
+    private mutating func record(_ slot: Int, _ box: BoundingBox) {
         if slot < boxes.count, boxes[slot] != nil { remove(slot: slot) }
         while boxes.count <= slot {
             boxes.append(nil)
@@ -92,11 +102,6 @@ public struct SpatialIndex: Sendable {
         }
         boxes[slot] = box
         stored += 1
-        place(slot, box)
-        if stored >= nextRebalance {
-            nextRebalance = stored * 2
-            rebalance()
-        }
     }
 
     private mutating func place(_ slot: Int, _ box: BoundingBox) {
@@ -134,16 +139,7 @@ public struct SpatialIndex: Sendable {
     /// `floor` (a `floorLevel` saved earlier) skips choosing the floor; any valid floor gives the same
     /// answers, only the speed differs.
     public mutating func insertAll(_ items: [(slot: Int, box: BoundingBox)], floor hint: Int? = nil) {
-        for (slot, box) in items {
-            if slot < boxes.count, boxes[slot] != nil { remove(slot: slot) }
-            while boxes.count <= slot {
-                boxes.append(nil)
-                slotLevel.append(-1)
-                stamps.append(0)
-            }
-            boxes[slot] = box
-            stored += 1
-        }
+        for (slot, box) in items { record(slot, box) }
         nextRebalance = max(nextRebalance, stored * 2)
         if let hint, (0..<Self.levelCount).contains(hint) {
             floor = hint

@@ -75,15 +75,7 @@ public struct MonitorEngine: Sendable {
             index.insert(slot: slot, box: condition.region.boundingBox)
             return
         }
-        let slot: Int
-        if let free = freeSlots.popLast() {
-            slot = free
-        } else {
-            slot = slots.count
-            slots.append(nil)
-            watchedPosition.append(-1)
-            stamps.append(0)
-        }
+        let slot = newSlot()
         let record = MonitorRecord(condition: condition, state: state, since: nil)
         slots[slot] = Slot(identifier: identifier, record: record)
         slotByIdentifier[identifier] = slot
@@ -117,15 +109,7 @@ public struct MonitorEngine: Sendable {
         for records in parts {
             for (identifier, record) in records {
                 if slotByIdentifier[identifier] != nil { remove(identifier) }
-                let slot: Int
-                if let free = freeSlots.popLast() {
-                    slot = free
-                } else {
-                    slot = slots.count
-                    slots.append(nil)
-                    watchedPosition.append(-1)
-                    stamps.append(0)
-                }
+                let slot = newSlot()
                 slots[slot] = Slot(identifier: identifier, record: record)
                 slotByIdentifier[identifier] = slot
                 boxes.append((slot, record.condition.region.boundingBox))
@@ -149,6 +133,15 @@ public struct MonitorEngine: Sendable {
         index.remove(slot: slot)
         slots[slot] = nil
         freeSlots.append(slot)
+    }
+
+    /// A free slot, reused or appended.
+    private mutating func newSlot() -> Int {
+        if let free = freeSlots.popLast() { return free }
+        slots.append(nil)
+        watchedPosition.append(-1)
+        stamps.append(0)
+        return slots.count - 1
     }
 
     private mutating func watch(_ slot: Int) {
