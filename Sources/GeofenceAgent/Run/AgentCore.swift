@@ -114,8 +114,12 @@ actor AgentCore {
             guard case .accepted(let events) = outcome, !events.isEmpty else { continue }
             changed = true
             let engine = engines[name]!
-            let ids = Set(events.map(\.identifier))
-            let records = engine.records.filter { ids.contains($0.identifier) }
+            // Only the conditions that had events: reading every record would cost O(n) per fix at 100k.
+            var seen: Set<String> = []
+            let records = events.compactMap { e -> (identifier: String, record: MonitorRecord)? in
+                guard seen.insert(e.identifier).inserted, let r = engine.record(for: e.identifier) else { return nil }
+                return (e.identifier, r)
+            }
             let items = events.filter { Self.transitionKinds.contains($0.kind) }.map { event in
                 OutboxItem(kind: .transition, topic: topics.events) { [configuration] id, sequence in
                     Payloads.event(event, monitor: name, fleet: configuration.fleet, vehicle: configuration.vehicle, eventID: id, sequence: sequence)
@@ -319,7 +323,7 @@ actor AgentCore {
                        horizontalAccuracy: gpsStatus.lastHorizontalAccuracy),
             monitors: engines.keys.sorted().map { name in
                 let e = engines[name]!
-                return .init(name: name, conditions: e.count, satisfied: e.records.filter { $0.record.state == .satisfied }.count)
+                return .init(name: name, conditions: e.count, satisfied: e.satisfiedCount)
             },
             conditions: engines.values.reduce(0) { $0 + $1.count },
             outbox: stats, outboxCaps: store.limits, store: store.path, storeProblem: storeProblem,

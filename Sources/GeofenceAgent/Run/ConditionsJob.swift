@@ -64,7 +64,7 @@ public enum ConditionsJob {
         if agentRunning(c.storePath) {
             let data: Data
             do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch { throw AgentError("\(path): \(error)") }
-            try handToAgent(c.storePath, kind: "add", suffix: "geojson", data: data)
+            try await handToAgent(c.storePath, kind: "add", suffix: "geojson", data: data)
             emit("added \(file.definitions.count) conditions through the running agent")
             return
         }
@@ -90,7 +90,7 @@ public enum ConditionsJob {
         let monitor = monitor ?? SimulateJob.defaultMonitor
         if agentRunning(c.storePath) {
             let data = (try? JSONEncoder().encode(InboxRemoval(monitor: monitor, identifier: identifier))) ?? Data()
-            try handToAgent(c.storePath, kind: "remove", suffix: "json", data: data)
+            try await handToAgent(c.storePath, kind: "remove", suffix: "json", data: data)
             emit("removed \(identifier) through the running agent")
             return
         }
@@ -119,14 +119,14 @@ public enum ConditionsJob {
     }
 
     /// Leaves a change in the running agent's inbox (written whole, then renamed) and waits until it is applied.
-    static func handToAgent(_ storePath: String, kind: String, suffix: String, data: Data) throws(AgentError) {
+    static func handToAgent(_ storePath: String, kind: String, suffix: String, data: Data) async throws(AgentError) {
         let inbox = try inboxPath(storePath)
         let request = (inbox as NSString).appendingPathComponent("\(kind)-\(Date().timeIntervalSince1970)-\(UUID().uuidString.prefix(8)).\(suffix)")
         do {
             try data.write(to: URL(fileURLWithPath: request + ".tmp"))
             try FileManager.default.moveItem(atPath: request + ".tmp", toPath: request)
         } catch { throw AgentError("cannot leave the change for the running agent in \(inbox): \(error)") }
-        try waitApplied(request)
+        try await waitApplied(request)
     }
 
     static func inboxPath(_ storePath: String) throws(AgentError) -> String {
@@ -137,14 +137,14 @@ public enum ConditionsJob {
         return path
     }
 
-    static func waitApplied(_ request: String) throws(AgentError) {
+    static func waitApplied(_ request: String) async throws(AgentError) {
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
             if FileManager.default.fileExists(atPath: request + ".rejected") {
                 throw AgentError("the running agent refused the change; see its log", exitCode: 1)
             }
             if !FileManager.default.fileExists(atPath: request) { return }
-            usleep(50_000)
+            try? await Task.sleep(for: .milliseconds(50))
         }
         throw AgentError("the running agent did not apply the change within 10 s; it stays in \(request) and is applied when the agent gets to it", exitCode: 1)
     }

@@ -58,6 +58,13 @@ public struct MonitorEngine: Sendable {
         slotByIdentifier[identifier].flatMap { slots[$0]?.record }
     }
 
+    /// How many conditions are satisfied now, without building the sorted list of records.
+    public var satisfiedCount: Int {
+        var n = 0
+        for case let slot? in slots where slot.record.state == .satisfied { n += 1 }
+        return n
+    }
+
     /// All records, by identifier.
     public var records: [(identifier: String, record: MonitorRecord)] {
         identifiers.map { ($0, slots[slotByIdentifier[$0]!]!.record) }
