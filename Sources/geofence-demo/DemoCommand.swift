@@ -83,7 +83,7 @@ struct DemoCommand: AsyncParsableCommand {
             say("4. gpsd replays a real receiver capture (B&G Zeus2, IJsselmeer 2018) on 127.0.0.1:\(gpsd!.port)")
         } else {
             config["replay"] = ["gpx": rootURL.appendingPathComponent("examples/ijsselmeer-sail.gpx").path, "speedFactor": 10, "exitAtEnd": true]
-            say("4. gpsd is not available: the agent replays the same sail from GPX at 10x")
+            say("4. \(gpx ? "--gpx" : "gpsd is not available"): the agent replays the same sail from GPX at 10x")
         }
         defer { gpsd?.stop(); feed?.stop() }
         let configURL = work.appendingPathComponent("config.json")
