@@ -348,24 +348,19 @@ public actor AgentStore {
 
     /// Drops the oldest location updates above the soft caps, then the oldest transitions above the hard caps.
     private func enforceCaps(_ db: Database) throws {
-        if stats.rows > limits.maximumRows || stats.bytes > limits.maximumBytes {
-            let dropped = try drop(kind: .location, db) { $0.rows > limits.maximumRows || $0.bytes > limits.maximumBytes }
-            if dropped > 0 {
-                stats.droppedLocations += Int64(dropped)
-                stats.capReached = true
-                try setSetting("outbox.droppedLocations", String(stats.droppedLocations), db)
-                logger.warning("outbox full: dropped the oldest location updates", metadata: ["dropped": "\(dropped)", "rows": "\(stats.rows)"])
-            }
+        let locations = try drop(kind: .location, db) { $0.rows > limits.maximumRows || $0.bytes > limits.maximumBytes }
+        if locations > 0 {
+            stats.droppedLocations += Int64(locations)
+            try setSetting("outbox.droppedLocations", String(stats.droppedLocations), db)
+            logger.warning("outbox full: dropped the oldest location updates", metadata: ["dropped": "\(locations)", "rows": "\(stats.rows)"])
         }
-        if stats.rows > limits.hardMaximumRows || stats.bytes > limits.hardMaximumBytes {
-            let dropped = try drop(kind: .transition, db) { $0.rows > limits.hardMaximumRows || $0.bytes > limits.hardMaximumBytes }
-            if dropped > 0 {
-                stats.droppedTransitions += Int64(dropped)
-                stats.capReached = true
-                try setSetting("outbox.droppedTransitions", String(stats.droppedTransitions), db)
-                logger.error("outbox at its hard cap: dropped the oldest transitions", metadata: ["dropped": "\(dropped)", "rows": "\(stats.rows)"])
-            }
+        let transitions = try drop(kind: .transition, db) { $0.rows > limits.hardMaximumRows || $0.bytes > limits.hardMaximumBytes }
+        if transitions > 0 {
+            stats.droppedTransitions += Int64(transitions)
+            try setSetting("outbox.droppedTransitions", String(stats.droppedTransitions), db)
+            logger.error("outbox at its hard cap: dropped the oldest transitions", metadata: ["dropped": "\(transitions)", "rows": "\(stats.rows)"])
         }
+        if locations + transitions > 0 { stats.capReached = true }
     }
 
     private func drop(kind: OutboxEntry.Kind, _ db: Database, while over: (OutboxStats) -> Bool) throws -> Int {

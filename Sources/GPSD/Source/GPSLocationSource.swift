@@ -75,7 +75,7 @@ public final class GPSLocationSource: Service, Sendable {
                 try connection.watch(device: configuration.device)
             } catch {
                 connection.close()
-                emit(pipeline.connectFailed(error, now: MonotonicClock.now()))
+                emit(pipeline.connectFailed(error))
                 logger.debug("gpsd unavailable", metadata: ["reason": "\(error)", "retry_s": "\(backoff)"])
                 sleepUnlessStopped(seconds: backoff)
                 backoff = min(backoff * 2, configuration.maximumBackoff)
@@ -89,7 +89,7 @@ public final class GPSLocationSource: Service, Sendable {
             } catch {
                 connection.close()
                 logger.warning("gpsd connection lost", metadata: ["reason": "\(error)"])
-                emit(pipeline.disconnected(error, now: MonotonicClock.now()))
+                emit(pipeline.disconnected(error))
                 // gpsd may be restarting: try again at once, then back off.
             }
         }

@@ -37,12 +37,12 @@ struct GPSPipeline {
         return []
     }
 
-    mutating func connectFailed(_ error: GPSError, now: UInt64) -> [GPSOutput] {
+    mutating func connectFailed(_ error: GPSError) -> [GPSOutput] {
         connected = false
         return setStatus(.gpsdUnavailable, detail: error.description)
     }
 
-    mutating func disconnected(_ error: GPSError, now: UInt64) -> [GPSOutput] {
+    mutating func disconnected(_ error: GPSError) -> [GPSOutput] {
         connected = false
         var out = coalescer.closeAll().flatMap { assemble($0) }
         out += setStatus(.gpsdUnavailable, detail: error.description)

@@ -17,16 +17,7 @@ public enum ConditionsJob {
         let c = try configuration(configurationPath)
         let rows = try StatusJob.storedConditions(c.storePath)
         if json {
-            for r in rows {
-                var line = JSONLine()
-                line.add("monitor", r.monitor)
-                line.add("identifier", r.identifier)
-                line.add("state", r.state)
-                line.add("since", orNull: r.since)
-                line.add("version", orNull: r.version.map(Int.init))
-                line.add("source", r.source)
-                emit(line.text)
-            }
+            rows.forEach { emit($0.json) }
             return
         }
         emit(StatusJob.pad("MONITOR", 12) + StatusJob.pad("CONDITION", 28) + StatusJob.pad("STATE", 13) + StatusJob.pad("VERSION", 9) + "SOURCE")

@@ -14,7 +14,6 @@ public final class OutboxPublisher: Service, Sendable {
     private let logger: Logger
     private let wakeStream: AsyncStream<Void>
     private let wakeContinuation: AsyncStream<Void>.Continuation
-    private let refused = Atomic<Int>(0)
     /// Acknowledged entries waiting to leave the outbox; deleted in batches, one transaction each.
     private let acknowledged = Mutex<[OutboxEntry]>([])
 
@@ -27,9 +26,6 @@ public final class OutboxPublisher: Service, Sendable {
 
     /// New rows are in the outbox.
     public func wake() { wakeContinuation.yield() }
-
-    /// Entries the broker refused (ACL, quota); they stay in the outbox and are logged.
-    public var refusedCount: Int { refused.load(ordering: .relaxed) }
 
     /// Deletes acknowledged entries every 20 ms, in one transaction per batch, until the publisher stops
     /// (and once more then, so that nothing acknowledged is sent again at the next start).
@@ -88,7 +84,6 @@ public final class OutboxPublisher: Service, Sendable {
                                 self.acknowledged.withLock { $0.append(entry) }
                             } catch let error as MQTTError {
                                 if case .shutDown = error { return }
-                                self.refused.add(1, ordering: .relaxed)
                                 logger.error("broker refused an event; it stays in the outbox", metadata: [
                                     "sequence": "\(entry.sequence)", "topic": "\(entry.topic)", "error": "\(error)"])
                             } catch {

@@ -23,16 +23,7 @@ public enum StatusJob {
             line.add("running", running)
             line.add("statusAgeSeconds", orNull: age)
             if let status, let data = try? JSONEncoder().encode(status) { line.addRaw("agent", String(decoding: data, as: UTF8.self)) }
-            line.addRaw("conditions", "[" + conditions.map { c in
-                var l = JSONLine()
-                l.add("monitor", c.monitor)
-                l.add("identifier", c.identifier)
-                l.add("state", c.state)
-                l.add("since", orNull: c.since)
-                l.add("version", orNull: c.version.map(Int.init))
-                l.add("source", c.source)
-                return l.text
-            }.joined(separator: ",") + "]")
+            line.addRaw("conditions", "[" + conditions.map(\.json).joined(separator: ",") + "]")
             emit(line.text)
             return
         }
@@ -60,6 +51,18 @@ public enum StatusJob {
 
     struct Row {
         var monitor: String, identifier: String, state: String, since: String?, version: Int64?, source: String
+
+        /// One condition as `status --json` and `conditions list --json` print it.
+        var json: String {
+            var line = JSONLine()
+            line.add("monitor", monitor)
+            line.add("identifier", identifier)
+            line.add("state", state)
+            line.add("since", orNull: since)
+            line.add("version", orNull: version.map(Int.init))
+            line.add("source", source)
+            return line.text
+        }
     }
 
     static func storedConditions(_ path: String) throws(AgentError) -> [Row] {
