@@ -4,7 +4,9 @@ import GeofenceCore
 /// gpsd 3.22's expected output for a log, reduced by the documented rules, written out independently of
 /// the source's code: TPVs grouped per run of equal time (a run without time is one group; GST and SKY
 /// lines do not break a run), the last TPV of each group standing for it, groups without a 2D/3D
-/// position dropped, a group repeating the previous emitted time dropped.
+/// position dropped, a group repeating the previous emitted time dropped. Early close: when the last
+/// three groups each had N TPVs, a group with a time ends at its N-th TPV (with the GSTs seen by then);
+/// its later TPVs are dropped, and the group's full count goes into the history.
 struct ExpectedLocation {
     var tpv: [String: Any]
     var gst: [String: Any]?
@@ -23,9 +25,15 @@ enum ChkOracle {
         var gstForGroup: [[String: Any]?] = []
         var currentTime: String?? = .none
         var gsts: [String: [String: Any]] = [:]
+        var count = 0, history: [Int] = [], closedEarly = false
         func closeGroup() {
             guard let last = groups.last else { return }
             gstForGroup[groups.count - 1] = (last["time"] as? String).flatMap { gsts[$0] }
+        }
+        func closeEarlyIfLearned(time: String?) {
+            guard time != nil, history.count == 3, Set(history).count == 1, count == history[0] else { return }
+            closeGroup()
+            closedEarly = true
         }
         for line in text.components(separatedBy: .newlines) where line.hasPrefix("{") {
             guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
@@ -37,15 +45,23 @@ enum ChkOracle {
             guard kind == "TPV" else { continue }
             let time = object["time"] as? String
             if case .some(let t) = currentTime, t == time {
+                count += 1
+                if closedEarly { continue }
                 groups[groups.count - 1] = object
             } else {
-                closeGroup()
+                if case .some = currentTime {
+                    if !closedEarly { closeGroup() }
+                    history = Array((history + [count]).suffix(3))
+                }
                 groups.append(object)
                 gstForGroup.append(nil)
                 currentTime = .some(time)
+                count = 1
+                closedEarly = false
             }
+            closeEarlyIfLearned(time: time)
         }
-        closeGroup()
+        if !closedEarly { closeGroup() }
         var out: [ExpectedLocation] = []
         var lastTime: String?
         for (g, gst) in zip(groups, gstForGroup) {

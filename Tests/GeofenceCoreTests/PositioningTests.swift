@@ -17,24 +17,24 @@ import Testing
         var c = EpochCoalescer(quietPeriod: 0.05)
         do {
             let value = c.add(report(0, lat: 1))
-            #expect(value == nil)
+            #expect(value.isEmpty)
         }
         do {
             let value = c.add(report(0, lat: 2))
-            #expect(value == nil)
+            #expect(value.isEmpty)
         }
         do {
             let value = c.add(report(1, lat: 3))
-            #expect(value?.latitude == 2, "a new time closes the epoch with its last report")
+            #expect(value.map(\.latitude) == [2], "a new time closes the epoch with its last report")
         }
         // Another device's reports do not close this one's epoch.
         do {
             let value = c.add(report(5, lat: 9, device: "/dev/ttyUSB1", at: 5))
-            #expect(value == nil)
+            #expect(value.isEmpty)
         }
         do {
             let value = c.add(report(1, lat: 4, at: 6))
-            #expect(value == nil)
+            #expect(value.isEmpty)
         }
         do {
             let value = c.closeAll()
@@ -46,11 +46,11 @@ import Testing
         var c = EpochCoalescer(quietPeriod: 0.05)
         do {
             let value = c.add(report(nil, lat: 1, at: 0))
-            #expect(value == nil)
+            #expect(value.isEmpty)
         }
         do {
             let value = c.add(report(nil, lat: 2, at: 10_000_000))
-            #expect(value == nil)
+            #expect(value.isEmpty)
         }
         do {
             let value = c.closeQuiet(now: 40_000_000)
@@ -64,6 +64,74 @@ import Testing
         do {
             let value = c.closeQuiet(now: 90_000_000)
             #expect(value.isEmpty)
+        }
+    }
+
+    @Test func anEpochClosesAtTheCountItsDeviceKeptAndALateReportBreaksTheRun() {
+        var c = EpochCoalescer(quietPeriod: 0.05)
+        var out: [Double?] = []
+        // Three epochs of two reports each: learned.
+        for t in 0..<3 {
+            for k in 0..<2 { out.append(c.add(report(Double(t), lat: Double(10 * t + k))).first?.latitude) }
+        }
+        let expected: [Double?] = [nil, nil, 1, nil, 11, nil]
+        #expect(out == expected, "until learned, a new time closes the epoch")
+        // The fourth epoch starts (closing the third) and closes at its own second report.
+        #expect(c.add(report(3, lat: 30)).map(\.latitude) == [21])
+        #expect(c.add(report(3, lat: 31)).map(\.latitude) == [31], "closed at the learned count, without waiting")
+        #expect(c.nextDeadline == nil, "nothing is left to close by quiet")
+        // A third report of that epoch is late: dropped, and the run of twos is broken.
+        #expect(c.add(report(3, lat: 32)).isEmpty)
+        #expect(c.add(report(4, lat: 40)).isEmpty, "the epoch it would have closed was delivered")
+        #expect(c.add(report(4, lat: 41)).isEmpty, "no longer learned: [2, 2, 3]")
+        #expect(c.add(report(5, lat: 50)).map(\.latitude) == [41])
+    }
+
+    @Test func oneReportCanCloseThePreviousEpochAndItsOwn() {
+        var c = EpochCoalescer(quietPeriod: 0.05)
+        #expect(c.add(report(0, lat: 0)).isEmpty)
+        for t in 1...2 { #expect(c.add(report(Double(t), lat: Double(t))).map(\.latitude) == [Double(t - 1)]) }
+        // Epochs 0, 1 and 2 had one report each: the report that closes epoch 2 closes its own epoch 3 too.
+        #expect(c.add(report(3, lat: 3)).map(\.latitude) == [2, 3])
+        #expect(c.add(report(4, lat: 4)).map(\.latitude) == [4])
+    }
+
+    @Test func earlyCloseNeedsATimeAndCanBeTurnedOff() {
+        var noTime = EpochCoalescer(quietPeriod: 0.05)
+        var timed = EpochCoalescer(quietPeriod: 0.05, closesEarly: false)
+        for t in 0..<6 {
+            #expect(timed.add(report(Double(t), lat: Double(t))).map(\.latitude) == (t == 0 ? [] : [Double(t - 1)]))
+        }
+        #expect(timed.nextDeadline != nil, "turned off: the last epoch waits for the next one or quiet")
+        // Runs without time are delivered by quiet; each one after that is new, never early.
+        for k in 0..<6 {
+            let ns = UInt64(k) * 100_000_000
+            #expect(noTime.add(report(nil, lat: Double(k), at: ns)).isEmpty)
+            #expect(noTime.closeQuiet(now: ns + 60_000_000).map(\.latitude) == [Double(k)])
+        }
+    }
+
+    /// Any mix of epoch sizes: every epoch is delivered once, in order, and by the report that stands for
+    /// it: its last, or its N-th when the three epochs before it each had N reports.
+    @Test func everyEpochIsDeliveredOnceByTheReportThatStandsForIt() async {
+        await propertyCheck(count: 200, input: Gen.int(in: 0...Int(Int32.max))) { seed in
+            var rng = SplitMix64(seed: UInt64(seed))
+            let sizes = (0..<40).map { _ in Int.random(in: 0..<10, using: &rng) < 7 ? 2 : Int.random(in: 1...4, using: &rng) }
+            var c = EpochCoalescer(quietPeriod: 0.05)
+            var delivered: [Double] = []
+            for (t, size) in sizes.enumerated() {
+                for k in 0..<size {
+                    delivered += c.add(report(Double(t), lat: Double(t * 10 + k))).map { $0.latitude! }
+                }
+            }
+            delivered += c.closeAll().map { $0.latitude! }
+            var expected: [Double] = []
+            for (t, size) in sizes.enumerated() {
+                let before = sizes[max(0, t - 3)..<t]
+                let learned = before.count == 3 && Set(before).count == 1 ? before.first : nil
+                expected.append(Double(t * 10 + min(size, learned ?? size) - 1))
+            }
+            #expect(delivered == expected, "sizes \(sizes)")
         }
     }
 

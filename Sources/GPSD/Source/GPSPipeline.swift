@@ -18,7 +18,7 @@ struct GPSPipeline {
     private(set) var status = GPSStatus(state: .connecting)
 
     init(configuration: GPSSourceConfiguration) {
-        coalescer = EpochCoalescer(quietPeriod: configuration.epochQuietPeriod)
+        coalescer = EpochCoalescer(quietPeriod: configuration.epochQuietPeriod, closesEarly: configuration.epochEarlyClose)
         assembler = LocationAssembler(settings: configuration.assembly)
         noDataTimeout = UInt64(configuration.noDataTimeout * 1e9)
     }
@@ -53,11 +53,12 @@ struct GPSPipeline {
         lastMessageAt = now
         switch message {
         case .fix(let report):
-            guard let closed = coalescer.add(report) else {
+            let closed = coalescer.add(report)
+            if closed.isEmpty {
                 // The first report after silence already says whether there is a fix at all.
                 return status.state == .noData ? setStatus(report.hasPosition ? .fix : .noFix) : []
             }
-            return assemble(closed)
+            return closed.flatMap { assemble($0) }
         case .noise(let noise):
             assembler.note(noise: noise)
         case .sky(let device, let used):

@@ -14,6 +14,8 @@ public struct GPSSourceConfiguration: Sendable, Equatable {
     public var noDataTimeout: Double = 5
     /// An epoch's reports close after this much quiet (see `EpochCoalescer`).
     public var epochQuietPeriod: Double = 0.05
+    /// Close an epoch at the report count the receiver kept for its last epochs (see `EpochCoalescer`).
+    public var epochEarlyClose = true
     public var assembly = LocationAssembler.Settings()
 
     public init(host: String = "127.0.0.1", port: Int = 2947, device: String? = nil) {

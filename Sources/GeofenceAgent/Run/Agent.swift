@@ -51,6 +51,7 @@ public enum AgentRunner {
             var gps = GPSSourceConfiguration(host: configuration.gpsd.host, port: configuration.gpsd.port, device: configuration.gpsd.device)
             gps.noDataTimeout = configuration.gpsd.noDataTimeout
             gps.epochQuietPeriod = configuration.gpsd.epochQuietPeriod
+            gps.epochEarlyClose = configuration.gpsd.epochEarlyClose
             source = .gpsd(GPSLocationSource(configuration: gps, logger: logger))
         }
         let agentService = AgentService(core: core, client: client, publisher: publisher, source: source, topics: topics,

@@ -32,6 +32,8 @@ public struct AgentConfiguration: Sendable, Equatable {
         public var noDataTimeout = 5.0
         /// An epoch's reports are coalesced until the next epoch starts or this much quiet (seconds).
         public var epochQuietPeriod = 0.05
+        /// Close an epoch at the report count the receiver has kept for its last epochs.
+        public var epochEarlyClose = true
     }
 
     /// A recorded drive instead of gpsd: for demos and tests on machines without a receiver.
@@ -204,6 +206,7 @@ public struct AgentConfiguration: Sendable, Equatable {
             c.gpsd.device = try g.string("device")
             c.gpsd.noDataTimeout = try g.number("noDataTimeout", in: 0.5...3600) ?? c.gpsd.noDataTimeout
             c.gpsd.epochQuietPeriod = try g.number("epochQuietPeriod", in: 0.0005...1) ?? c.gpsd.epochQuietPeriod
+            c.gpsd.epochEarlyClose = try g.bool("epochEarlyClose") ?? c.gpsd.epochEarlyClose
             try g.finish()
         }
         if var r = try top.object("replay") {
