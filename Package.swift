@@ -114,7 +114,8 @@ let package = Package(
         ),
         .testTarget(
             name: "GeofenceStoreTests",
-            dependencies: ["GeofenceStore", "GeofenceCore", "SQLite", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["GeofenceStore", "GeofenceCore", "SQLite", .product(name: "Logging", package: "swift-log"),
+                           .product(name: "PropertyBased", package: "swift-property-based")]
         ),
         .testTarget(
             name: "GPSDTests",

@@ -56,10 +56,9 @@ public actor AgentStore {
             try Migrations.migrate(database, now: Date().timeIntervalSince1970)
             // Reading every table once finds a damaged file now rather than halfway through a drive.
             try database.execute("SELECT count(*) FROM monitors; SELECT count(*) FROM outbox; SELECT count(*) FROM settings")
+            database.manualCheckpoints()
             db = database
             try refreshStats()
-            stats.droppedLocations = Int64(try setting("outbox.droppedLocations") ?? "0") ?? 0
-            stats.droppedTransitions = Int64(try setting("outbox.droppedTransitions") ?? "0") ?? 0
         } catch let error as SQLiteError {
             close()
             throw StoreError.from(error, path: path)
@@ -93,6 +92,8 @@ public actor AgentStore {
         } catch let error as SQLiteError {
             let mapped = StoreError.from(error, path: path)
             logger.error("store write failed", metadata: ["error": "\(mapped)"])
+            // The outbox counters moved with rows that the rollback took back: count again.
+            try? refreshStats()
             throw mapped
         } catch let error as StoreError {
             throw error
@@ -215,7 +216,8 @@ public actor AgentStore {
 
     /// Stores many conditions in one transaction (a sync burst, an import).
     public func putConditions(_ inputs: [ConditionInput]) throws(StoreError) -> [PutResult] {
-        try guarded { db in
+        defer { checkpointIfDue(frames: Self.checkpointFrames) }
+        return try guarded { db in
             try db.transaction {
                 let now = Date().timeIntervalSince1970
                 var monitors: Set<String> = []
@@ -245,7 +247,8 @@ public actor AgentStore {
     /// Removes a condition and its record. True when it existed.
     @discardableResult
     public func removeCondition(monitor: String, identifier: String) throws(StoreError) -> Bool {
-        try guarded { db in
+        defer { checkpointIfDue(frames: Self.checkpointFrames) }
+        return try guarded { db in
             try db.statement("DELETE FROM conditions WHERE monitor = ?1 AND identifier = ?2").bind(.text(monitor), .text(identifier)).run()
             return db.changes > 0
         }
@@ -288,7 +291,8 @@ public actor AgentStore {
     /// this returns; the entries it returns are what the publisher sends.
     public func commit(monitor: String, records: [(identifier: String, record: MonitorRecord)], lastFix: Location?,
                        indexFloor: Int? = nil, outbox items: [OutboxItem]) throws(StoreError) -> [OutboxEntry] {
-        try guarded { db in
+        defer { checkpointIfDue(frames: Self.checkpointFramesWithoutAcknowledgements) }
+        return try guarded { db in
             try db.transaction {
                 let upsert = try db.statement("""
                     UPDATE conditions SET state = ?3, since = ?4, dwell_reported = ?5, last_kind = ?6,
@@ -304,12 +308,9 @@ public actor AgentStore {
                                     .optional(e?.location.horizontalAccuracy)).run()
                     _ = try db.statement(upsert.sql)  // resets the cached statement for the next row
                 }
-                if let lastFix {
-                    try db.statement("UPDATE monitors SET last_fix = ?2 WHERE name = ?1")
-                        .bind(.text(monitor), .blob(Array((try? JSONEncoder().encode(lastFix)) ?? Data()))).run()
-                }
-                if let indexFloor {
-                    try db.statement("UPDATE monitors SET index_floor = ?2 WHERE name = ?1").bind(.text(monitor), .int(indexFloor)).run()
+                if lastFix != nil || indexFloor != nil {
+                    try db.statement("UPDATE monitors SET last_fix = COALESCE(?2, last_fix), index_floor = COALESCE(?3, index_floor) WHERE name = ?1")
+                        .bind(.text(monitor), lastFix.map { .blob(LastFixJSON.encode($0)) } ?? .null, indexFloor.map { .int($0) } ?? .null).run()
                 }
                 return try insertOutbox(items, db)
             }
@@ -318,7 +319,27 @@ public actor AgentStore {
 
     /// Puts events in the outbox on their own (live locations, status changes).
     public func enqueue(_ items: [OutboxItem]) throws(StoreError) -> [OutboxEntry] {
-        try guarded { db in try db.transaction { try insertOutbox(items, db) } }
+        defer { checkpointIfDue(frames: Self.checkpointFramesWithoutAcknowledgements) }
+        return try guarded { db in try db.transaction { try insertOutbox(items, db) } }
+    }
+
+    /// The log is copied into the database after acknowledgements, off the path from a fix to its
+    /// event, once it holds this many frames (SQLite's own default) ...
+    static let checkpointFrames = 1000
+    /// ... or after any commit once it holds this many: with the broker away there are no
+    /// acknowledgements, and the log must not grow for ever.
+    static let checkpointFramesWithoutAcknowledgements = 10_000
+
+    /// Frames in the write-ahead log at the last commit.
+    var logFrames: Int { db?.walFrames ?? 0 }
+
+    private func checkpointIfDue(frames threshold: Int) {
+        guard let db, db.walFrames >= threshold else { return }
+        do {
+            try db.checkpoint()
+        } catch {
+            logger.warning("checkpoint failed; the write-ahead log keeps growing until one succeeds", metadata: ["error": "\(error)"])
+        }
     }
 
     private func insertOutbox(_ items: [OutboxItem], _ db: Database) throws -> [OutboxEntry] {
@@ -330,7 +351,7 @@ public actor AgentStore {
         var entries: [OutboxEntry] = []
         let now = Date().timeIntervalSince1970
         for item in items {
-            let id = UUID().uuidString.lowercased()
+            let id = EventID.make()
             let payload = item.payload(id, next)
             try insert.bind(.integer(next), .text(id), .text(item.kind.rawValue), .text(item.topic), .blob(payload),
                             .integer(Int64(item.qos)), .int(item.retain ? 1 : 0), .real(now)).run()
@@ -404,6 +425,7 @@ public actor AgentStore {
     /// Several acknowledged entries leave the outbox in one transaction (one fsync, not one each).
     public func acknowledge(_ entries: [OutboxEntry]) throws(StoreError) {
         guard !entries.isEmpty else { return }
+        defer { checkpointIfDue(frames: Self.checkpointFrames) }
         try guarded { db in
             try db.transaction {
                 for entry in entries {
@@ -430,6 +452,8 @@ public actor AgentStore {
         stats.bytes = 0
         stats.transitions = 0
         stats.locations = 0
+        stats.droppedLocations = Int64(try setting("outbox.droppedLocations", db) ?? "0") ?? 0
+        stats.droppedTransitions = Int64(try setting("outbox.droppedTransitions", db) ?? "0") ?? 0
         while try s.step() {
             let n = Int(s.int(1))
             stats.rows += n

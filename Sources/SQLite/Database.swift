@@ -7,6 +7,7 @@ public final class Database {
     private var handle: OpaquePointer?
     public let path: String
     private var statements: [String: Statement] = [:]
+    private var walCounter: WALCounter?
 
     /// Opens (creating if asked) a database in WAL mode with `synchronous=FULL`: a committed transaction
     /// survives a power cut.
@@ -40,6 +41,32 @@ public final class Database {
         statements.removeAll()
         if let handle { sqlite3_close_v2(handle) }
         handle = nil
+    }
+
+    /// Turns SQLite's automatic checkpoint off (it runs inside whichever commit crosses 1,000 pages of
+    /// log, however urgent that commit is) so that the owner checkpoints when it chooses; `walFrames`
+    /// says how big the log has grown.
+    public func manualCheckpoints() {
+        let counter = WALCounter()
+        walCounter = counter
+        // Setting a WAL hook replaces the automatic checkpoint, which is itself such a hook.
+        sqlite3_wal_hook(handle, { context, _, _, frames in
+            if let context { Unmanaged<WALCounter>.fromOpaque(context).takeUnretainedValue().frames = Int(frames) }
+            return SQLITE_OK
+        }, Unmanaged.passUnretained(counter).toOpaque())
+    }
+
+    /// Frames in the write-ahead log at the last commit (with `manualCheckpoints()`; else 0).
+    public var walFrames: Int { walCounter?.frames ?? 0 }
+
+    /// Copies the log into the database as far as readers allow, without waiting for them.
+    public func checkpoint() throws(SQLiteError) {
+        // A cached statement left after its first row keeps a read open, and SQLite then refuses
+        // (SQLITE_LOCKED) to checkpoint on this connection.
+        for statement in statements.values { statement.reset() }
+        let rc = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+        guard rc == SQLITE_OK else { throw error(rc, "PRAGMA wal_checkpoint(PASSIVE)") }
+        walCounter?.frames = 0
     }
 
     /// Runs one or more statements without results.
@@ -175,4 +202,9 @@ public enum SQLValue: Sendable, Equatable {
     public static func int(_ v: Int) -> SQLValue { .integer(Int64(v)) }
     public static func optional(_ v: String?) -> SQLValue { v.map(SQLValue.text) ?? .null }
     public static func optional(_ v: Double?) -> SQLValue { v.map(SQLValue.real) ?? .null }
+}
+
+/// The log size the WAL hook last reported; owned by its `Database`, which outlives the hook.
+private final class WALCounter {
+    var frames = 0
 }

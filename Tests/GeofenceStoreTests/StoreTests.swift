@@ -1,6 +1,7 @@
 import Foundation
 import GeofenceCore
 import Logging
+import PropertyBased
 import SQLite
 import Testing
 @testable import GeofenceStore
@@ -213,6 +214,23 @@ func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Locat
         OutboxItem(kind: kind, topic: "t/\(kind.rawValue)") { id, seq in Array("\(text) \(id) \(seq)".utf8) }
     }
 
+    /// SQLite would checkpoint inside whichever commit crossed 1,000 frames, a transition's included; the
+    /// store leaves commits alone below 10,000 and checkpoints after acknowledgements instead.
+    @Test func theLogIsCheckpointedAfterAcknowledgementsNotInsideCommits() async throws {
+        let path = temporaryStorePath()
+        let store = try await AgentStore.open(path: path, logger: quietLogger)
+        var entries: [OutboxEntry] = []
+        for k in 0..<600 { entries += try await store.enqueue([item(.transition, "e\(k)")]) }
+        let grown = await store.logFrames
+        #expect(grown >= 1000, "600 commits left \(grown) frames: something checkpointed them")
+        try await store.acknowledge(Array(entries.prefix(10)))
+        #expect(await store.logFrames == 0, "acknowledging checkpointed the log")
+        await store.close()
+        let reopened = try await AgentStore.open(path: path, logger: quietLogger)
+        #expect(try await reopened.pending(after: 0, limit: 1000).count == 590)
+        await reopened.close()
+    }
+
     @Test func entriesKeepTheirOrderIdsAndSequenceAcrossRestarts() async throws {
         let path = temporaryStorePath()
         var ids: Set<String> = []
@@ -254,5 +272,46 @@ func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Locat
         let first = try await store.pending().first.map { String(decoding: $0.payload, as: UTF8.self).prefix(2) }
         #expect(first == "t5")
         await store.close()
+    }
+}
+
+@Suite struct EventIDTests {
+    @Test func eventIDsAreVersion4UUIDsInLowerCaseAndDistinct() {
+        var seen: Set<String> = []
+        for _ in 0..<10_000 {
+            let id = EventID.make()
+            #expect(id.count == 36 && id == id.lowercased())
+            #expect(UUID(uuidString: id) != nil, "\(id)")
+            let characters = Array(id)
+            #expect(characters[14] == "4", "version 4: \(id)")
+            #expect("89ab".contains(characters[19]), "RFC 4122 variant: \(id)")
+            seen.insert(id)
+        }
+        #expect(seen.count == 10_000)
+    }
+}
+
+@Suite struct LastFixJSONTests {
+    /// The hand-written JSON reads back, through `Location`'s own `Codable`, as the very fix written.
+    @Test func readsBackAsTheFixWritten() async {
+        await propertyCheck(count: 500, input: Gen.int(in: 0...Int(Int32.max))) { seed in
+            var rng = SplitMix64(seed: UInt64(seed))
+            func maybe(_ value: Double) -> Double? { Bool.random(using: &rng) ? value : nil }
+            let fix = Location(
+                coordinate: Coordinate(latitude: .random(in: -90...90, using: &rng), longitude: .random(in: -180...180, using: &rng)),
+                altitudeHAE: maybe(.random(in: -500...9000, using: &rng)), altitudeMSL: maybe(.random(in: -500...9000, using: &rng)),
+                horizontalAccuracy: .random(in: -1...1e4, using: &rng), verticalAccuracy: .random(in: -1...100, using: &rng),
+                speed: [-1, 0, 1e-7, .random(in: 0...90, using: &rng)][Int.random(in: 0..<4, using: &rng)],
+                speedAccuracy: .random(in: -1...5, using: &rng), course: .random(in: -1...360, using: &rng), courseAccuracy: -1,
+                climb: maybe(.random(in: -50...50, using: &rng)),
+                timestamp: Date(timeIntervalSince1970: .random(in: 0...4e9, using: &rng)),
+                gpsTime: maybe(.random(in: 0...4e9, using: &rng)).map(Date.init(timeIntervalSince1970:)),
+                receivedAtNanoseconds: Bool.random(using: &rng) ? UInt64.random(in: 0...UInt64.max, using: &rng) : nil,
+                mode: [.noFix, .twoD, .threeD][Int.random(in: 0..<3, using: &rng)],
+                satellitesUsed: Bool.random(using: &rng) ? Int.random(in: 0...40, using: &rng) : nil,
+                device: Bool.random(using: &rng) ? "/dev/tty\"USB\\\(seed % 7)\n" : nil)
+            let decoded = try? JSONDecoder().decode(Location.self, from: Data(LastFixJSON.encode(fix)))
+            #expect(decoded == fix, "\(String(decoding: LastFixJSON.encode(fix), as: UTF8.self))")
+        }
     }
 }
