@@ -53,8 +53,3 @@ public struct JSONLine {
 
     public static func quote(_ s: String) -> String { JSONValue.quoted(s) }
 }
-
-/// ISO 8601 in UTC with milliseconds, as gpsd reports time.
-public func iso8601(_ date: Date) -> String {
-    date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt))
-}

@@ -26,7 +26,7 @@ import Testing
         }
         // nmea-rtk's first fix has no time; the next carries the GPS time gpsd reported.
         #expect(objects[0]["time"] is NSNull)
-        #expect(objects[1]["time"] as? String == "2020-03-18T13:28:19.599Z")
+        #expect(objects[1]["time"] as? String == "2020-03-18T13:28:19.600Z")
         #expect((objects[1]["lat"] as? Double).map { abs($0 - 41.574965883) < 1e-6 } == true)
     }
 
