@@ -86,6 +86,12 @@ import Glibc
         try await Task.sleep(for: .seconds(2))
         // Space is free again.
         try LocalProcess.run("/usr/bin/prlimit", ["--pid", "\(pid)", "--fsize=unlimited:unlimited"], in: agent.directory)
+        // The outbox counts what it holds, not what a rolled-back commit had added: it drains to zero.
+        let drained = await waitUntil(45) {
+            let status = (try? Data(contentsOf: URL(fileURLWithPath: statusPath))).flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
+            return ((status?["outbox"] as? [String: Any])?["rows"] as? Int) == 0
+        }
+        #expect(drained, "the status shows the outbox empty once everything is delivered")
         #expect(agent.waitForExit(within: 120))
         #expect(await waitUntil(30) { dashboard.unique.count >= expected.count })
         await dashboard.stop()

@@ -9,9 +9,12 @@ import Mosquitto
 /// committed to the store together with its outbox rows before the publisher may send anything.
 /// Geofences pushed over MQTT and operator commands arrive here too.
 actor AgentCore {
+    /// The core shares the store's thread: a fix's commit then needs no hop between threads (the
+    /// store's blocking calls still never run on the cooperative pool).
+    nonisolated var unownedExecutor: UnownedSerialExecutor { store.unownedExecutor }
     let configuration: AgentConfiguration
     let topics: Topics
-    private let store: AgentStore
+    private nonisolated let store: AgentStore
     private let client: MQTTClient
     private let publisher: OutboxPublisher
     private let logger: Logger
@@ -106,6 +109,12 @@ actor AgentCore {
     private var flushing = false
     static let maximumPendingCommits = 100_000
 
+    /// Handles every location of a stream. Iterating on the core itself means a location wakes the
+    /// core's thread directly, with no hop through the cooperative pool first.
+    func follow(_ locations: AsyncStream<Location>) async {
+        for await location in locations { await handle(location) }
+    }
+
     func handle(_ location: Location) async {
         lastLocation = location
         var changed = false
@@ -152,8 +161,9 @@ actor AgentCore {
         var committed = false
         while let next = pending.first {
             do {
-                _ = try await store.commit(monitor: next.monitor, records: next.records, lastFix: next.lastFix, indexFloor: next.indexFloor, outbox: next.items)
+                let entries = try await store.commit(monitor: next.monitor, records: next.records, lastFix: next.lastFix, indexFloor: next.indexFloor, outbox: next.items)
                 pending.removeFirst()
+                await handOver(entries)
                 committed = true
             } catch {
                 if storeProblem == nil {
@@ -170,13 +180,18 @@ actor AgentCore {
         }
     }
 
+    /// Gives the publisher what was just committed, so that it need not read it back from the store.
+    private func handOver(_ entries: [OutboxEntry]) async {
+        let stats = await store.outboxStats
+        publisher.deliver(entries, dropped: stats.droppedLocations + stats.droppedTransitions)
+    }
+
     private func enqueueLocation(_ update: LiveUpdate) async {
         let item = OutboxItem(kind: .location, topic: topics.location, retain: true) { [configuration] id, sequence in
             Payloads.location(update, fleet: configuration.fleet, vehicle: configuration.vehicle, eventID: id, sequence: sequence)
         }
         do {
-            _ = try await store.enqueue([item])
-            publisher.wake()
+            await handOver(try await store.enqueue([item]))
         } catch {
             storeProblem = "\(error)"
             logger.error("could not queue a location update", metadata: ["error": "\(error)"])

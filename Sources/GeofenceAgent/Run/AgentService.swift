@@ -44,7 +44,7 @@ final class AgentService: Service, Sendable {
             case .gpsd(let gps):
                 let locations = gps.locations(), statuses = gps.statusUpdates()
                 group.addTask { for await s in statuses { await self.core.gps(s); await self.publishStatus() } }
-                group.addTask { for await l in locations { await self.core.handle(l) } }
+                group.addTask { await self.core.follow(locations) }
                 try? await gracefulShutdown()
             case .replay(let replay):
                 await core.gps(GPSStatus(state: .fix, detail: "replaying \(replay.points.count) points at \(replay.speedFactor)x", device: "gpx"))

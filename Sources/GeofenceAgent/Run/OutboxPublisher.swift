@@ -16,6 +16,17 @@ public final class OutboxPublisher: Service, Sendable {
     private let wakeContinuation: AsyncStream<Void>.Continuation
     /// Acknowledged entries waiting to leave the outbox; deleted in batches, one transaction each.
     private let acknowledged = Mutex<[OutboxEntry]>([])
+    /// Entries just committed, handed over so that the next event does not wait for a read of the store.
+    private let handOff = Mutex(HandOff())
+
+    private struct HandOff {
+        var entries: [OutboxEntry] = []
+        /// The store's count of entries dropped at the caps when the last entries were handed over.
+        var dropped: Int64 = 0
+    }
+
+    /// More than this waiting means the publisher is behind (broker away): the store has them.
+    static let maximumHandOff = 256
 
     public init(store: AgentStore, client: MQTTClient, logger: Logger) {
         self.store = store
@@ -26,6 +37,35 @@ public final class OutboxPublisher: Service, Sendable {
 
     /// New rows are in the outbox.
     public func wake() { wakeContinuation.yield() }
+
+    /// New rows are in the outbox, and these are they, as the commit returned them. `dropped` is the
+    /// store's count of entries dropped at the caps: when it moved, rows handed over may be gone, so
+    /// they are forgotten and the store is read instead.
+    public func deliver(_ entries: [OutboxEntry], dropped: Int64) {
+        guard !entries.isEmpty else { return }
+        handOff.withLock { h in
+            if h.dropped != dropped || h.entries.count + entries.count > Self.maximumHandOff {
+                h.entries.removeAll()
+                h.dropped = dropped
+            } else {
+                h.entries += entries
+            }
+        }
+        wake()
+    }
+
+    /// What to issue next, in sequence order: the entries handed over when they follow on directly from
+    /// the last one issued (nothing else can sit between them), else a read of the store, which is the
+    /// record (at the start, after a gap, or when the hand-over was skipped).
+    private func next(after issuedUpTo: Int64) async throws(StoreError) -> [OutboxEntry] {
+        let handed = handOff.withLock { h -> [OutboxEntry] in
+            defer { h.entries.removeAll() }
+            return h.entries
+        }.filter { $0.sequence > issuedUpTo }.sorted { $0.sequence < $1.sequence }
+        let contiguous = zip(handed, handed.dropFirst()).allSatisfy { $1.sequence == $0.sequence + 1 }
+        if let first = handed.first, issuedUpTo > 0, first.sequence == issuedUpTo + 1, contiguous { return handed }
+        return try await store.pending(after: issuedUpTo, limit: 256)
+    }
 
     /// Deletes acknowledged entries every 20 ms, in one transaction per batch, until the publisher stops
     /// (and once more then, so that nothing acknowledged is sent again at the next start).
@@ -57,7 +97,7 @@ public final class OutboxPublisher: Service, Sendable {
                 while !Task.isCancelled {
                     let batch: [OutboxEntry]
                     do {
-                        batch = try await store.pending(after: issuedUpTo, limit: 256)
+                        batch = try await next(after: issuedUpTo)
                     } catch {
                         logger.error("outbox read failed", metadata: ["error": "\(error)"])
                         try? await Task.sleep(for: .seconds(1))
