@@ -15,13 +15,14 @@ struct E2EBench: AsyncParsableCommand {
         commandName: "e2e",
         abstract: "Measure the latency from a receiver report through gpsd and the agent to an MQTT subscriber.",
         discussion: """
-            A synthetic receiver drives back and forth through a 30 m circle at 20 m/s, one epoch (GGA + RMC, \
+            A synthetic receiver drives back and forth through a 30 m circle at 40 m/s, one epoch (GGA + RMC, \
             written together) every 100 ms, fed to a gpsd of our own. The agent (the real binary, store on \
             disk with synchronous=FULL) publishes every transition; a subscriber on loopback timestamps it. \
             Latency = arrival at the subscriber - the moment the epoch that caused the event was written to \
-            gpsd. Run once with the default epoch quiet period (50 ms) and once with 1 ms:
+            gpsd. Run once with the default configuration and once with the early epoch close turned off \
+            (gpsd.epochEarlyClose: false), which shows what waiting for the epoch's end costs:
 
-            {"scenario": "e2e-latency", "epoch_quiet_ms": ..., "p50_ms": ..., "p99_ms": ..., "transitions": ...}
+            {"scenario": "e2e-latency", "epoch_early_close": ..., "p50_ms": ..., "p99_ms": ..., "transitions": ...}
 
             Example:
               swift build -c release && .build/release/geofence-bench e2e
@@ -41,18 +42,18 @@ struct E2EBench: AsyncParsableCommand {
     func run() async throws {
         let agentPath = try agent ?? URL(fileURLWithPath: FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             .deletingLastPathComponent().appendingPathComponent("geofence-agent").path
-        for quiet in [0.05, 0.001] {
-            let (latencies, transitions) = try await measure(agentPath: agentPath, quietPeriod: quiet)
+        for earlyClose in [true, false] {
+            let (latencies, transitions) = try await measure(agentPath: agentPath, earlyClose: earlyClose)
             let sorted = latencies.sorted()
             func q(_ p: Double) -> Double { sorted.isEmpty ? .nan : sorted[min(sorted.count - 1, Int(p * Double(sorted.count)))] }
-            print(jsonLine(["scenario": "e2e-latency", "epoch_quiet_ms": quiet * 1000, "p50_ms": rounded(q(0.5), 2),
+            print(jsonLine(["scenario": "e2e-latency", "epoch_early_close": earlyClose, "p50_ms": rounded(q(0.5), 2),
                             "p99_ms": rounded(q(0.99), 2), "max_ms": rounded(sorted.last ?? .nan, 2), "transitions": transitions,
                             "measured": latencies.count]))
         }
     }
 
     /// One run: returns each transition's latency in ms.
-    private func measure(agentPath: String, quietPeriod: Double) async throws -> ([Double], Int) {
+    private func measure(agentPath: String, earlyClose: Bool) async throws -> ([Double], Int) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("e2e-bench-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -66,13 +67,13 @@ struct E2EBench: AsyncParsableCommand {
         var lines: [String] = []
         var epochTimes: [String] = []
         for k in 0..<epochs {
-            // Back and forth from -60 m to +60 m at 20 m/s, 10 epochs a second: a transition every 3 s.
-            let cycle = 12.0, t = Double(k) * 0.1
+            // From -50 m to +50 m and back at 40 m/s, 10 epochs a second: a transition every 1.25 s.
+            let speed = 40.0, halfSpan = 50.0, cycle = 4 * halfSpan / speed, t = Double(k) * 0.1
             let phase = t.truncatingRemainder(dividingBy: cycle)
-            let x = phase < cycle / 2 ? -60 + phase * 20 : 60 - (phase - cycle / 2) * 20
+            let x = phase < cycle / 2 ? -halfSpan + phase * speed : halfSpan - (phase - cycle / 2) * speed
             let time = start.addingTimeInterval(t)
             lines.append(NMEA.epoch(latitude: origin.lat, longitude: origin.lon + x / metresPerDegreeLongitude, time: time,
-                                    speedKnots: 38.9, course: phase < cycle / 2 ? 90 : 270))
+                                    speedKnots: speed * 3600 / 1852, course: phase < cycle / 2 ? 90 : 270))
             epochTimes.append(iso8601(time))
         }
         let feed = try NMEAFeed(sentences: lines, interval: 0.1)
@@ -86,7 +87,7 @@ struct E2EBench: AsyncParsableCommand {
         let config: [String: Any] = [
             "fleet": "bench", "vehicle": "v1",
             "mqtt": ["host": "127.0.0.1", "port": broker.port],
-            "gpsd": ["host": "127.0.0.1", "port": gpsd.port, "epochQuietPeriod": quietPeriod],
+            "gpsd": ["host": "127.0.0.1", "port": gpsd.port, "epochEarlyClose": earlyClose],
             "store": ["path": "state/agent.sqlite"],
             "conditions": ["file": "zone.geojson"],
         ]
