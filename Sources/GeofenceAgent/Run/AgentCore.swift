@@ -145,10 +145,8 @@ actor AgentCore {
             lastStationary = update.isStationary
             await enqueueLocation(update)
         }
-        if changed {
-            publisher.wake()
-            scheduleStatePublish()
-        }
+        // The publisher was woken by each commit's hand-over.
+        if changed { scheduleStatePublish() }
     }
 
     /// Commits the waiting changes in order; stops at the first failure and reports it. The actor is
@@ -176,7 +174,6 @@ actor AgentCore {
         if committed, storeProblem != nil {
             logger.notice("the store takes writes again; every waiting state change is recorded")
             storeProblem = nil
-            publisher.wake()
         }
     }
 
