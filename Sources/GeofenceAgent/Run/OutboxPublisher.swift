@@ -70,6 +70,7 @@ public final class OutboxPublisher: Service, Sendable {
     /// Deletes acknowledged entries every 20 ms, in one transaction per batch, until the publisher stops
     /// (and once more then, so that nothing acknowledged is sent again at the next start).
     private func deleteAcknowledged() async {
+        var failing = false
         while true {
             let stopping = Task.isCancelled || Task.isShuttingDownGracefully
             let batch = acknowledged.withLock { list -> [OutboxEntry] in
@@ -79,8 +80,13 @@ public final class OutboxPublisher: Service, Sendable {
             if !batch.isEmpty {
                 do {
                     try await store.acknowledge(batch)
+                    failing = false
                 } catch {
-                    logger.error("could not delete acknowledged events; they may be sent again", metadata: ["count": "\(batch.count)", "error": "\(error)"])
+                    // Kept for the next round (a full disk frees up): dropped, they would stay in the
+                    // outbox, sent already and never deleted, until the next start sent them again.
+                    acknowledged.withLock { $0.insert(contentsOf: batch, at: 0) }
+                    if !failing { logger.error("could not delete acknowledged events; retrying", metadata: ["count": "\(batch.count)", "error": "\(error)"]) }
+                    failing = true
                 }
             }
             if stopping { return }
