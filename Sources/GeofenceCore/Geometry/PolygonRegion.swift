@@ -92,16 +92,22 @@ public struct PolygonRegion: Sendable {
     }
 
     /// True when the point is inside or on the boundary.
+    @inline(__always)
     public func contains(_ p: PreparedPoint) -> Bool {
+        contains(longitude: p.longitude, latitude: p.latitude)
+    }
+
+    /// True when the point (longitude in [-180, 180]) is inside or on the boundary.
+    func contains(longitude: Double, latitude: Double) -> Bool {
         if isSimple {
-            guard p.latitude >= boundingBox.minLatitude, p.latitude <= boundingBox.maxLatitude,
-                  let lon = boundingBox.unwrappedLongitude(p.longitude) else { return false }
-            return vertices.withUnsafeBufferPointer { ringSide($0, SIMD2(lon, p.latitude)) } != .outside
+            guard latitude >= boundingBox.minLatitude, latitude <= boundingBox.maxLatitude,
+                  let lon = boundingBox.unwrappedLongitude(longitude) else { return false }
+            return vertices.withUnsafeBufferPointer { ringSide($0, SIMD2(lon, latitude)) } != .outside
         }
         for part in parts {
-            guard p.latitude >= part.box.minLatitude, p.latitude <= part.box.maxLatitude,
-                  let lon = part.box.unwrappedLongitude(p.longitude) else { continue }
-            if partContains(part, SIMD2(lon, p.latitude)) { return true }
+            guard latitude >= part.box.minLatitude, latitude <= part.box.maxLatitude,
+                  let lon = part.box.unwrappedLongitude(longitude) else { continue }
+            if partContains(part, SIMD2(lon, latitude)) { return true }
         }
         return false
     }

@@ -1,44 +1,77 @@
-/// One condition's entry in a grid cell: its box, rounded outward to `Float` so that a whole cell's
-/// entries sit in a few cache lines, and its slot.
+/// One condition's entry in a grid cell: its slot, its box, and a rectangle it surely covers (empty
+/// when none is known), both in 1/256ths of the cell. 12 bytes, so that a large index's entries stay
+/// in cache, and most points inside a condition are answered from here with no other read.
 struct CellEntry: Sendable {
-    var minLongitude: Float
-    var minLatitude: Float
-    var maxLongitude: Float
-    var maxLatitude: Float
     var slot: UInt32
+    var minU: UInt8
+    var minV: UInt8
+    var maxU: UInt8
+    var maxV: UInt8
+    var innerMinU: UInt8 = 1
+    var innerMinV: UInt8 = 1
+    var innerMaxU: UInt8 = 0
+    var innerMaxV: UInt8 = 0
 
-    init(box: BoundingBox, slot: UInt32) {
-        minLongitude = Self.below(box.minLongitude)
-        minLatitude = Self.below(box.minLatitude)
-        maxLongitude = Self.above(box.maxLongitude)
-        maxLatitude = Self.above(box.maxLatitude)
+    /// Steps per cell side of an entry's boxes.
+    static let steps = 256.0
+    /// Steps per sub-cell side of a `CellMask`.
+    static let stepsPerSubcell = 256 / CellMask.side
+
+    /// The box given as fractions of the cell (0 at its west or south side, 1 at its east or north
+    /// side; beyond that it is clamped), rounded out by a step, so that the rounding of fractions in the
+    /// query never leaves out a point the box holds.
+    ///
+    /// The covered rectangle is the larger of two: `inner` (fractions of a box the region covers,
+    /// rounded in by a step), and the largest rectangle of sub-cells the mask says are inside. A
+    /// point's step and its sub-cell both come from the same exact fraction (cells are powers of two
+    /// of degrees), so they always agree.
+    init(slot: UInt32, minU: Double, minV: Double, maxU: Double, maxV: Double, mask: CellMask = .unknown,
+         inner: (minU: Double, minV: Double, maxU: Double, maxV: Double)? = nil) {
         self.slot = slot
+        func step(_ x: Double, _ bias: Double) -> UInt8 {
+            UInt8(min(max((x * Self.steps).rounded(.down) + bias, 0), Self.steps - 1))
+        }
+        self.minU = step(minU, -1)
+        self.minV = step(minV, -1)
+        self.maxU = step(maxU, 1)
+        self.maxV = step(maxV, 1)
+        var best: (Int, Int, Int, Int)?
+        if let r = mask.largestInsideRectangle() {
+            let n = Self.stepsPerSubcell
+            best = (r.i0 * n, r.j0 * n, r.i1 * n + n - 1, r.j1 * n + n - 1)
+        }
+        if let inner {
+            // Steps wholly inside [low, high]: a step s holds fractions [s, s + 1) / 256.
+            func first(_ low: Double) -> Int { low <= 0 ? 0 : Int((low * Self.steps).rounded(.up)) + 1 }
+            func last(_ high: Double) -> Int { high >= 1 ? Int(Self.steps) - 1 : Int((high * Self.steps).rounded(.down)) - 2 }
+            let r = (first(inner.minU), first(inner.minV), last(inner.maxU), last(inner.maxV))
+            func area(_ r: (Int, Int, Int, Int)) -> Int { max(r.2 - r.0 + 1, 0) * max(r.3 - r.1 + 1, 0) }
+            if area(r) > (best.map(area) ?? 0) { best = r }
+        }
+        if let (a, b, c, d) = best, a <= c, b <= d {
+            innerMinU = UInt8(a)
+            innerMinV = UInt8(b)
+            innerMaxU = UInt8(c)
+            innerMaxV = UInt8(d)
+        }
     }
 
-    static func below(_ x: Double) -> Float {
-        let f = Float(x)
-        return Double(f) > x ? f.nextDown : f
-    }
-
-    static func above(_ x: Double) -> Float {
-        let f = Float(x)
-        return Double(f) < x ? f.nextUp : f
-    }
-
-    /// Rounding is monotonic, so a point inside the exact box is inside this one too: only false
-    /// positives, which the exact test after it removes.
+    /// A point's step in a cell, from its fraction of the cell (in [0, 1]).
     @inline(__always)
-    func contains(longitude: Float, wrappedLongitude: Float, latitude: Float) -> Bool {
-        latitude >= minLatitude && latitude <= maxLatitude
-            && ((longitude >= minLongitude && longitude <= maxLongitude)
-                || (wrappedLongitude >= minLongitude && wrappedLongitude <= maxLongitude))
-    }
+    static func step(_ fraction: Double) -> UInt8 { UInt8(min(Int(fraction * steps), Int(steps) - 1)) }
+
+    @inline(__always)
+    func contains(u: UInt8, v: UInt8) -> Bool { u >= minU && u <= maxU && v >= minV && v <= maxV }
+
+    @inline(__always)
+    func surelyCovers(u: UInt8, v: UInt8) -> Bool { u >= innerMinU && u <= innerMaxU && v >= innerMinV && v <= innerMaxV }
 }
 
 /// An open-addressing hash table from a grid cell's key to that cell's entries.
 ///
 /// A lookup costs one probe into `buckets` and one read of the cell's entries, which lie together in
-/// a shared pool; Swift's `Dictionary` of arrays would add SipHash and two more dependent loads.
+/// a shared pool; Swift's `Dictionary` of arrays would add SipHash and two more dependent loads. The
+/// entries' masks lie in a parallel pool, read only for an entry whose box holds the point.
 struct CellTable: Sendable {
     struct Bucket: Sendable {
         var key: UInt64
@@ -47,9 +80,40 @@ struct CellTable: Sendable {
         var capacity: UInt32
     }
 
+    /// Where a cell's entries lie in the pool.
+    struct Span: Sendable {
+        var start: UInt32
+        var count: UInt32
+    }
+
+    /// Every cell's span, row by row over the rectangle of columns and rows that holds all occupied
+    /// cells: when the cells are that compact, a lookup reads one 8-byte span at a computed place
+    /// instead of probing a hash table three times its size, which keeps a large index's hot data in
+    /// cache. Exists only while every bucket's cell lies inside the rectangle.
+    struct Directory: Sendable {
+        var column0: Int
+        var row0: Int
+        var width: Int
+        var height: Int
+        var spans: [Span]
+
+        @inline(__always)
+        func index(of key: UInt64) -> Int? {
+            let c = Int(truncatingIfNeeded: key & 0xFFFF_FFFF) - column0, r = Int(truncatingIfNeeded: key >> 32) - row0
+            guard c >= 0, c < width, r >= 0, r < height else { return nil }
+            return r * width + c
+        }
+    }
+
+    /// A directory may have this many cells per occupied cell (or up to `directoryMinimum` in all).
+    static let directorySlack = 8
+    static let directoryMinimum = 1 << 16
+
     private static let empty = UInt64.max
     private var buckets: [Bucket]
+    private var directory: Directory?
     private var pool: ContiguousArray<CellEntry> = []
+    private var masks: ContiguousArray<CellMask> = []
     /// Pool entries no cell uses any more (left behind when a cell moved to a larger chunk).
     private var garbage = 0
     private var shift: UInt64
@@ -67,41 +131,140 @@ struct CellTable: Sendable {
 
     @inline(__always)
     private func find(_ key: UInt64) -> Int? {
-        let mask = buckets.count - 1
-        var i = home(key)
-        while true {
-            let k = buckets[i].key
-            if k == key { return i }
-            if k == Self.empty { return nil }
-            i = (i + 1) & mask
+        buckets.withUnsafeBufferPointer { b in
+            let mask = b.count - 1
+            var i = home(key)
+            while true {
+                let k = b[i].key
+                if k == key { return i }
+                if k == Self.empty { return nil }
+                i = (i + 1) & mask
+            }
         }
+    }
+
+    /// Where a cell's entries lie, through the directory when there is one.
+    @inline(__always)
+    private func span(of key: UInt64) -> Span? {
+        if let directory {
+            guard let d = directory.index(of: key) else { return nil }
+            return directory.spans.withUnsafeBufferPointer { $0[d] }
+        }
+        guard let i = find(key) else { return nil }
+        let b = buckets[i]
+        return Span(start: b.start, count: b.count)
     }
 
     /// Calls `body` with each entry of a cell.
     @inline(__always)
     func forEach(in key: UInt64, _ body: (CellEntry) -> Void) {
-        guard let i = find(key) else { return }
-        let b = buckets[i]
+        guard let b = span(of: key) else { return }
         pool.withUnsafeBufferPointer { p in
             for k in Int(b.start)..<Int(b.start + b.count) { body(p[k]) }
         }
     }
 
-    mutating func insert(_ entry: CellEntry, in key: UInt64) {
-        if let i = find(key) {
-            if buckets[i].count == buckets[i].capacity { relocate(i, capacity: buckets[i].capacity * 2) }
-            pool[Int(buckets[i].start + buckets[i].count)] = entry
-            buckets[i].count += 1
-            return
+    /// Calls `body` with the slot of each entry of a cell that may hold a point (at steps `u`, `v` and
+    /// in the sub-cell `bit`), and whether it surely does. The mask is read only when the entry's
+    /// covered rectangle does not already answer.
+    @inline(__always)
+    func forEach(in key: UInt64, u: UInt8, v: UInt8, bit: UInt64, _ body: (UInt32, _ surelyInside: Bool) -> Void) {
+        guard let b = span(of: key) else { return }
+        pool.withUnsafeBufferPointer { p in
+            masks.withUnsafeBufferPointer { m in
+                for k in Int(b.start)..<Int(b.start + b.count) {
+                    let e = p[k]
+                    if e.surelyCovers(u: u, v: v) {
+                        body(e.slot, true)
+                    } else if e.contains(u: u, v: v) {
+                        let mask = m[k]
+                        if mask.inside & bit != 0 { body(e.slot, true) } else if mask.boundary & bit != 0 { body(e.slot, false) }
+                    }
+                }
+            }
         }
+    }
+
+    mutating func insert(_ entry: CellEntry, mask: CellMask, in key: UInt64) {
+        let i = bucket(for: key)
+        if buckets[i].count == buckets[i].capacity { relocate(i, capacity: max(buckets[i].capacity * 2, 2)) }
+        let k = Int(buckets[i].start + buckets[i].count)
+        pool[k] = entry
+        masks[k] = mask
+        buckets[i].count += 1
+        mirror(i)
+    }
+
+    /// Copies a bucket's span into the directory.
+    @inline(__always)
+    private mutating func mirror(_ i: Int) {
+        guard directory != nil else { return }
+        let b = buckets[i]
+        guard let d = directory!.index(of: b.key) else { directory = nil; return }
+        directory!.spans[d] = Span(start: b.start, count: b.count)
+    }
+
+    /// Counts one more entry to come for a cell, before `allocateReserved()`: building in two passes
+    /// gives every cell a chunk of exactly its size, with no growth and no garbage.
+    mutating func reserve(in key: UInt64) {
+        let i = bucket(for: key)
+        buckets[i].capacity += 1
+    }
+
+    /// Lays out a chunk for each cell's reserved entries: row by row through a directory when the
+    /// occupied cells are compact enough for one (neighbouring cells' entries then lie together too),
+    /// else in bucket order.
+    mutating func allocateReserved() {
+        let filler = CellEntry(slot: 0, minU: 1, minV: 1, maxU: 0, maxV: 0)
+        let fresh = buckets.indices.filter { buckets[$0].key != Self.empty && buckets[$0].count == 0 && buckets[$0].capacity > 0 }
+        var total = pool.count
+        func allocate(_ i: Int) {
+            buckets[i].start = UInt32(total)
+            total += Int(buckets[i].capacity)
+        }
+        if pool.isEmpty, let made = makeDirectory() {
+            directory = made
+            for r in 0..<made.height {
+                for c in 0..<made.width {
+                    if let i = find(Self.key(column: made.column0 + c, row: made.row0 + r)) { allocate(i) }
+                }
+            }
+        } else {
+            for i in fresh { allocate(i) }
+        }
+        pool.append(contentsOf: repeatElement(filler, count: total - pool.count))
+        masks.append(contentsOf: repeatElement(.unknown, count: total - masks.count))
+        for i in buckets.indices where buckets[i].key != Self.empty { mirror(i) }
+    }
+
+    /// A directory over the rectangle of occupied cells, if it is small enough.
+    private func makeDirectory() -> Directory? {
+        var c0 = Int.max, c1 = Int.min, r0 = Int.max, r1 = Int.min
+        for b in buckets where b.key != Self.empty {
+            let c = Int(truncatingIfNeeded: b.key & 0xFFFF_FFFF), r = Int(truncatingIfNeeded: b.key >> 32)
+            c0 = min(c0, c); c1 = max(c1, c); r0 = min(r0, r); r1 = max(r1, r)
+        }
+        guard c0 <= c1 else { return nil }
+        let width = c1 - c0 + 1, height = r1 - r0 + 1
+        guard width * height <= max(Self.directoryMinimum, count * Self.directorySlack) else { return nil }
+        return Directory(column0: c0, row0: r0, width: width, height: height,
+                         spans: Array(repeating: Span(start: 0, count: 0), count: width * height))
+    }
+
+    @inline(__always)
+    static func key(column: Int, row: Int) -> UInt64 { SpatialIndex.key(column: column, row: row) }
+
+    /// The bucket of a cell, made (empty, with no chunk) if the cell is new.
+    private mutating func bucket(for key: UInt64) -> Int {
+        if let i = find(key) { return i }
         if (count + 1) * 4 > buckets.count * 3 { grow() }
         let mask = buckets.count - 1
         var i = home(key)
         while buckets[i].key != Self.empty { i = (i + 1) & mask }
-        buckets[i] = Bucket(key: key, start: UInt32(pool.count), count: 1, capacity: 2)
-        pool.append(entry)
-        pool.append(entry)  // the spare place of a two-entry chunk
+        buckets[i] = Bucket(key: key, start: UInt32(pool.count), count: 0, capacity: 0)
         count += 1
+        if let directory, directory.index(of: key) == nil { self.directory = nil }
+        return i
     }
 
     /// Removes a slot's entry from a cell; an emptied cell keeps its key until the next growth.
@@ -109,8 +272,11 @@ struct CellTable: Sendable {
         guard let i = find(key) else { return }
         let b = buckets[i]
         for k in Int(b.start)..<Int(b.start + b.count) where pool[k].slot == slot {
-            pool[k] = pool[Int(b.start + b.count - 1)]
+            let last = Int(b.start + b.count - 1)
+            pool[k] = pool[last]
+            masks[k] = masks[last]
             buckets[i].count -= 1
+            mirror(i)
             return
         }
     }
@@ -120,25 +286,38 @@ struct CellTable: Sendable {
         let b = buckets[i]
         let start = pool.count
         // Element by element: appending a slice of the pool to itself would copy the whole pool.
-        for k in Int(b.start)..<Int(b.start + b.count) { pool.append(pool[k]) }
-        for _ in b.count..<capacity { pool.append(pool[Int(b.start)]) }
+        for k in Int(b.start)..<Int(b.start + b.count) {
+            pool.append(pool[k])
+            masks.append(masks[k])
+        }
+        let filler = CellEntry(slot: 0, minU: 1, minV: 1, maxU: 0, maxV: 0)
+        for _ in b.count..<capacity {
+            pool.append(filler)
+            masks.append(.unknown)
+        }
         garbage += Int(b.capacity)
         buckets[i].start = UInt32(start)
         buckets[i].capacity = capacity
+        mirror(i)
         if garbage > pool.count / 4 { compact() }
     }
 
     /// Rewrites the pool with only live chunks, cells in bucket order.
     private mutating func compact() {
-        var fresh = ContiguousArray<CellEntry>()
-        fresh.reserveCapacity(pool.count - garbage)
+        var freshPool = ContiguousArray<CellEntry>()
+        var freshMasks = ContiguousArray<CellMask>()
+        freshPool.reserveCapacity(pool.count - garbage)
+        freshMasks.reserveCapacity(pool.count - garbage)
         for i in buckets.indices where buckets[i].key != Self.empty {
             let b = buckets[i]
-            let start = fresh.count
-            fresh.append(contentsOf: pool[Int(b.start)..<Int(b.start + b.capacity)])
+            let start = freshPool.count
+            freshPool.append(contentsOf: pool[Int(b.start)..<Int(b.start + b.capacity)])
+            freshMasks.append(contentsOf: masks[Int(b.start)..<Int(b.start + b.capacity)])
             buckets[i].start = UInt32(start)
+            mirror(i)
         }
-        pool = fresh
+        pool = freshPool
+        masks = freshMasks
         garbage = 0
     }
 
@@ -150,7 +329,7 @@ struct CellTable: Sendable {
         count = 0
         let mask = capacity - 1
         for b in old where b.key != Self.empty {
-            if b.count == 0 { garbage += Int(b.capacity); continue }
+            if b.count == 0 && b.capacity > 0 && Int(b.start) < pool.count { garbage += Int(b.capacity); continue }
             var j = home(b.key)
             while buckets[j].key != Self.empty { j = (j + 1) & mask }
             buckets[j] = b

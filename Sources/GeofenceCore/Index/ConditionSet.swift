@@ -7,15 +7,15 @@ public struct ConditionSet: Sendable {
     public init() {}
 
     public init(_ regions: [Region]) {
-        for r in regions { append(r) }
-        index.optimize()
+        self.regions = regions
+        index.insertAll(regions: regions.enumerated().map { ($0.offset, $0.element) })
     }
 
     /// Adds a region and returns its position.
     @discardableResult
     public mutating func append(_ region: Region) -> Int {
         regions.append(region)
-        index.insert(slot: regions.count - 1, box: region.boundingBox)
+        index.insert(slot: regions.count - 1, region: region)
         return regions.count - 1
     }
 
@@ -24,8 +24,8 @@ public struct ConditionSet: Sendable {
     /// Calls `body` with the position of every region that holds the point.
     @inline(__always)
     public func forEachContaining(_ point: PreparedPoint, _ body: (Int) -> Void) {
-        index.forEachCandidate(longitude: point.longitude, latitude: point.latitude) { slot in
-            if regions[slot].contains(point) { body(slot) }
+        index.forEachCandidate(longitude: point.longitude, latitude: point.latitude) { slot, surelyInside in
+            if surelyInside || regions[slot].contains(point) { body(slot) }
         }
     }
 

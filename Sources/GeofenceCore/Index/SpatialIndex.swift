@@ -7,6 +7,10 @@
 /// coarsest level whose occupied cells still hold few entries, so a sparse fleet's fences (tens of metres to
 /// kilometres, over a country) share one or two levels, and each query costs one or two probes, while dense
 /// or tiny fences keep fine cells. Boxes wider than 16° go to a short list checked on every query.
+///
+/// A slot inserted with its region, not only its box, also keeps a `CellMask` in each cell: a query in a
+/// sub-cell the region surely covers is answered without the exact test, and one in a sub-cell surely
+/// outside it is not offered at all.
 public struct SpatialIndex: Sendable {
     static let baseCellDegrees = 1.0 / 4096
     /// Each level's cells are 2^levelShift times larger than the previous level's.
@@ -25,6 +29,8 @@ public struct SpatialIndex: Sendable {
     private var large: [UInt32] = []
     /// Each slot's box; nil when the slot holds nothing.
     private(set) var boxes: [BoundingBox?] = []
+    /// Each slot's region when it was inserted with one, for its cell masks.
+    private var shapes: [Region?] = []
     private var slotLevel: [Int8] = []
     private var stamps: [UInt32] = []
     private var stamp: UInt32 = 0
@@ -66,6 +72,12 @@ public struct SpatialIndex: Sendable {
 
     /// The cells of a level that a box overlaps.
     static func cells(of box: BoundingBox, level: Int) -> [UInt64] {
+        placements(of: box, level: level).map(\.key)
+    }
+
+    /// The cells of a level that a box overlaps, each with its column before wrapping at the
+    /// antimeridian (the frame the box's own longitudes are in) and its row.
+    static func placements(of box: BoundingBox, level: Int) -> [(key: UInt64, column: Int, row: Int)] {
         let size = cellSize(level)
         let columns = Int((360 / size).rounded())
         let rows = Int((180 / size).rounded())
@@ -73,10 +85,10 @@ public struct SpatialIndex: Sendable {
         let c1 = Int(((box.maxLongitude + 180) / size).rounded(.down))
         let r0 = min(max(Int(((box.minLatitude + 90) / size).rounded(.down)), 0), rows - 1)
         let r1 = min(max(Int(((box.maxLatitude + 90) / size).rounded(.down)), 0), rows - 1)
-        var out: [UInt64] = []
+        var out: [(key: UInt64, column: Int, row: Int)] = []
         for r in r0...r1 {
             for c in c0...max(c0, min(c1, c0 + columns - 1)) {
-                out.append(key(column: ((c % columns) + columns) % columns, row: r))
+                out.append((key(column: ((c % columns) + columns) % columns, row: r), c, r))
             }
         }
         return out
@@ -84,7 +96,18 @@ public struct SpatialIndex: Sendable {
 
     /// Adds or replaces the box stored for a slot.
     public mutating func insert(slot: Int, box: BoundingBox) {
-        record(slot, box)
+        record(slot, box, shape: nil)
+        placeAndRebalance(slot, box)
+    }
+
+    /// Adds or replaces a slot's region: its box, and a mask in each of its cells.
+    public mutating func insert(slot: Int, region: Region) {
+        let box = region.boundingBox
+        record(slot, box, shape: region)
+        placeAndRebalance(slot, box)
+    }
+
+    private mutating func placeAndRebalance(_ slot: Int, _ box: BoundingBox) {
         place(slot, box)
         if stored >= nextRebalance {
             nextRebalance = stored * 2
@@ -93,14 +116,16 @@ public struct SpatialIndex: Sendable {
     }
 
     /// Keeps a slot's box (replacing an older one), without placing it in the cells yet.
-    private mutating func record(_ slot: Int, _ box: BoundingBox) {
+    private mutating func record(_ slot: Int, _ box: BoundingBox, shape: Region?) {
         if slot < boxes.count, boxes[slot] != nil { remove(slot: slot) }
         while boxes.count <= slot {
             boxes.append(nil)
+            shapes.append(nil)
             slotLevel.append(-1)
             stamps.append(0)
         }
         boxes[slot] = box
+        shapes[slot] = shape
         stored += 1
     }
 
@@ -111,10 +136,45 @@ public struct SpatialIndex: Sendable {
             return
         }
         slotLevel[slot] = Int8(level)
-        let entry = CellEntry(box: box, slot: UInt32(slot))
-        for key in Self.cells(of: box, level: level) { levels[level].insert(entry, in: key) }
+        let inverse = inverseSizes[level]
+        let u0 = (box.minLongitude + 180) * inverse, u1 = (box.maxLongitude + 180) * inverse
+        let v0 = (box.minLatitude + 90) * inverse, v1 = (box.maxLatitude + 90) * inverse
+        var inner: (u0: Double, v0: Double, u1: Double, v1: Double)?
+        if let shape = shapes[slot], let innerBox = shape.innerBox() {
+            // Into the frame of the box, which may run past 180.
+            let shift = innerBox.maxLongitude < box.minLongitude - 1 ? 360.0 : innerBox.minLongitude > box.maxLongitude + 1 ? -360 : 0
+            inner = ((innerBox.minLongitude + shift + 180) * inverse, (innerBox.minLatitude + 90) * inverse,
+                     (innerBox.maxLongitude + shift + 180) * inverse, (innerBox.maxLatitude + 90) * inverse)
+        }
+        for (key, column, row) in Self.placements(of: box, level: level) {
+            var mask = CellMask.unknown
+            if let shape = shapes[slot] {
+                mask = shape.mask(in: Self.gridCell(key: key, level: level))
+                // The region does not reach into this cell at all.
+                if mask.inside | mask.boundary == 0 { continue }
+            }
+            let c = Double(column), r = Double(row)
+            let entry = CellEntry(slot: UInt32(slot), minU: u0 - c, minV: v0 - r, maxU: u1 - c, maxV: v1 - r, mask: mask,
+                                  inner: inner.map { ($0.u0 - c, $0.v0 - r, $0.u1 - c, $0.v1 - r) })
+            levels[level].insert(entry, mask: mask, in: key)
+        }
         population[level] += 1
         if population[level] == 1 { activeLevels = (0..<Self.levelCount).filter { population[$0] > 0 } }
+    }
+
+    /// Places every stored slot in fresh tables on the current floor, counting each cell's entries
+    /// first so that every cell gets one chunk of exactly its size.
+    private mutating func placeAll() {
+        levels = Array(repeating: CellTable(), count: Self.levelCount)
+        population = Array(repeating: 0, count: Self.levelCount)
+        activeLevels = []
+        large = []
+        for slot in boxes.indices {
+            guard let box = boxes[slot], let level = Self.level(for: box, floor: floor) else { continue }
+            for key in Self.cells(of: box, level: level) { levels[level].reserve(in: key) }
+        }
+        for level in levels.indices { levels[level].allocateReserved() }
+        for slot in boxes.indices { if let box = boxes[slot] { place(slot, box) } }
     }
 
     public mutating func remove(slot: Int) {
@@ -128,6 +188,7 @@ public struct SpatialIndex: Sendable {
             if population[level] == 0 { activeLevels = (0..<Self.levelCount).filter { population[$0] > 0 } }
         }
         boxes[slot] = nil
+        shapes[slot] = nil
         slotLevel[slot] = -1
         stored -= 1
     }
@@ -139,15 +200,21 @@ public struct SpatialIndex: Sendable {
     /// `floor` (a `floorLevel` saved earlier) skips choosing the floor; any valid floor gives the same
     /// answers, only the speed differs.
     public mutating func insertAll(_ items: [(slot: Int, box: BoundingBox)], floor hint: Int? = nil) {
-        for (slot, box) in items { record(slot, box) }
+        for (slot, box) in items { record(slot, box, shape: nil) }
+        build(floor: hint)
+    }
+
+    /// Adds many regions at once, with their cell masks, and builds the index once.
+    public mutating func insertAll(regions items: [(slot: Int, region: Region)], floor hint: Int? = nil) {
+        for (slot, region) in items { record(slot, region.boundingBox, shape: region) }
+        build(floor: hint)
+    }
+
+    private mutating func build(floor hint: Int?) {
         nextRebalance = max(nextRebalance, stored * 2)
         if let hint, (0..<Self.levelCount).contains(hint) {
             floor = hint
-            levels = Array(repeating: CellTable(), count: Self.levelCount)
-            population = Array(repeating: 0, count: Self.levelCount)
-            activeLevels = []
-            large = []
-            for slot in boxes.indices { if let box = boxes[slot] { place(slot, box) } }
+            placeAll()
         } else {
             rebalance(force: true)
         }
@@ -179,31 +246,50 @@ public struct SpatialIndex: Sendable {
         }
         guard chosen != floor || force else { return }
         floor = chosen
-        levels = Array(repeating: CellTable(), count: Self.levelCount)
-        population = Array(repeating: 0, count: Self.levelCount)
-        activeLevels = []
-        large = []
-        for slot in present { place(slot, boxes[slot]!) }
+        placeAll()
     }
 
-    /// Calls `body` with every slot whose box holds the point, each once.
+    /// Where a point lies on a level: its cell, its sub-cell's bit in a `CellMask`, and its step
+    /// along each side of the cell, for `CellEntry`.
+    @inline(__always)
+    func locate(longitude: Double, latitude: Double, level: Int) -> (key: UInt64, bit: UInt64, u: UInt8, v: UInt8) {
+        let inverse = inverseSizes[level]
+        // Cells are a power of two of degrees wide, so `u - c` and the sub-cell are exact.
+        let u = (longitude + 180) * inverse, v = (latitude + 90) * inverse
+        var c = Int(u.rounded(.down))
+        let r = min(Int(v.rounded(.down)), rowCounts[level] - 1)
+        let fu = u - Double(c), fv = v - Double(r)
+        let bit = CellMask.bit(fractionU: fu, fractionV: fv)
+        if c >= columnCounts[level] { c -= columnCounts[level] }
+        return (Self.key(column: c, row: r), bit, CellEntry.step(fu), CellEntry.step(fv))
+    }
+
+    /// The cell a key names, in degrees.
+    static func gridCell(key: UInt64, level: Int) -> GridCell {
+        let size = cellSize(level)
+        return GridCell(west: Double(key & 0xFFFF_FFFF) * size - 180, south: Double(key >> 32) * size - 90, size: size)
+    }
+
+    /// Calls `body` with every slot whose box holds the point, each once, except slots whose region
+    /// surely does not.
     @inline(__always)
     public func forEachCandidate(longitude: Double, latitude: Double, _ body: (Int) -> Void) {
-        let lon = Float(longitude), wrapped = Float(longitude + 360), lat = Float(latitude)
+        forEachCandidate(longitude: longitude, latitude: latitude) { slot, _ in body(slot) }
+    }
+
+    /// The same, telling `body` also whether the slot's region surely holds the point (its cell mask
+    /// says so), so that the exact test can be skipped.
+    @inline(__always)
+    public func forEachCandidate(longitude: Double, latitude: Double, _ body: (Int, _ surelyInside: Bool) -> Void) {
         // Through a buffer pointer, so that no table is copied (and retained) per query.
         levels.withUnsafeBufferPointer { tables in
             for level in activeLevels {
-                let inverse = inverseSizes[level]
-                var c = Int(((longitude + 180) * inverse).rounded(.down))
-                if c >= columnCounts[level] { c -= columnCounts[level] }
-                let r = min(Int(((latitude + 90) * inverse).rounded(.down)), rowCounts[level] - 1)
-                tables[level].forEach(in: Self.key(column: c, row: r)) { entry in
-                    if entry.contains(longitude: lon, wrappedLongitude: wrapped, latitude: lat) { body(Int(entry.slot)) }
-                }
+                let (key, bit, u, v) = locate(longitude: longitude, latitude: latitude, level: level)
+                tables[level].forEach(in: key, u: u, v: v, bit: bit) { slot, surelyInside in body(Int(slot), surelyInside) }
             }
         }
         for slot in large where boxes[Int(slot)].unsafelyUnwrapped.contains(longitude: longitude, latitude: latitude) {
-            body(Int(slot))
+            body(Int(slot), false)
         }
     }
 
