@@ -23,21 +23,26 @@ import Testing
         return ring + [ring[0]]
     }
 
-    /// Points to probe around a region: the corners of its inner box and just beyond them (where an
-    /// index that rounds the box outward would answer wrongly), then its vertices and centre, moved by
-    /// tiny and small amounts.
+    /// Points to probe around a region: the vertices of its inner octagon and just beyond them (where
+    /// an index that rounds it outward would answer wrongly), points of its boundary found by bisection
+    /// (where an outer octagon rounded inward would), then its vertices and centre, moved by tiny and
+    /// small amounts.
     static func probes(_ region: Region, _ rng: inout SplitMix64) -> [Coordinate] {
         var out: [Coordinate] = []
-        if let inner = region.innerBox() {
-            let width = inner.maxLongitude - inner.minLongitude, height = inner.maxLatitude - inner.minLatitude
-            for (lat, north) in [(inner.minLatitude, -1.0), (inner.maxLatitude, 1)] {
-                for (lon, east) in [(inner.minLongitude, -1.0), (inner.maxLongitude, 1)] {
+        if let inner = region.innerOctagon() {
+            let corners = vertices(of: inner)
+            let centre = corners.reduce(SIMD2<Double>(0, 0), +) / Double(corners.count)
+            for (k, corner) in corners.enumerated() {
+                let next = corners[(k + 1) % corners.count]
+                for point in [corner, (corner + next) / 2] {
                     for t in [0, 0.001, 0.003, 0.01, 0.03] {
-                        out.append(Coordinate(latitude: lat + north * t * height, longitude: lon + east * t * width))
+                        let p = point + (point - centre) * t
+                        out.append(Coordinate(latitude: p.y, longitude: wrapLongitude(p.x)))
                     }
                 }
             }
         }
+        out += boundaryPoints(region)
         var anchors: [Coordinate] = []
         switch region {
         case .circle(let c):
@@ -95,30 +100,107 @@ import Testing
         #expect(decided * 5 > probed * 2)
     }
 
-    /// Every point of a region's inner box is inside the region: its corners, its edges and within.
-    @Test func innerBoxesLieInsideTheirRegions() {
+    /// A convex octagon's vertices, counter-clockwise: its box clipped by its diagonal bounds.
+    static func vertices(of o: Octagon) -> [SIMD2<Double>] {
+        var polygon = [SIMD2(o.box.minLongitude, o.box.minLatitude), SIMD2(o.box.maxLongitude, o.box.minLatitude),
+                       SIMD2(o.box.maxLongitude, o.box.maxLatitude), SIMD2(o.box.minLongitude, o.box.maxLatitude)]
+        // Each cut as n·p <= c.
+        let cuts: [(SIMD2<Double>, Double)] = [(SIMD2(1, 1), o.sum.upperBound), (SIMD2(-1, -1), -o.sum.lowerBound),
+                                               (SIMD2(1, -1), o.difference.upperBound), (SIMD2(-1, 1), -o.difference.lowerBound)]
+        for (n, c) in cuts where c.isFinite {
+            var clipped: [SIMD2<Double>] = []
+            for (k, p) in polygon.enumerated() {
+                let q = polygon[(k + 1) % polygon.count]
+                let fp = (n * p).sum() - c, fq = (n * q).sum() - c
+                if fp <= 0 { clipped.append(p) }
+                if (fp < 0) != (fq < 0), fp != 0, fq != 0 { clipped.append(p + (q - p) * (fp / (fp - fq))) }
+            }
+            polygon = clipped
+        }
+        return polygon
+    }
+
+    /// The last point inside the region along each of 72 bearings from its centre, found by bisection
+    /// with the exact test, and a point just beyond it.
+    static func boundaryPoints(_ region: Region) -> [Coordinate] {
+        let box = region.boundingBox
+        guard box.maxLongitude - box.minLongitude < 90 else { return [] }
+        let centre: Coordinate
+        switch region {
+        case .circle(let c): centre = c.center
+        default: centre = Coordinate(latitude: (box.minLatitude + box.maxLatitude) / 2,
+                                     longitude: wrapLongitude((box.minLongitude + box.maxLongitude) / 2))
+        }
+        guard region.contains(PreparedPoint(centre)) else { return [] }
+        let reach = max(box.maxLongitude - box.minLongitude, box.maxLatitude - box.minLatitude)
+        var out: [Coordinate] = []
+        for k in 0..<72 {
+            let angle = Double(k) * 5 * .pi / 180
+            func point(_ t: Double) -> Coordinate {
+                Coordinate(latitude: min(max(centre.latitude + t * reach * sin(angle), -90), 90),
+                           longitude: wrapLongitude(centre.longitude + t * reach * cos(angle)))
+            }
+            var low = 0.0, high = 1.0
+            for _ in 0..<50 {
+                let middle = (low + high) / 2
+                if region.contains(PreparedPoint(point(middle))) { low = middle } else { high = middle }
+            }
+            out += [point(low), point(high)]
+        }
+        return out
+    }
+
+    /// Every point of a region's inner octagon is inside the region: its vertices, its sides and within.
+    @Test func innerOctagonsLieInsideTheirRegions() {
         let regions = Self.regions(seed: 31, count: 3000)
         var rng = SplitMix64(seed: 13)
-        var boxes = 0
+        var found = 0, cut = 0
         for region in regions {
-            guard let box = region.innerBox() else { continue }
-            boxes += 1
-            #expect(box.minLongitude <= box.maxLongitude && box.minLatitude <= box.maxLatitude)
-            var points: [Coordinate] = []
-            for t in stride(from: 0.0, through: 1, by: 0.125) {
-                let lon = box.minLongitude + t * (box.maxLongitude - box.minLongitude)
-                let lat = box.minLatitude + t * (box.maxLatitude - box.minLatitude)
-                points += [Coordinate(latitude: box.minLatitude, longitude: lon), Coordinate(latitude: box.maxLatitude, longitude: lon),
-                           Coordinate(latitude: lat, longitude: box.minLongitude), Coordinate(latitude: lat, longitude: box.maxLongitude)]
+            guard let inner = region.innerOctagon() else { continue }
+            found += 1
+            if inner.sum.upperBound.isFinite { cut += 1 }
+            let corners = Self.vertices(of: inner)
+            #expect(corners.count >= 4, "\(inner)")
+            var points: [SIMD2<Double>] = []
+            for (k, corner) in corners.enumerated() {
+                let next = corners[(k + 1) % corners.count]
+                for t in stride(from: 0.0, to: 1, by: 0.125) { points.append(corner + (next - corner) * t) }
             }
             for _ in 0..<20 {
-                points.append(Coordinate(latitude: Double.random(in: box.minLatitude...box.maxLatitude, using: &rng),
-                                         longitude: Double.random(in: box.minLongitude...box.maxLongitude, using: &rng)))
+                let p = SIMD2(Double.random(in: inner.box.minLongitude...inner.box.maxLongitude, using: &rng),
+                              Double.random(in: inner.box.minLatitude...inner.box.maxLatitude, using: &rng))
+                if inner.sum.contains(p.x + p.y), inner.difference.contains(p.x - p.y) { points.append(p) }
             }
-            for point in points { #expect(region.contains(PreparedPoint(point)), "\(point) in \(region)") }
+            for p in points {
+                let point = Coordinate(latitude: p.y, longitude: wrapLongitude(p.x))
+                #expect(region.contains(PreparedPoint(point)), "\(point) in \(region)")
+            }
         }
-        // Circles and star polygons nearly all have one: the test must not pass by finding none.
-        #expect(boxes > regions.count / 2)
+        // Circles and star polygons nearly all have one, most with cut corners: the test must not pass by
+        // finding none.
+        #expect(found > regions.count / 2)
+        #expect(cut > found / 2)
+    }
+
+    /// Every point of a region lies within its box and its outer diagonal bounds, up to its boundary.
+    @Test func outerDiagonalsHoldTheirRegions() {
+        let regions = Self.regions(seed: 37, count: 3000)
+        var bounded = 0
+        for region in regions {
+            guard let (sum, difference) = region.outerDiagonals() else { continue }
+            bounded += 1
+            let box = region.boundingBox
+            var points = Self.boundaryPoints(region)
+            if case .polygon(let p) = region { points += p.coordinateParts.flatMap { $0.flatMap { $0 } } }
+            for point in points where region.contains(PreparedPoint(point)) {
+                guard let x = box.unwrappedLongitude(point.longitude) else {
+                    Issue.record("\(point) is outside the box of \(region)")
+                    continue
+                }
+                #expect(sum.contains(x + point.latitude) && difference.contains(x - point.latitude), "\(point) in \(region)")
+            }
+        }
+        #expect(bounded > regions.count / 2)
     }
 
     @Test func aConditionSetAnswersAsALinearScan() async {

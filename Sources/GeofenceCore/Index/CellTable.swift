@@ -1,70 +1,141 @@
-/// One condition's entry in a grid cell: its slot, its box, and a rectangle it surely covers (empty
-/// when none is known), both in 1/256ths of the cell. 12 bytes, so that a large index's entries stay
-/// in cache, and most points inside a condition are answered from here with no other read.
+/// One condition's entry in a grid cell: its slot, an octagon that holds it, and an octagon it surely
+/// covers (empty when none is known), both in the cell's steps. 20 bytes, so that a large index's
+/// entries stay in cache, and most points are answered from here with no other read: inside the inner
+/// octagon, or outside the outer one, which cuts off the corners of the box where a round region
+/// leaves room.
 struct CellEntry: Sendable {
     var slot: UInt32
-    var minU: UInt8
-    var minV: UInt8
-    var maxU: UInt8
-    var maxV: UInt8
-    var innerMinU: UInt8 = 1
-    var innerMinV: UInt8 = 1
-    var innerMaxU: UInt8 = 0
-    var innerMaxV: UInt8 = 0
+    var outer: StepOctagon
+    var inner: StepOctagon = .empty
 
-    /// Steps per cell side of an entry's boxes.
+    /// Steps per cell side.
     static let steps = 256.0
     /// Steps per sub-cell side of a `CellMask`.
     static let stepsPerSubcell = 256 / CellMask.side
 
-    /// The box given as fractions of the cell (0 at its west or south side, 1 at its east or north
-    /// side; beyond that it is clamped), rounded out by a step, so that the rounding of fractions in the
-    /// query never leaves out a point the box holds.
-    ///
-    /// The covered rectangle is the larger of two: `inner` (fractions of a box the region covers,
-    /// rounded in by a step), and the largest rectangle of sub-cells the mask says are inside. A
-    /// point's step and its sub-cell both come from the same exact fraction (cells are powers of two
-    /// of degrees), so they always agree.
-    init(slot: UInt32, minU: Double, minV: Double, maxU: Double, maxV: Double, mask: CellMask = .unknown,
-         inner: (minU: Double, minV: Double, maxU: Double, maxV: Double)? = nil) {
+    /// An entry that holds nothing, for unused room in the pool.
+    static let filler = CellEntry(slot: 0, outer: .empty)
+
+    init(slot: UInt32, outer: StepOctagon, inner: StepOctagon = .empty) {
         self.slot = slot
-        func step(_ x: Double, _ bias: Double) -> UInt8 {
-            UInt8(min(max((x * Self.steps).rounded(.down) + bias, 0), Self.steps - 1))
-        }
-        self.minU = step(minU, -1)
-        self.minV = step(minV, -1)
-        self.maxU = step(maxU, 1)
-        self.maxV = step(maxV, 1)
-        var best: (Int, Int, Int, Int)?
+        self.outer = outer
+        self.inner = inner
+    }
+
+    /// `outer` and `inner` are in fractions of the cell (0 at its west or south side, 1 at its east or
+    /// north side). The outer octagon is rounded out and the inner one in, by enough that the rounding
+    /// of a point's fractions to steps never changes an answer. The covered octagon is the larger of
+    /// `inner` and the largest rectangle of sub-cells the mask says are inside.
+    init(slot: UInt32, outer: Octagon, mask: CellMask = .unknown, inner: Octagon? = nil) {
+        self.slot = slot
+        self.outer = StepOctagon(around: outer)
+        var candidates: [StepOctagon] = []
+        if let inner { candidates.append(StepOctagon(within: inner)) }
         if let r = mask.largestInsideRectangle() {
             let n = Self.stepsPerSubcell
-            best = (r.i0 * n, r.j0 * n, r.i1 * n + n - 1, r.j1 * n + n - 1)
+            candidates.append(StepOctagon(minU: UInt8(r.i0 * n), minV: UInt8(r.j0 * n),
+                                          maxU: UInt8(r.i1 * n + n - 1), maxV: UInt8(r.j1 * n + n - 1)))
         }
-        if let inner {
-            // Steps wholly inside [low, high]: a step s holds fractions [s, s + 1) / 256.
-            func first(_ low: Double) -> Int { low <= 0 ? 0 : Int((low * Self.steps).rounded(.up)) + 1 }
-            func last(_ high: Double) -> Int { high >= 1 ? Int(Self.steps) - 1 : Int((high * Self.steps).rounded(.down)) - 2 }
-            let r = (first(inner.minU), first(inner.minV), last(inner.maxU), last(inner.maxV))
-            func area(_ r: (Int, Int, Int, Int)) -> Int { max(r.2 - r.0 + 1, 0) * max(r.3 - r.1 + 1, 0) }
-            if area(r) > (best.map(area) ?? 0) { best = r }
-        }
-        if let (a, b, c, d) = best, a <= c, b <= d {
-            innerMinU = UInt8(a)
-            innerMinV = UInt8(b)
-            innerMaxU = UInt8(c)
-            innerMaxV = UInt8(d)
-        }
+        self.inner = candidates.max { $0.area < $1.area } ?? .empty
     }
 
     /// A point's step in a cell, from its fraction of the cell (in [0, 1]).
     @inline(__always)
     static func step(_ fraction: Double) -> UInt8 { UInt8(min(Int(fraction * steps), Int(steps) - 1)) }
+}
+
+/// An octagon in a cell's steps: a box of steps, and bounds on half the sum of a point's steps and
+/// on half their difference (offset by 256), so that every bound fits a byte.
+///
+/// A point at steps `u`, `v` has fractions in [u, u + 1) / 256 and [v, v + 1) / 256, so its true
+/// 256 · (fu + fv) lies in [u + v, u + v + 2), and 256 · (fu − fv) + 256 within 1 of u − v + 256.
+struct StepOctagon: Sendable {
+    var minU: UInt8
+    var minV: UInt8
+    var maxU: UInt8
+    var maxV: UInt8
+    var sumLow: UInt8 = 0
+    var sumHigh: UInt8 = 255
+    var differenceLow: UInt8 = 0
+    var differenceHigh: UInt8 = 255
+
+    static let empty = StepOctagon(minU: 1, minV: 1, maxU: 0, maxV: 0)
+
+    init(minU: UInt8, minV: UInt8, maxU: UInt8, maxV: UInt8) {
+        self.minU = minU
+        self.minV = minV
+        self.maxU = maxU
+        self.maxV = maxV
+    }
+
+    /// Steps that hold every point of an octagon in fractions: each side rounded out.
+    init(around o: Octagon) {
+        func step(_ x: Double, _ bias: Double) -> UInt8 {
+            UInt8(min(max((x * CellEntry.steps).rounded(.down) + bias, 0), CellEntry.steps - 1))
+        }
+        self.init(minU: step(o.box.minLongitude, -1), minV: step(o.box.minLatitude, -1),
+                  maxU: step(o.box.maxLongitude, 1), maxV: step(o.box.maxLatitude, 1))
+        // With t a bound in 256ths, every half-sum h with 2h >= ⌊t⌋ − 3 and 2h + 1 <= ⌈t⌉ + 3 passes:
+        // a step more than a point's true value can differ from its steps' (under 2 for the sum, under
+        // 1 for the difference).
+        func low(_ t: Double) -> UInt8 { Self.byte(((t.rounded(.down) - 3) / 2).rounded(.down)) }
+        func high(_ t: Double) -> UInt8 { Self.byte(((t.rounded(.up) + 2) / 2).rounded(.up)) }
+        let s = o.sum, d = o.difference
+        (sumLow, sumHigh) = (low(s.lowerBound * 256), high(s.upperBound * 256))
+        (differenceLow, differenceHigh) = (low(d.lowerBound * 256 + 256), high(d.upperBound * 256 + 256))
+    }
+
+    /// Steps whose every point lies in an octagon in fractions: each side rounded in; `.empty` when
+    /// none is left.
+    init(within o: Octagon) {
+        // Steps wholly inside [low, high]: a step s holds fractions [s, s + 1) / 256.
+        func first(_ low: Double) -> Int { low <= 0 ? 0 : Int((low * CellEntry.steps).rounded(.up)) + 1 }
+        func last(_ high: Double) -> Int { high >= 1 ? Int(CellEntry.steps) - 1 : Int((high * CellEntry.steps).rounded(.down)) - 2 }
+        let u0 = first(o.box.minLongitude), v0 = first(o.box.minLatitude)
+        let u1 = last(o.box.maxLongitude), v1 = last(o.box.maxLatitude)
+        guard u0 <= u1, v0 <= v1, u0 <= 255, v0 <= 255, u1 >= 0, v1 >= 0 else { self = .empty; return }
+        self.init(minU: UInt8(u0), minV: UInt8(v0), maxU: UInt8(u1), maxV: UInt8(v1))
+        // A half-sum h passes only when 2h >= ⌈t⌉ + 3 and 2h + 1 <= ⌊t⌋ − 4, which leaves a step to spare
+        // past what a point's true value can differ from its steps'; likewise for the difference.
+        func low(_ t: Double) -> Double { ((t.rounded(.up) + 3) / 2).rounded(.up) }
+        func high(_ t: Double) -> Double { ((t.rounded(.down) - 5) / 2).rounded(.down) }
+        let s = o.sum, d = o.difference
+        let bounds = [low(s.lowerBound * 256), high(s.upperBound * 256), low(d.lowerBound * 256 + 256), high(d.upperBound * 256 + 256)]
+        guard bounds[0] <= bounds[1], bounds[2] <= bounds[3], bounds[0] <= 255, bounds[2] <= 255, bounds[1] >= 0, bounds[3] >= 0
+        else { self = .empty; return }
+        (sumLow, sumHigh, differenceLow, differenceHigh) = (Self.byte(bounds[0]), Self.byte(bounds[1]), Self.byte(bounds[2]), Self.byte(bounds[3]))
+    }
+
+    /// A bound clamped into a byte; infinities too.
+    private static func byte(_ x: Double) -> UInt8 { x.isNaN ? 0 : UInt8(min(max(x, 0), 255)) }
+
+    /// A point's half-sum and half-difference of steps, as this type's bounds expect.
+    @inline(__always)
+    static func diagonals(u: UInt8, v: UInt8) -> (sum: UInt8, difference: UInt8) {
+        (UInt8(truncatingIfNeeded: (Int(u) + Int(v)) >> 1), UInt8(truncatingIfNeeded: (Int(u) - Int(v) + 256) >> 1))
+    }
 
     @inline(__always)
-    func contains(u: UInt8, v: UInt8) -> Bool { u >= minU && u <= maxU && v >= minV && v <= maxV }
+    func holds(u: UInt8, v: UInt8, sum: UInt8, difference: UInt8) -> Bool {
+        u >= minU && u <= maxU && v >= minV && v <= maxV
+            && sum >= sumLow && sum <= sumHigh && difference >= differenceLow && difference <= differenceHigh
+    }
 
-    @inline(__always)
-    func surelyCovers(u: UInt8, v: UInt8) -> Bool { u >= innerMinU && u <= innerMaxU && v >= innerMinV && v <= innerMaxV }
+    /// Its area in square steps, roughly (the box less its cut corners): which of two covered shapes
+    /// is larger.
+    var area: Int {
+        guard minU <= maxU, minV <= maxV else { return 0 }
+        let u0 = Int(minU), v0 = Int(minV), u1 = Int(maxU) + 1, v1 = Int(maxV) + 1
+        // How far each diagonal bound cuts into its corner of the box, in steps of u + v or u − v.
+        let cuts = [u1 + v1 - (2 * Int(sumHigh) + 2), 2 * Int(sumLow) - (u0 + v0),
+                    u1 - v0 + 256 - (2 * Int(differenceHigh) + 2), 2 * Int(differenceLow) - (u0 - v1 + 256)]
+        let side = min(u1 - u0, v1 - v0)
+        let lost = cuts.reduce(0) { total, cut in
+            let depth = min(max(cut, 0), side)
+            return total + depth * depth / 2
+        }
+        return max((u1 - u0) * (v1 - v0) - lost, 0)
+    }
 }
 
 /// An open-addressing hash table from a grid cell's key to that cell's entries.
@@ -172,11 +243,12 @@ struct CellTable: Sendable {
         guard let b = span(of: key) else { return }
         pool.withUnsafeBufferPointer { p in
             masks.withUnsafeBufferPointer { m in
+                let (s, d) = StepOctagon.diagonals(u: u, v: v)
                 for k in Int(b.start)..<Int(b.start + b.count) {
                     let e = p[k]
-                    if e.surelyCovers(u: u, v: v) {
+                    if e.inner.holds(u: u, v: v, sum: s, difference: d) {
                         body(e.slot, true)
-                    } else if e.contains(u: u, v: v) {
+                    } else if e.outer.holds(u: u, v: v, sum: s, difference: d) {
                         let mask = m[k]
                         if mask.inside & bit != 0 { body(e.slot, true) } else if mask.boundary & bit != 0 { body(e.slot, false) }
                     }
@@ -215,7 +287,7 @@ struct CellTable: Sendable {
     /// occupied cells are compact enough for one (neighbouring cells' entries then lie together too),
     /// else in bucket order.
     mutating func allocateReserved() {
-        let filler = CellEntry(slot: 0, minU: 1, minV: 1, maxU: 0, maxV: 0)
+        let filler = CellEntry.filler
         let fresh = buckets.indices.filter { buckets[$0].key != Self.empty && buckets[$0].count == 0 && buckets[$0].capacity > 0 }
         var total = pool.count
         func allocate(_ i: Int) {
@@ -290,7 +362,7 @@ struct CellTable: Sendable {
             pool.append(pool[k])
             masks.append(masks[k])
         }
-        let filler = CellEntry(slot: 0, minU: 1, minV: 1, maxU: 0, maxV: 0)
+        let filler = CellEntry.filler
         for _ in b.count..<capacity {
             pool.append(filler)
             masks.append(.unknown)

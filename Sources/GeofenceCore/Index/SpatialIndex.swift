@@ -137,25 +137,24 @@ public struct SpatialIndex: Sendable {
         }
         slotLevel[slot] = Int8(level)
         let inverse = inverseSizes[level]
-        let u0 = (box.minLongitude + 180) * inverse, u1 = (box.maxLongitude + 180) * inverse
-        let v0 = (box.minLatitude + 90) * inverse, v1 = (box.maxLatitude + 90) * inverse
-        var inner: (u0: Double, v0: Double, u1: Double, v1: Double)?
-        if let shape = shapes[slot], let innerBox = shape.innerBox() {
+        let shape = shapes[slot]
+        var outer = Octagon(box: box)
+        if let diagonals = shape?.outerDiagonals() { (outer.sum, outer.difference) = diagonals }
+        var inner = shape?.innerOctagon()
+        if let found = inner {
             // Into the frame of the box, which may run past 180.
-            let shift = innerBox.maxLongitude < box.minLongitude - 1 ? 360.0 : innerBox.minLongitude > box.maxLongitude + 1 ? -360 : 0
-            inner = ((innerBox.minLongitude + shift + 180) * inverse, (innerBox.minLatitude + 90) * inverse,
-                     (innerBox.maxLongitude + shift + 180) * inverse, (innerBox.maxLatitude + 90) * inverse)
+            let east = found.box.maxLongitude < box.minLongitude - 1 ? 360.0 : found.box.minLongitude > box.maxLongitude + 1 ? -360 : 0
+            inner = found.shifted(east: east)
         }
         for (key, column, row) in Self.placements(of: box, level: level) {
             var mask = CellMask.unknown
-            if let shape = shapes[slot] {
+            if let shape {
                 mask = shape.mask(in: Self.gridCell(key: key, level: level))
                 // The region does not reach into this cell at all.
                 if mask.inside | mask.boundary == 0 { continue }
             }
-            let c = Double(column), r = Double(row)
-            let entry = CellEntry(slot: UInt32(slot), minU: u0 - c, minV: v0 - r, maxU: u1 - c, maxV: v1 - r, mask: mask,
-                                  inner: inner.map { ($0.u0 - c, $0.v0 - r, $0.u1 - c, $0.v1 - r) })
+            let entry = CellEntry(slot: UInt32(slot), outer: outer.inCell(inverse: inverse, column: column, row: row), mask: mask,
+                                  inner: inner?.inCell(inverse: inverse, column: column, row: row))
             levels[level].insert(entry, mask: mask, in: key)
         }
         population[level] += 1
@@ -331,6 +330,19 @@ public struct SpatialIndex: Sendable {
             }
         }
         for slot in large { visit(Int(slot)) }
+    }
+}
+
+extension Octagon {
+    /// The octagon in fractions of a cell of a level (`column` unwrapped, in the octagon's frame), as
+    /// `CellEntry` takes it.
+    func inCell(inverse: Double, column: Int, row: Int) -> Octagon {
+        let c = Double(column), r = Double(row)
+        return Octagon(
+            box: BoundingBox(minLongitude: (box.minLongitude + 180) * inverse - c, minLatitude: (box.minLatitude + 90) * inverse - r,
+                             maxLongitude: (box.maxLongitude + 180) * inverse - c, maxLatitude: (box.maxLatitude + 90) * inverse - r),
+            sum: ((sum.lowerBound + 270) * inverse - (c + r))...((sum.upperBound + 270) * inverse - (c + r)),
+            difference: ((difference.lowerBound + 90) * inverse - (c - r))...((difference.upperBound + 90) * inverse - (c - r)))
     }
 }
 
