@@ -35,14 +35,42 @@ struct ECEF: Sendable {
     var z: Double
 
     init(_ c: Coordinate) {
-        let phi = c.latitude * .pi / 180
-        let lambda = c.longitude * .pi / 180
-        let sinPhi = sin(phi)
-        let cosPhi = cos(phi)
-        let n = WGS84.a / (1 - WGS84.e2 * sinPhi * sinPhi).squareRoot()
-        x = n * cosPhi * cos(lambda)
-        y = n * cosPhi * sin(lambda)
-        z = n * (1 - WGS84.e2) * sinPhi
+        self.init(parallel: Parallel(latitude: c.latitude), meridian: Meridian(longitude: c.longitude))
+    }
+
+    /// The point where a parallel and a meridian meet: a grid of points shares their sines and cosines.
+    @inline(__always)
+    init(parallel: Parallel, meridian: Meridian) {
+        x = parallel.radius * meridian.cosLambda
+        y = parallel.radius * meridian.sinLambda
+        z = parallel.z
+    }
+
+    /// What ECEF needs of a latitude.
+    struct Parallel {
+        /// Distance from the axis.
+        var radius: Double
+        var z: Double
+
+        init(latitude: Double) {
+            let phi = latitude * .pi / 180
+            let sinPhi = sin(phi)
+            let n = WGS84.a / (1 - WGS84.e2 * sinPhi * sinPhi).squareRoot()
+            radius = n * cos(phi)
+            z = n * (1 - WGS84.e2) * sinPhi
+        }
+    }
+
+    /// What ECEF needs of a longitude.
+    struct Meridian {
+        var cosLambda: Double
+        var sinLambda: Double
+
+        init(longitude: Double) {
+            let lambda = longitude * .pi / 180
+            cosLambda = cos(lambda)
+            sinLambda = sin(lambda)
+        }
     }
 
     /// Straight-line (chord) distance: a lower bound of the geodesic distance.

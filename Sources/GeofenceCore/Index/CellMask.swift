@@ -94,8 +94,13 @@ extension CircleRegion {
         let s = cell.subcellSize
         // The meridian and the parallels are longest per degree at the poles: 111,694 m.
         let metresPerDegree = 111_700.0
+        // Sub-cell centres share their row's parallel and their column's meridian.
+        var meridians: [ECEF.Meridian] = []
+        meridians.reserveCapacity(CellMask.side)
+        for i in 0..<CellMask.side { meridians.append(ECEF.Meridian(longitude: cell.west + (Double(i) + 0.5) * s)) }
         for j in 0..<CellMask.side {
             let south = cell.south + Double(j) * s, north = south + s
+            var parallel: ECEF.Parallel?
             let nearestEquator = south <= 0 && north >= 0 ? 0 : min(abs(south), abs(north))
             // From the centre along its meridian, then along the point's parallel: a path, so no shorter
             // than the geodesic. Padded for the sub-cell pad and rounding.
@@ -103,7 +108,8 @@ extension CircleRegion {
             for i in 0..<CellMask.side {
                 let box = cell.subcell(i, j, pad: Region.subcellPad)
                 guard boundingBox.intersects(box) else { continue }
-                let centre = ECEF(Coordinate(latitude: (south + north) / 2, longitude: cell.west + (Double(i) + 0.5) * s))
+                if parallel == nil { parallel = ECEF.Parallel(latitude: (south + north) / 2) }
+                let centre = ECEF(parallel: parallel.unsafelyUnwrapped, meridian: meridians[i])
                 let chord = centre.chord(to: centerECEF)
                 if chord - reach > radius { continue }
                 if chord < ChordBounds.maximumChord && ChordBounds.upper(chord: chord) + reach <= radius {

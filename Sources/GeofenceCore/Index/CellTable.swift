@@ -29,14 +29,12 @@ struct CellEntry: Sendable {
     init(slot: UInt32, outer: Octagon, mask: CellMask = .unknown, inner: Octagon? = nil) {
         self.slot = slot
         self.outer = StepOctagon(around: outer)
-        var candidates: [StepOctagon] = []
-        if let inner { candidates.append(StepOctagon(within: inner)) }
-        if let r = mask.largestInsideRectangle() {
-            let n = Self.stepsPerSubcell
-            candidates.append(StepOctagon(minU: UInt8(r.i0 * n), minV: UInt8(r.j0 * n),
-                                          maxU: UInt8(r.i1 * n + n - 1), maxV: UInt8(r.j1 * n + n - 1)))
-        }
-        self.inner = candidates.max { $0.area < $1.area } ?? .empty
+        self.inner = inner.map { StepOctagon(within: $0) } ?? .empty
+        // The mask's rectangle can win only if all its inside sub-cells together could.
+        let n = Self.stepsPerSubcell
+        guard mask.inside.nonzeroBitCount * n * n > self.inner.area, let r = mask.largestInsideRectangle() else { return }
+        let rectangle = StepOctagon(minU: UInt8(r.i0 * n), minV: UInt8(r.j0 * n), maxU: UInt8(r.i1 * n + n - 1), maxV: UInt8(r.j1 * n + n - 1))
+        if rectangle.area > self.inner.area { self.inner = rectangle }
     }
 
     /// A point's step in a cell, from its fraction of the cell (in [0, 1]).

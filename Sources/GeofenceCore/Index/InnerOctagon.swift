@@ -51,19 +51,15 @@ extension PolygonRegion {
             let cx = (part.box.minLongitude + part.box.maxLongitude) / 2, cy = (part.box.minLatitude + part.box.maxLatitude) / 2
             guard contains(longitude: cx, latitude: cy) else { continue }
             let hx = (part.box.maxLongitude - part.box.minLongitude) / 2, hy = (part.box.maxLatitude - part.box.minLatitude) / 2
-            let box = { (scale: Double) in
-                Octagon(box: BoundingBox(minLongitude: cx - scale * hx, minLatitude: cy - scale * hy,
-                                         maxLongitude: cx + scale * hx, maxLatitude: cy + scale * hy))
-            }
-            let octagon = { (scale: Double) in Octagon.inscribed(x: cx, y: cy, a: scale * hx, b: scale * hy).octagon }
-            for (shape, largest) in [(box, 1.0), (octagon, 1.5)] {
+            let octagon = Octagon.inscribed(x: cx, y: cy, a: hx, b: hy).octagon
+            for (shape, largest) in [(Octagon(box: part.box), 1.0), (octagon, 1.5)] {
                 var low = 0.0, high = largest
                 for _ in 0..<8 {
                     let middle = (low + high) / 2
-                    if meetsNoEdge(shape(middle)) { low = middle } else { high = middle }
+                    if meetsNoEdge(shape.scaled(by: middle, aboutX: cx, y: cy)) { low = middle } else { high = middle }
                 }
                 guard low > 0 else { continue }
-                let found = shape(low)
+                let found = shape.scaled(by: low, aboutX: cx, y: cy)
                 if found.area > best?.area ?? 0 { best = found }
             }
         }

@@ -51,6 +51,15 @@ struct Octagon: Sendable, Equatable {
         return max(width * height - lost, 0)
     }
 
+    /// The octagon scaled by `t` about the point (`x`, `y`).
+    func scaled(by t: Double, aboutX x: Double, y: Double) -> Octagon {
+        Octagon(
+            box: BoundingBox(minLongitude: x + t * (box.minLongitude - x), minLatitude: y + t * (box.minLatitude - y),
+                             maxLongitude: x + t * (box.maxLongitude - x), maxLatitude: y + t * (box.maxLatitude - y)),
+            sum: (x + y + t * (sum.lowerBound - x - y))...(x + y + t * (sum.upperBound - x - y)),
+            difference: (x - y + t * (difference.lowerBound - x + y))...(x - y + t * (difference.upperBound - x + y)))
+    }
+
     /// The same octagon moved east by `degrees`.
     func shifted(east degrees: Double) -> Octagon {
         guard degrees != 0 else { return self }
