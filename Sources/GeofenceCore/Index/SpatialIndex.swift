@@ -8,9 +8,10 @@
 /// kilometres, over a country) share one or two levels, and each query costs one or two probes, while dense
 /// or tiny fences keep fine cells. Boxes wider than 16° go to a short list checked on every query.
 ///
-/// A slot inserted with its region, not only its box, also keeps a `CellMask` in each cell: a query in a
-/// sub-cell the region surely covers is answered without the exact test, and one in a sub-cell surely
-/// outside it is not offered at all.
+/// A slot inserted with its region, not only its box, has tighter cell entries: an outer octagon that
+/// cuts off its box's corners, an inner one it surely covers, and a `CellMask` in each cell. A query
+/// inside the inner octagon or in a sub-cell the region surely covers is answered without the exact
+/// test, and one outside the outer octagon or in a sub-cell surely outside it is not offered at all.
 public struct SpatialIndex: Sendable {
     static let baseCellDegrees = 1.0 / 4096
     /// Each level's cells are 2^levelShift times larger than the previous level's.
@@ -276,8 +277,8 @@ public struct SpatialIndex: Sendable {
         forEachCandidate(longitude: longitude, latitude: latitude) { slot, _ in body(slot) }
     }
 
-    /// The same, telling `body` also whether the slot's region surely holds the point (its cell mask
-    /// says so), so that the exact test can be skipped.
+    /// The same, telling `body` also whether the slot's region surely holds the point (its inner
+    /// octagon or its cell mask says so), so that the exact test can be skipped.
     @inline(__always)
     public func forEachCandidate(longitude: Double, latitude: Double, _ body: (Int, _ surelyInside: Bool) -> Void) {
         // Through a buffer pointer, so that no table is copied (and retained) per query.
