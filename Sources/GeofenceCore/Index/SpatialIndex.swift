@@ -30,7 +30,7 @@ public struct SpatialIndex: Sendable {
     private var large: [UInt32] = []
     /// Each slot's box; nil when the slot holds nothing.
     private(set) var boxes: [BoundingBox?] = []
-    /// Each slot's region when it was inserted with one, for its cell masks.
+    /// Each slot's region when it was inserted with one, for its octagons and cell masks.
     private var shapes: [Region?] = []
     private var slotLevel: [Int8] = []
     private var stamps: [UInt32] = []
@@ -218,11 +218,6 @@ public struct SpatialIndex: Sendable {
         } else {
             rebalance(force: true)
         }
-    }
-
-    /// Builds the index afresh once all boxes are known, choosing the floor for them.
-    public mutating func optimize() {
-        rebalance(force: true)
     }
 
     /// Picks the coarsest floor whose occupied cells hold few entries, and rebuilds if it changed.
