@@ -235,7 +235,7 @@ struct CellTable: Sendable {
 
     /// Calls `body` with the slot of each entry of a cell that may hold a point (at steps `u`, `v` and
     /// in the sub-cell `bit`), and whether it surely does. The mask is read only when the entry's
-    /// covered rectangle does not already answer.
+    /// octagons do not already answer: inside the inner one, or outside the outer one.
     @inline(__always)
     func forEach(in key: UInt64, u: UInt8, v: UInt8, bit: UInt64, _ body: (UInt32, _ surelyInside: Bool) -> Void) {
         guard let b = span(of: key) else { return }
