@@ -100,10 +100,12 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Test helpers shared by several test targets.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(
             name: "GeofenceCoreTests",
             dependencies: [
-                "GeofenceCore",
+                "GeofenceCore", "TestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             resources: [.copy("Fixtures")]
@@ -125,7 +127,7 @@ let package = Package(
         .testTarget(
             name: "GeofenceAgentTests",
             dependencies: [
-                "GeofenceAgent", "GeofenceCore", "LocalServers", "Mosquitto", "SQLite", "geofence-agent",
+                "GeofenceAgent", "GeofenceCore", "LocalServers", "Mosquitto", "SQLite", "TestSupport", "geofence-agent",
                 .product(name: "Logging", package: "swift-log"),
             ],
             resources: [.copy("Fixtures")]

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
+import TestSupport
 
-@Suite struct EvaluateCommandTests {
+@Suite(.offTheCooperativePool(.waiting)) struct EvaluateCommandTests {
     @Test func printsOneLinePerPointWithSortedIds() throws {
         let r = try AgentBinary.run(["evaluate", "--conditions", AgentBinary.fixture("ijsselmeer.geojson"),
                                      "--points", AgentBinary.fixture("points.csv")])

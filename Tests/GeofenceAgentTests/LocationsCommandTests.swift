@@ -1,9 +1,10 @@
 import Foundation
 import LocalServers
 import Testing
+import TestSupport
 
 /// `geofence-agent locations` as a technician runs it, against a gpsd of our own.
-@Suite struct LocationsCommandTests {
+@Suite(.offTheCooperativePool(.waiting)) struct LocationsCommandTests {
     /// A receiver log bundled with the gpsd tests (gpsd project, BSD-2-Clause, see its COPYING.gpsd).
     static let log = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("GPSDTests/Fixtures/gpsd-logs/nmea-rtk.log")

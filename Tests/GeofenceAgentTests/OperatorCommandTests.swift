@@ -3,12 +3,13 @@ import LocalServers
 import Logging
 import Mosquitto
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// `push` and `conditions` as operators and technicians use them.
-@Suite struct OperatorCommandTests {
+@Suite(.offTheCooperativePool(.waiting)) struct OperatorCommandTests {
     @Test func pushValidatesEverythingBeforePublishingAnything() async throws {
         let broker = try LocalMosquitto()
         try broker.start()
@@ -75,7 +76,7 @@ import Glibc
 }
 
 /// deploy/: the broker's ACL confines each vehicle, and the unit passes systemd's own check.
-@Suite struct DeployTests {
+@Suite(.offTheCooperativePool(.waiting)) struct DeployTests {
     static let deploy = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("deploy")
 

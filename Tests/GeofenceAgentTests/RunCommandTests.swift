@@ -1,10 +1,11 @@
 import Foundation
 import LocalServers
 import Testing
+import TestSupport
 
 /// `geofence-agent run` and `status` as an operator meets them: bad configurations, and the status of a
 /// running agent.
-@Suite struct RunCommandTests {
+@Suite(.offTheCooperativePool(.waiting)) struct RunCommandTests {
     func config(_ text: String) throws -> String { try AgentBinary.temporaryFile(text, suffix: ".json") }
 
     @Test(arguments: [

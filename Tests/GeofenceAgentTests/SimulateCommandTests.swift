@@ -1,7 +1,8 @@
 import Foundation
 import Testing
+import TestSupport
 
-@Suite struct SimulateCommandTests {
+@Suite(.offTheCooperativePool(.waiting)) struct SimulateCommandTests {
     @Test func replaysARealTrackThroughTheMonitor() throws {
         let r = try AgentBinary.run(["simulate", "--conditions", AgentBinary.fixture("ijsselmeer.geojson"),
                                      "--track", AgentBinary.fixture("ijsselmeer-sail.gpx"), "--accuracy", "5"])

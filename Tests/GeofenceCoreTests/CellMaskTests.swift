@@ -1,14 +1,12 @@
 import Foundation
 import PropertyBased
 import Testing
+import TestSupport
 @testable import GeofenceCore
 
 /// A cell mask may only say what the exact test would say: a covered sub-cell holds no point outside
 /// the region, and a sub-cell in neither set holds no point inside it.
-///
-/// The long tests yield after each region: they share the cooperative pool (two threads on CI) with
-/// tests that time a real gpsd and broker, whose readers must not wait seconds for a thread.
-@Suite struct CellMaskTests {
+@Suite(.offTheCooperativePool(.computing)) struct CellMaskTests {
     /// Regions of the index tests, plus polygons with holes and parts on both sides of the antimeridian.
     static func regions(seed: UInt64, count: Int) -> [Region] {
         var out = SpatialIndexTests.conditions(seed: seed, count: count).map(\.region)
@@ -75,12 +73,11 @@ import Testing
         return out
     }
 
-    @Test func masksAgreeWithTheExactTestAtEveryLevel() async {
+    @Test func masksAgreeWithTheExactTestAtEveryLevel() {
         var rng = SplitMix64(seed: 5)
         let index = SpatialIndex()
         var decided = 0, probed = 0
         for region in Self.regions(seed: 21, count: 300) {
-            await Task.yield()
             var masks: [SIMD2<UInt64>: CellMask] = [:]  // by level and cell: probes share cells
             for point in Self.probes(region, &rng) {
                 let exact = region.contains(PreparedPoint(point))
@@ -213,7 +210,6 @@ import Testing
         var rng = SplitMix64(seed: 9)
         var hits = 0
         for region in regions.prefix(200) {
-            await Task.yield()
             for point in Self.probes(region, &rng).prefix(40) {
                 let p = PreparedPoint(point)
                 let scan = set.containingByLinearScan(p)

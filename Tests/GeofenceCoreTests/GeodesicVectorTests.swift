@@ -1,8 +1,9 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import GeofenceCore
 
-@Suite struct GeodesicVectorTests {
+@Suite(.offTheCooperativePool(.computing)) struct GeodesicVectorTests {
     struct Pair { var p: Coordinate; var q: Coordinate; var distance: Double; var bearing: Double }
 
     static func pairs() throws -> [Pair] {

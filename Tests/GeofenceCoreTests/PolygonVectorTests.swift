@@ -1,8 +1,9 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import GeofenceCore
 
-@Suite struct PolygonVectorTests {
+@Suite(.offTheCooperativePool(.computing)) struct PolygonVectorTests {
     @Test func agreesWithEveryGEOSLabel() throws {
         guard case .object(let root) = try JSONParser.parse(try Fixtures.bytes("point-in-polygon", "json")),
               case .array(let cases)? = root["cases"] else { Issue.record("fixture is not the expected shape"); return }

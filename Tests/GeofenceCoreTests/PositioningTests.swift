@@ -1,10 +1,11 @@
 import Foundation
 import PropertyBased
 import Testing
+import TestSupport
 @testable import GeofenceCore
 
 /// The rules between gpsd's reports and the agent's locations.
-@Suite struct PositioningTests {
+@Suite(.offTheCooperativePool(.computing)) struct PositioningTests {
     let t0 = Date(timeIntervalSince1970: 1_534_758_457)
 
     func report(_ t: Double?, lat: Double = 52.85, mode: Int = 3, device: String = "/dev/ttyUSB0", at ns: UInt64 = 0,
@@ -259,7 +260,7 @@ import Testing
 }
 
 /// Live updates: presets, stationary detection and the filters, as properties.
-@Suite struct LiveUpdateTests {
+@Suite(.offTheCooperativePool(.computing)) struct LiveUpdateTests {
     static let rest = Coordinate(latitude: 52.85, longitude: 5.31)
 
     /// A receiver at rest whose scatter matches its stated accuracy (1-sigma radius: per-axis σ/√2).

@@ -1,9 +1,10 @@
 import Foundation
 import PropertyBased
 import Testing
+import TestSupport
 @testable import GeofenceCore
 
-@Suite struct RegionTests {
+@Suite(.offTheCooperativePool(.computing)) struct RegionTests {
     func region(_ f: String) throws -> Region {
         let load = decode(f)
         try #require(load.errors.isEmpty, "\(load.errors)")

@@ -1,9 +1,10 @@
 import Foundation
 import PropertyBased
 import Testing
+import TestSupport
 @testable import GeofenceCore
 
-@Suite struct SpatialIndexTests {
+@Suite(.offTheCooperativePool(.computing)) struct SpatialIndexTests {
     /// Random conditions of many sizes, some across the antimeridian or near a pole.
     static func conditions(seed: UInt64, count: Int) -> [Condition] {
         var rng = SplitMix64(seed: seed)
@@ -105,7 +106,7 @@ import Testing
 }
 
 /// A restore may hand the index its saved floor; whatever the floor, the answers are the same.
-@Suite struct IndexFloorHintTests {
+@Suite(.offTheCooperativePool(.computing)) struct IndexFloorHintTests {
     @Test func everyFloorGivesTheSameEvents() {
         var rng = SplitMix64(seed: 11)
         let origin = Coordinate(latitude: 47.5, longitude: 6)

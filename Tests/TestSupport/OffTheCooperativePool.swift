@@ -1,0 +1,55 @@
+import Dispatch
+import Testing
+
+/// Runs each test of a suite outside Swift's cooperative pool.
+///
+/// The pool has one thread per core: two on CI. A test that computes for seconds, or waits for a child
+/// process, without suspending holds one of them all that time; with two such tests at once, the tests
+/// that wait on a real gpsd or broker in the same run stall (their stream consumers cannot run) and miss
+/// their deadlines. Outside the pool, such a test holds a thread of its own, and the pool stays free for
+/// the code that the other tests exercise.
+///
+/// For tests whose code under test does not need the pool's parallelism: the test's child tasks
+/// inherit its executor.
+public struct OffTheCooperativePool: TestTrait, SuiteTrait, TestScoping {
+    public enum Kind: Sendable {
+        /// Busy computing: one such test at a time, on one shared thread, so that together they take at
+        /// most one core and leave the other to the child processes of the tests that time them.
+        case computing
+        /// Blocked waiting for a child process: a thread per test, since they use little CPU.
+        case waiting
+    }
+
+    public var kind: Kind
+    public var isRecursive: Bool { true }
+
+    private static let computing = SerialQueueExecutor(label: "tests: computing")
+
+    public func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
+        guard !test.isSuite else { return try await function() }
+        let executor = kind == .computing ? Self.computing : SerialQueueExecutor(label: "test: \(test.name)")
+        try await withTaskExecutorPreference(executor) { try await function() }
+    }
+}
+
+extension Trait where Self == OffTheCooperativePool {
+    /// Each test outside Swift's cooperative pool: on the one thread for computing tests, or on a
+    /// thread of its own for tests that wait.
+    public static func offTheCooperativePool(_ kind: OffTheCooperativePool.Kind) -> Self { Self(kind: kind) }
+}
+
+/// A task executor over a serial dispatch queue. libdispatch backs such a queue with a thread of its
+/// overcommitting pool, which, unlike the cooperative one, grows past the core count when its threads
+/// are busy or blocked.
+final class SerialQueueExecutor: TaskExecutor {
+    private let queue: DispatchQueue
+
+    init(label: String) {
+        queue = DispatchQueue(label: label)
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
+}
