@@ -13,6 +13,22 @@ func temporaryStorePath() -> String {
 }
 
 let quietLogger = Logger(label: "test.store") { _ in SwiftLogNoOpLogHandler() }
+
+/// Opens a store that this test had open and closed a moment ago. A child process that another test
+/// spawns meanwhile holds a copy of the lock file's descriptor until it execs (posix_spawn copies the
+/// descriptor table; close-on-exec closes the copies only at exec), so for a few milliseconds after
+/// `close()` the lock can look taken. The agent spawns nothing, so only this test process meets it.
+func reopenStore(path: String) async throws -> AgentStore {
+    let deadline = ContinuousClock.now + .seconds(5)
+    while true {
+        do {
+            return try await AgentStore.open(path: path, logger: quietLogger)
+        } catch {
+            guard case .locked = error, ContinuousClock.now < deadline else { throw error }
+        }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+}
 let depot = Coordinate(latitude: 52.37, longitude: 4.89)
 
 func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Location {
@@ -71,7 +87,7 @@ func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Locat
             _ = try await store.commit(monitor: "fleet", records: records, lastFix: engine.lastAcceptedFix, outbox: [])
             await store.close()
         }
-        let store = try await AgentStore.open(path: path, logger: quietLogger)
+        let store = try await reopenStore(path: path)
         let restored = try await store.openMonitor("fleet")
         #expect(restored.identifiers == ["depot", "square"])
         for id in restored.identifiers {
@@ -99,7 +115,7 @@ func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Locat
             _ = try await store.commit(monitor: "m", records: outcome.events.map { ($0.identifier, engine.record(for: $0.identifier)!) }, lastFix: nil, outbox: [])
             await store.close()
         }
-        let store = try await AgentStore.open(path: path, logger: quietLogger)
+        let store = try await reopenStore(path: path)
         let restored = try await store.openMonitor("m")
         for id in ids { #expect(restored.record(for: id)?.state == .satisfied, "\(id)") }
         await store.close()
@@ -127,7 +143,7 @@ func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Locat
                                        indexFloor: engine.indexFloor, outbox: [])
             await store.close()
         }
-        let store = try await AgentStore.open(path: path, logger: quietLogger)
+        let store = try await reopenStore(path: path)
         let restored = try await store.openMonitor("m")
         #expect(restored.count == n)
         for k in stride(from: 0, to: n, by: 97) {
@@ -165,7 +181,7 @@ func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Locat
             return "\(error)".contains("in use by another geofence-agent process")
         }
         await store.close()
-        let again = try await AgentStore.open(path: path, logger: quietLogger)
+        let again = try await reopenStore(path: path)
         await again.close()
     }
 
@@ -188,7 +204,7 @@ func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Locat
             try? FileManager.default.removeItem(atPath: path + "-wal")
         }
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
-        await #expect { try await AgentStore.open(path: path, logger: quietLogger) } throws: { error in
+        await #expect { try await reopenStore(path: path) } throws: { error in
             guard case StoreError.corrupt = error else { return false }
             let text = "\(error)"
             return text.contains("corrupt") && text.contains("move the file aside")
@@ -203,7 +219,7 @@ func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Locat
             try await store.setSetting("liveUpdates.started", "true")
             await store.close()
         }
-        let store = try await AgentStore.open(path: path, logger: quietLogger)
+        let store = try await reopenStore(path: path)
         #expect(try await store.setting("liveUpdates.started") == "true")
         await store.close()
     }
@@ -226,7 +242,7 @@ func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Locat
         try await store.acknowledge(Array(entries.prefix(10)))
         #expect(await store.logFrames == 0, "acknowledging checkpointed the log")
         await store.close()
-        let reopened = try await AgentStore.open(path: path, logger: quietLogger)
+        let reopened = try await reopenStore(path: path)
         #expect(try await reopened.pending(after: 0, limit: 1000).count == 590)
         await reopened.close()
     }
@@ -242,7 +258,7 @@ func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Locat
             try await store.acknowledge(a[0])
             await store.close()
         }
-        let store = try await AgentStore.open(path: path, logger: quietLogger)
+        let store = try await reopenStore(path: path)
         let pending = try await store.pending()
         #expect(pending.map(\.sequence) == [2])
         let b = try await store.enqueue([item(.transition, "c")])
