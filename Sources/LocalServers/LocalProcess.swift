@@ -90,30 +90,40 @@ public enum LocalProcess {
         handedOut.withLock { $0.insert(port).inserted }
     }
 
-    /// A port nothing listens on now and that this process has not handed out before: bind port 0 on
-    /// loopback and read what the kernel chose.
+    /// A port nothing listens on now and that this process has not handed out before, below the kernel's
+    /// ephemeral range: a port from that range (what bind(0) offers) can be taken, between now and the
+    /// server's own bind, as the local end of any outgoing connection, and the server then fails with
+    /// "Address already in use".
     public static func freePort() throws -> Int {
-        for _ in 0..<100 {
-            let port = try kernelChosenPort()
-            if claim(port: port) { return port }
+        let ephemeral = ephemeralPortRange()
+        let ports = ephemeral.lowerBound > 20_000 ? 10_000..<ephemeral.lowerBound : (ephemeral.upperBound + 1)..<65_536
+        for _ in 0..<200 {
+            let port = Int.random(in: ports)
+            if canBind(port: port) && claim(port: port) { return port }
         }
-        throw LocalServerError("no free loopback port after 100 tries")
+        throw LocalServerError("no free loopback port in \(ports.lowerBound)–\(ports.upperBound - 1) after 200 tries")
     }
 
-    private static func kernelChosenPort() throws -> Int {
+    /// The ports the kernel hands out to bind(0) and to outgoing connections.
+    static func ephemeralPortRange() -> ClosedRange<Int> {
+        let text = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8)) ?? ""
+        let bounds = text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).compactMap { Int($0) }
+        guard bounds.count == 2, bounds[0] <= bounds[1] else { return 32_768...60_999 }
+        return bounds[0]...bounds[1]
+    }
+
+    /// Whether a TCP socket can bind 127.0.0.1:`port` now.
+    private static func canBind(port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw LocalServerError("socket() failed") }
+        guard fd >= 0 else { return false }
         defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
         }
-        guard bound else { throw LocalServerError("bind() failed") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     /// Runs a helper program (openssl, mosquitto_passwd) and fails loudly if it fails.
