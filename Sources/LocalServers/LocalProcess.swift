@@ -96,7 +96,10 @@ public enum LocalProcess {
     /// "Address already in use".
     public static func freePort() throws -> Int {
         let ephemeral = ephemeralPortRange()
-        let ports = ephemeral.lowerBound > 20_000 ? 10_000..<ephemeral.lowerBound : (ephemeral.upperBound + 1)..<65_536
+        let below = 10_000..<max(10_000, ephemeral.lowerBound), above = min(ephemeral.upperBound + 1, 65_536)..<65_536
+        var ports = below.count >= above.count ? below : above
+        // A machine whose ephemeral range leaves nothing: any port, each still checked by a bind.
+        if ports.count < 1000 { ports = 10_000..<65_536 }
         for _ in 0..<200 {
             let port = Int.random(in: ports)
             if canBind(port: port) && claim(port: port) { return port }

@@ -29,6 +29,7 @@ func reopenStore(path: String) async throws -> AgentStore {
         try await Task.sleep(for: .milliseconds(20))
     }
 }
+
 let depot = Coordinate(latitude: 52.37, longitude: 4.89)
 
 func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Location {
