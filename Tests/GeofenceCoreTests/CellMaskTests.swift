@@ -204,6 +204,38 @@ import TestSupport
         #expect(bounded > regions.count / 2)
     }
 
+    /// The per-fix, branch-free test of an entry's octagon answers as its definition, at every step of a
+    /// cell, for random octagons, an empty one and a full one.
+    @Test func theBranchFreeOctagonTestMatchesItsDefinition() {
+        var rng = SplitMix64(seed: 41)
+        func bounds() -> (UInt8, UInt8) {
+            let low = UInt8.random(in: 0...255, using: &rng)
+            return (low, UInt8.random(in: low...255, using: &rng))
+        }
+        var octagons = [StepOctagon.empty, StepOctagon(minU: 0, minV: 0, maxU: 255, maxV: 255)]
+        for _ in 0..<30 {
+            let (u0, u1) = bounds(), (v0, v1) = bounds()
+            var o = StepOctagon(minU: u0, minV: v0, maxU: u1, maxV: v1)
+            (o.sumLow, o.sumHigh) = bounds()
+            (o.differenceLow, o.differenceHigh) = bounds()
+            octagons.append(o)
+        }
+        var held = 0
+        for o in octagons {
+            var mismatches = 0
+            for u in UInt8.min...UInt8.max {
+                for v in UInt8.min...UInt8.max {
+                    let (s, d) = StepOctagon.diagonals(u: u, v: v)
+                    let expected = o.holds(u: u, v: v, sum: s, difference: d)
+                    if o.holds(StepOctagon.probe(u: u, v: v, sum: s, difference: d)) != expected { mismatches += 1 }
+                    if expected { held += 1 }
+                }
+            }
+            #expect(mismatches == 0, "\(o)")
+        }
+        #expect(held > 65_536, "the full octagon holds every step, and some random ones hold some")
+    }
+
     @Test func aConditionSetAnswersAsALinearScan() async {
         let regions = Self.regions(seed: 23, count: 1500)
         let set = ConditionSet(regions)

@@ -113,10 +113,30 @@ struct StepOctagon: Sendable {
         (UInt8(truncatingIfNeeded: (Int(u) + Int(v)) >> 1), UInt8(truncatingIfNeeded: (Int(u) - Int(v) + 256) >> 1))
     }
 
+    /// Whether the octagon holds a point at these steps and diagonals: the definition, which the per-fix
+    /// path computes as `holds(_:)`.
     @inline(__always)
     func holds(u: UInt8, v: UInt8, sum: UInt8, difference: UInt8) -> Bool {
         u >= minU && u <= maxU && v >= minV && v <= maxV
             && sum >= sumLow && sum <= sumHigh && difference >= differenceLow && difference <= differenceHigh
+    }
+
+    /// Lanes whose bound is an upper one, in the order of the bounds: flipping both sides of
+    /// such a lane turns `x <= bound` into `~x >= ~bound`, so that one unsigned comparison of all eight
+    /// lanes tests the whole octagon with no branch.
+    static let upperLanes = SIMD8<UInt8>(0, 0, 0xFF, 0xFF, 0, 0xFF, 0, 0xFF)
+
+    /// A point's steps laid out against the bounds, upper lanes flipped: for `holds(_:)`.
+    @inline(__always)
+    static func probe(u: UInt8, v: UInt8, sum: UInt8, difference: UInt8) -> SIMD8<UInt8> {
+        SIMD8(u, v, u, v, sum, sum, difference, difference) ^ upperLanes
+    }
+
+    /// `holds(u:v:sum:difference:)` for a `probe`, without branches.
+    @inline(__always)
+    func holds(_ probe: SIMD8<UInt8>) -> Bool {
+        let bounds = SIMD8(minU, minV, maxU, maxV, sumLow, sumHigh, differenceLow, differenceHigh) ^ Self.upperLanes
+        return all(probe .>= bounds)
     }
 
     /// Its area in square steps, roughly (the box less its cut corners): which of two covered shapes
@@ -242,11 +262,15 @@ struct CellTable: Sendable {
         pool.withUnsafeBufferPointer { p in
             masks.withUnsafeBufferPointer { m in
                 let (s, d) = StepOctagon.diagonals(u: u, v: v)
+                let probe = StepOctagon.probe(u: u, v: v, sum: s, difference: d)
                 for k in Int(b.start)..<Int(b.start + b.count) {
                     let e = p[k]
-                    if e.inner.holds(u: u, v: v, sum: s, difference: d) {
+                    // Both tests, without a branch each: at 100,000 conditions which of them holds is
+                    // unpredictable, and a mispredicted branch costs more than the second test.
+                    let inner = e.inner.holds(probe), outer = e.outer.holds(probe)
+                    if inner {
                         body(e.slot, true)
-                    } else if e.outer.holds(u: u, v: v, sum: s, difference: d) {
+                    } else if outer {
                         let mask = m[k]
                         if mask.inside & bit != 0 { body(e.slot, true) } else if mask.boundary & bit != 0 { body(e.slot, false) }
                     }
