@@ -59,6 +59,9 @@ let package = Package(
             name: "GeofenceStore",
             dependencies: ["SQLite", "GeofenceCore", .product(name: "Logging", package: "swift-log")]
         ),
+        // A simulated GNSS receiver (correlated Gaussian error, optimistic accuracies, Doppler speed) and the
+        // parked and crossing scenarios that the decision tests and `geofence-bench decisions` share.
+        .target(name: "ReceiverSimulation", dependencies: ["GeofenceCore"]),
         // Runs a mosquitto or a gpsd of our own on loopback (tests, benchmarks, the demo), stopped by PID.
         .target(name: "LocalServers"),
         // The agent's library: what the CLI subcommands do, behind a thin `@main`.
@@ -87,6 +90,7 @@ let package = Package(
                 "Mosquitto",
                 "LocalServers",
                 "GeofenceStore",
+                "ReceiverSimulation",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -105,7 +109,7 @@ let package = Package(
         .testTarget(
             name: "GeofenceCoreTests",
             dependencies: [
-                "GeofenceCore", "TestSupport",
+                "GeofenceCore", "TestSupport", "ReceiverSimulation",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             resources: [.copy("Fixtures")]

@@ -26,13 +26,14 @@ public struct GPXReplay: Sendable {
     public var locations: [Location] {
         var last: Date?
         let base = points.first?.time ?? Date(timeIntervalSince1970: 0)
-        return points.map { p in
+        let speeds = points.speeds
+        return zip(points, speeds).map { p, speed in
             let time = p.time.flatMap { t in last.map { t > $0 ? t : $0.addingTimeInterval(1) } ?? t }
                 ?? last?.addingTimeInterval(1) ?? base
             last = time
             return Location(
                 coordinate: Coordinate(latitude: p.latitude, longitude: p.longitude), altitudeHAE: p.elevation,
-                horizontalAccuracy: horizontalAccuracy, speed: p.speed ?? -1, course: p.course ?? -1,
+                horizontalAccuracy: horizontalAccuracy, speed: speed, course: p.course ?? -1,
                 timestamp: time, gpsTime: p.time, mode: .threeD, device: "gpx")
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import GeofenceCore
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
@@ -117,6 +118,23 @@ public enum GPXTrack {
             let plain = ISO8601DateFormatter()
             plain.formatOptions = [.withInternetDateTime]
             return plain.date(from: s)
+        }
+    }
+}
+
+extension Array where Element == GPXPoint {
+    /// Each point's speed in m/s: its own `<speed>`, or else the distance to the next point over the time
+    /// between them (the last point: from the one before), as a receiver's Doppler speed would say; -1 where
+    /// times are missing. A replay without speeds would look to the rest detection like a vehicle that
+    /// may be standing still.
+    public var speeds: [Double] {
+        indices.map { i in
+            if let s = self[i].speed { return s }
+            let (a, b) = i + 1 < count ? (i, i + 1) : (i - 1, i)
+            guard a >= 0, let ta = self[a].time, let tb = self[b].time, tb > ta else { return -1 }
+            let from = Coordinate(latitude: self[a].latitude, longitude: self[a].longitude)
+            let to = Coordinate(latitude: self[b].latitude, longitude: self[b].longitude)
+            return Geodesic.distance(from, to) / tb.timeIntervalSince(ta)
         }
     }
 }

@@ -25,10 +25,10 @@ public enum SimulateJob {
         let names = engines.keys.sorted()
         var rejected: [FixRejection: Int] = [:]
         var eventCount = 0
-        for point in track {
+        for (point, speed) in zip(track, track.speeds) {
             let location = Location(
                 coordinate: Coordinate(latitude: point.latitude, longitude: point.longitude), altitudeHAE: point.elevation,
-                horizontalAccuracy: accuracy, speed: point.speed ?? -1, course: point.course ?? -1, timestamp: point.time!)
+                horizontalAccuracy: accuracy, speed: speed, course: point.course ?? -1, timestamp: point.time!)
             for name in names {
                 switch engines[name]!.process(location) {
                 case .rejected(let reason):

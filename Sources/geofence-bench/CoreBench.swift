@@ -131,20 +131,29 @@ struct CoreBench: ParsableCommand {
         let buildStart = nowNanoseconds()
         for (i, c) in world.conditions(count: spec.conditions, seed: 1).enumerated() { engine.add(c, identifier: "c\(i)") }
         let buildSeconds = Double(nowNanoseconds() - buildStart) / 1e9
-        let track = fixCoordinates(spec, world, count: fixes + 1)
+        let track = fixCoordinates(spec, world, count: fixes + 16)
         let base = Date(timeIntervalSince1970: 1_700_000_000)
         func location(_ k: Int) -> Location {
-            Location(coordinate: track[k], horizontalAccuracy: 5, timestamp: base.addingTimeInterval(Double(k)))
+            // Doppler speed, as gpsd reports it: the track moves at 5 to 40 m/s.
+            let speed = k > 0 ? Geodesic.distance(track[k - 1], track[k]) : 10
+            return Location(coordinate: track[k], horizontalAccuracy: 5, speed: speed, timestamp: base.addingTimeInterval(Double(k)))
         }
-        let firstStart = nowNanoseconds()
-        var events = engine.process(location(0)).events.count
-        let firstMilliseconds = Double(nowNanoseconds() - firstStart) / 1e6
+        // The first fixes show the vehicle moving; the one that does decides every condition at once.
+        var warm = 0
+        var events = 0
+        var firstMilliseconds = 0.0
+        while engine.motion == .unknown {
+            let firstStart = nowNanoseconds()
+            events += engine.process(location(warm)).events.count
+            firstMilliseconds = Double(nowNanoseconds() - firstStart) / 1e6
+            warm += 1
+        }
         var samples = [UInt64](repeating: 0, count: fixes)
-        for k in 1...fixes {
+        for k in warm..<(warm + fixes) {
             let fix = location(k)
             let start = nowNanoseconds()
             events &+= engine.process(fix).events.count
-            samples[k - 1] = nowNanoseconds() - start
+            samples[k - warm] = nowNanoseconds() - start
         }
         samples.sort()
         return jsonLine([

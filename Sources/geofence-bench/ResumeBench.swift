@@ -44,7 +44,8 @@ struct ResumeBench: AsyncParsableCommand {
             let start = nowNanoseconds()
             let store = try await AgentStore.open(path: restore, logger: logger)
             let opened = nowNanoseconds()
-            var engine = try await store.openMonitor("fleet")
+            // Every fix alone: this measures the restore, and the one fix after it must decide at once.
+            var engine = try await store.openMonitor("fleet", configuration: .eachFixAlone)
             let restored = nowNanoseconds()
             // The vehicle is 20 m on from where it was when the agent stopped, a second later.
             guard let last = engine.lastAcceptedFix else { throw ValidationError("the store has no last fix") }
@@ -81,7 +82,7 @@ struct ResumeBench: AsyncParsableCommand {
         _ = try await store.putConditions(list.enumerated().map { k, c in
             .init(monitor: "fleet", identifier: "c\(k)", condition: c, definition: "{}", source: "bench")
         })
-        var engine = try await store.openMonitor("fleet")
+        var engine = try await store.openMonitor("fleet", configuration: .eachFixAlone)
         var rng = SplitMix64(seed: 5)
         let outcome = engine.process(Location(coordinate: scenario.randomPoint(&rng), horizontalAccuracy: 5,
                                               timestamp: Date(timeIntervalSince1970: 1_700_000_000)))

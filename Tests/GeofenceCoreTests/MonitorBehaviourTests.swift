@@ -7,7 +7,7 @@ import TestSupport
     let depot = Coordinate(latitude: 52.0, longitude: 5.0)
 
     @Test func initialThenEnterExitWithTheCausingFix() throws {
-        var e = MonitorEngine(name: "m")
+        var e = MonitorEngine(name: "m", configuration: .eachFixAlone)
         e.add(try .circle(center: depot, radius: 100, name: "Depot"), identifier: "depot")
         let far = offset(depot, metres: 500, bearing: 0)
         let first = e.process(fix(far.latitude, far.longitude, t: 0)).events
@@ -24,13 +24,13 @@ import TestSupport
     }
 
     @Test func assumingAStateSkipsTheInitialEvent() throws {
-        var e = MonitorEngine(name: "m")
+        var e = MonitorEngine(name: "m", configuration: .eachFixAlone)
         e.add(try .circle(center: depot, radius: 100), identifier: "depot", assuming: .satisfied)
         #expect(e.process(fix(depot.latitude, depot.longitude, t: 0)).events.isEmpty)
     }
 
     @Test func dwellFiresOnceAfterTheConditionsDwellTime() throws {
-        var e = MonitorEngine(name: "m")
+        var e = MonitorEngine(name: "m", configuration: .eachFixAlone)
         e.add(try .circle(center: depot, radius: 100, dwell: 60), identifier: "depot")
         var kinds: [EventKind] = []
         for t in stride(from: 0.0, through: 200, by: 10) {
@@ -47,7 +47,7 @@ import TestSupport
     }
 
     @Test func aFastVehiclePassingASmallFenceBetweenFixesIsReportedAsCrossed() throws {
-        var e = MonitorEngine(name: "m")
+        var e = MonitorEngine(name: "m", configuration: .eachFixAlone)
         e.add(try .circle(center: depot, radius: 10), identifier: "gate")
         let before = offset(depot, metres: 20, bearing: 270), after = offset(depot, metres: 20, bearing: 90)
         _ = e.process(fix(before.latitude, before.longitude, t: 0, accuracy: 3))
@@ -64,12 +64,11 @@ import TestSupport
     }
 
     @Test func rejectsFixesThatCannotBeTrusted() {
-        var e = MonitorEngine(name: "m")
+        var e = MonitorEngine(name: "m", configuration: .eachFixAlone)
         var noFix = fix(52, 5, t: 0)
         noFix.mode = .noFix
         #expect(e.process(noFix) == .rejected(.noFix))
         #expect(e.process(fix(.nan, 5, t: 0)) == .rejected(.invalidCoordinate))
-        #expect(e.process(fix(52, 5, t: 0, accuracy: -1)) == .rejected(.invalidAccuracy))
         #expect(e.process(fix(52, 5, t: 0, accuracy: 1500)) == .rejected(.poorAccuracy))
         #expect(e.process(fix(52, 5, t: 10)) == .accepted([]))
         #expect(e.process(fix(52, 5, t: 10)) == .rejected(.outOfOrder))
@@ -81,7 +80,7 @@ import TestSupport
     }
 
     @Test func aBadAnchorIsAbandonedAfterRepeatedSpeedRejections() {
-        var e = MonitorEngine(name: "m")
+        var e = MonitorEngine(name: "m", configuration: .eachFixAlone)
         #expect(e.process(fix(10, 10, t: 0)) == .accepted([]))  // an outlier that got in
         var outcomes: [FixOutcome] = []
         for k in 1...7 { outcomes.append(e.process(fix(52, 5 + Double(k) * 0.0001, t: Double(k)))) }
@@ -91,7 +90,7 @@ import TestSupport
     }
 
     @Test func replacingAConditionKeepsItsStateAndRemovingForgetsIt() throws {
-        var e = MonitorEngine(name: "m")
+        var e = MonitorEngine(name: "m", configuration: .eachFixAlone)
         e.add(try .circle(center: depot, radius: 100), identifier: "depot")
         _ = e.process(fix(depot.latitude, depot.longitude, t: 0))
         e.add(try .circle(center: depot, radius: 150), identifier: "depot")
@@ -107,11 +106,11 @@ import TestSupport
     }
 
     @Test func restoredRecordsResumeWithoutASecondEnter() throws {
-        var e = MonitorEngine(name: "m")
+        var e = MonitorEngine(name: "m", configuration: .eachFixAlone)
         e.add(try .circle(center: depot, radius: 100), identifier: "depot")
         e.add(try .circle(center: offset(depot, metres: 2000, bearing: 0), radius: 100), identifier: "other")
         _ = e.process(fix(depot.latitude, depot.longitude, t: 0))
-        var resumed = MonitorEngine(name: "m")
+        var resumed = MonitorEngine(name: "m", configuration: .eachFixAlone)
         for (id, record) in e.records { resumed.restore(record, identifier: id) }
         resumed.restoreLastAcceptedFix(e.lastAcceptedFix)
         #expect(resumed.process(fix(depot.latitude, depot.longitude, t: 1)).events.isEmpty)
@@ -120,7 +119,7 @@ import TestSupport
     }
 
     @Test func theMonitorActorDeliversEventsToEverySequence() async throws {
-        let monitor = Monitor("fleet")
+        let monitor = Monitor("fleet", configuration: .eachFixAlone)
         #expect(monitor.name == "fleet")
         try await monitor.add(.circle(center: depot, radius: 100), identifier: "depot")
         await #expect(throws: ConditionError.self) { try await monitor.add(.circle(center: depot, radius: 1), identifier: "a/b") }
@@ -144,7 +143,7 @@ import TestSupport
 
     @Test func theFirstFixDecidesEveryConditionAtOnce() throws {
         // 20,000 small fences over 200 km, none near the fix: one confident fix gives each its initial event.
-        var e = MonitorEngine(name: "big")
+        var e = MonitorEngine(name: "big", configuration: .eachFixAlone)
         var rng = SplitMix64(seed: 3)
         for k in 0..<20_000 {
             let c = Coordinate(latitude: 50 + Double.random(in: 0...2, using: &rng), longitude: 8 + Double.random(in: 0...3, using: &rng))

@@ -8,7 +8,7 @@ import TestSupport
 @Suite(.offTheCooperativePool(.computing)) struct MonitorPropertyTests {
     static let center = Coordinate(latitude: 52.37, longitude: 4.89)
 
-    func engine(radius: Double, configuration: MonitorConfiguration = MonitorConfiguration()) -> MonitorEngine {
+    func engine(radius: Double, configuration: MonitorConfiguration = .eachFixAlone) -> MonitorEngine {
         var e = MonitorEngine(name: "test", configuration: configuration)
         e.add(try! .circle(center: Self.center, radius: radius), identifier: "fence")
         return e
@@ -25,51 +25,12 @@ import TestSupport
         return q
     }
 
-    @Test func aReceiverAtRestNearTheBoundaryNeverFlaps() async {
-        await propertyCheck(count: 12, input: Gen.double(in: 2...25), Gen.double(in: -1.5...1.5), Gen.double(in: 0...360), Gen.int(in: 0...Int(Int32.max))) { accuracy, offsetInAccuracies, bearing, seed in
-            let radius = 200.0
-            var e = engine(radius: radius)
-            let truth = atDistance(radius + offsetInAccuracies * accuracy, bearing: bearing)
-            var rng = SplitMix64(seed: UInt64(seed))
-            var transitions = 0
-            var initials = 0
-            for k in 0..<10_000 {
-                // Jitter within the reported accuracy: a uniform point in the accuracy disc.
-                let r = accuracy * Double.random(in: 0...1, using: &rng).squareRoot()
-                let q = offset(truth, metres: r, bearing: Double.random(in: 0..<360, using: &rng))
-                let reported = accuracy * Double.random(in: 1...1.2, using: &rng)
-                for event in e.process(fix(q.latitude, q.longitude, t: Double(k), accuracy: reported)).events {
-                    if event.kind == .initial { initials += 1 } else if event.kind == .enter || event.kind == .exit { transitions += 1 }
-                }
-            }
-            #expect(transitions == 0, "accuracy \(accuracy), offset \(offsetInAccuracies)σ")
-            #expect(initials <= 1)
-        }
-    }
-
-    @Test func aReceiverAtRestNearAPolygonEdgeNeverFlaps() async throws {
-        let square = #"{"type":"Polygon","coordinates":[[[4.88,52.36],[4.90,52.36],[4.90,52.38],[4.88,52.38],[4.88,52.36]]]}"#
-        let definition = try #require(decode(feature("sq", square)).definitions.first)
-        await propertyCheck(count: 8, input: Gen.double(in: 3...15), Gen.double(in: -1...1), Gen.int(in: 0...Int(Int32.max))) { accuracy, shift, seed in
-            var e = MonitorEngine(name: "test")
-            e.add(definition.condition, identifier: "sq")
-            let edge = Coordinate(latitude: 52.37, longitude: 4.90)
-            let truth = offset(edge, metres: shift * accuracy, bearing: 90)
-            var rng = SplitMix64(seed: UInt64(seed))
-            var transitions = 0
-            for k in 0..<10_000 {
-                let r = accuracy * Double.random(in: 0...1, using: &rng).squareRoot()
-                let q = offset(truth, metres: r, bearing: Double.random(in: 0..<360, using: &rng))
-                transitions += e.process(fix(q.latitude, q.longitude, t: Double(k), accuracy: accuracy)).events.filter { $0.kind == .enter || $0.kind == .exit }.count
-            }
-            #expect(transitions == 0)
-        }
-    }
+    // A receiver at rest near a boundary, with real (correlated Gaussian) noise: DecisionNoiseTests.
 
     @Test func aCrossingGivesOneTransitionAtTheFirstFixBeyondTheMargin() async {
         await propertyCheck(count: 200, input: Gen.double(in: 1...40), Gen.double(in: 1...30), Gen.double(in: 0...360), Gen.double(in: 50...2000)) { speed, accuracy, bearing, radius in
             var e = engine(radius: radius)
-            let margin = MonitorConfiguration().margin(forAccuracy: accuracy)
+            let margin = DecisionRule(MonitorConfiguration()).margin(forAccuracy: accuracy)
             // Drive straight out from the centre, then back in.
             var distances: [Double] = []
             var d = 0.0
@@ -97,7 +58,7 @@ import TestSupport
     @Test func drivingUpToALargeCircleIsNotACrossing() {
         let (speed, accuracy, bearing, radius) = (11.04557827748579, 1.0, 270.00141267972333, 1480.1074891831045)
         var e = engine(radius: radius)
-        let margin = MonitorConfiguration().margin(forAccuracy: accuracy)
+        let margin = DecisionRule(MonitorConfiguration()).margin(forAccuracy: accuracy)
         var distances: [Double] = []
         var d = 0.0
         while d < radius + margin + 3 * speed { distances.append(d); d += speed }
@@ -128,7 +89,7 @@ import TestSupport
                 }
             }
             func run(_ fixes: [Location]) -> [MonitorEvent] {
-                var e = MonitorEngine(name: "order")
+                var e = MonitorEngine(name: "order", configuration: .eachFixAlone)
                 e.add(try! .circle(center: Self.center, radius: 100), identifier: "a")
                 e.add(try! .circle(center: offset(Self.center, metres: 80, bearing: 45), radius: 60), identifier: "b")
                 e.add(try! .circle(center: offset(Self.center, metres: 150, bearing: 200), radius: 200), identifier: "c")
@@ -141,7 +102,7 @@ import TestSupport
     @Test func everyConditionGetsItsInitialEventOnceTheVehicleIsClearlyInOrOut() async {
         await propertyCheck(count: 30, input: Gen.int(in: 0...Int(Int32.max))) { seed in
             var rng = SplitMix64(seed: UInt64(seed))
-            var e = MonitorEngine(name: "initial")
+            var e = MonitorEngine(name: "initial", configuration: .eachFixAlone)
             var definitions: [(String, Coordinate, Double)] = []
             for k in 0..<200 {
                 let c = offset(Self.center, metres: Double.random(in: 0...3000, using: &rng), bearing: Double.random(in: 0..<360, using: &rng))
@@ -162,7 +123,7 @@ import TestSupport
                 // Whatever is clearly decided by now must have had its initial event.
                 for (id, c, r) in definitions {
                     let d = Geodesic.distance(c, position)
-                    if abs(d - r) > accuracy + 1e-6 {
+                    if abs(d - r) > DecisionRule(.eachFixAlone).margin(forAccuracy: accuracy) + 1e-6 {
                         #expect(initial[id] == (d < r ? .satisfied : .unsatisfied) || e.record(for: id)?.state != .unknown)
                         #expect(e.record(for: id)?.state != .unknown)
                     }

@@ -120,7 +120,7 @@ import TestSupport
             offset(origin, metres: Double.random(in: 0..<50_000, using: &rng), bearing: Double.random(in: 0..<360, using: &rng))
         }
         func events(floor: Int?) -> [String] {
-            var engine = MonitorEngine(name: "m")
+            var engine = MonitorEngine(name: "m", configuration: .eachFixAlone)
             engine.restore(contentsOf: records, indexFloor: floor)
             var out: [String] = []
             for (k, p) in fixes.enumerated() {

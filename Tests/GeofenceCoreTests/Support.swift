@@ -36,3 +36,4 @@ func feature(_ id: String, _ geometry: String, _ properties: String = "{}") -> S
 func decode(_ json: String, limits: GeoJSONLimits = .default) -> GeoJSONLoad {
     GeoJSONConditions.decode(Array(json.utf8), limits: limits)
 }
+

@@ -81,7 +81,7 @@ func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Locat
             let store = try await AgentStore.open(path: path, logger: quietLogger)
             #expect(try await store.putCondition(monitor: "fleet", identifier: "depot", condition: circle, definition: "{}", source: "local") == .stored)
             #expect(try await store.putCondition(monitor: "fleet", identifier: "square", condition: square, definition: "{}", source: "mqtt") == .stored)
-            engine = try await store.openMonitor("fleet")
+            engine = try await store.openMonitor("fleet", configuration: .eachFixAlone)
             let outcome = engine.process(fix(52.37, 4.89, t: 0))
             #expect(outcome.events.count == 2)
             let records = outcome.events.map { ($0.identifier, engine.record(for: $0.identifier)!) }
@@ -89,7 +89,7 @@ func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Locat
             await store.close()
         }
         let store = try await reopenStore(path: path)
-        let restored = try await store.openMonitor("fleet")
+        let restored = try await store.openMonitor("fleet", configuration: .eachFixAlone)
         #expect(restored.identifiers == ["depot", "square"])
         for id in restored.identifiers {
             let a = try #require(engine.record(for: id)), b = try #require(restored.record(for: id))
@@ -111,13 +111,13 @@ func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Locat
         do {
             let store = try await AgentStore.open(path: path, logger: quietLogger)
             for id in ids { _ = try await store.putCondition(monitor: "m", identifier: id, condition: try .circle(center: depot, radius: 100), definition: "{}", source: "local") }
-            var engine = try await store.openMonitor("m")
+            var engine = try await store.openMonitor("m", configuration: .eachFixAlone)
             let outcome = engine.process(fix(52.37, 4.89, t: 0))
             _ = try await store.commit(monitor: "m", records: outcome.events.map { ($0.identifier, engine.record(for: $0.identifier)!) }, lastFix: nil, outbox: [])
             await store.close()
         }
         let store = try await reopenStore(path: path)
-        let restored = try await store.openMonitor("m")
+        let restored = try await store.openMonitor("m", configuration: .eachFixAlone)
         for id in ids { #expect(restored.record(for: id)?.state == .satisfied, "\(id)") }
         await store.close()
     }
@@ -136,7 +136,7 @@ func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Locat
                 inputs.append(.init(monitor: "m", identifier: "c\(k)", condition: condition, definition: "{}", source: "local"))
             }
             _ = try await store.putConditions(inputs)
-            engine = try await store.openMonitor("m")
+            engine = try await store.openMonitor("m", configuration: .eachFixAlone)
             let outcome = engine.process(fix(52.5, 4.5, t: 0))
             let changed = Set(outcome.events.map(\.identifier))
             #expect(changed.count == n)
@@ -145,7 +145,7 @@ func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Locat
             await store.close()
         }
         let store = try await reopenStore(path: path)
-        let restored = try await store.openMonitor("m")
+        let restored = try await store.openMonitor("m", configuration: .eachFixAlone)
         #expect(restored.count == n)
         for k in stride(from: 0, to: n, by: 97) {
             let a = try #require(engine.record(for: "c\(k)")), b = try #require(restored.record(for: "c\(k)"))
@@ -170,13 +170,13 @@ func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Locat
     @Test func oneLiveInstancePerNameAndOneAgentPerStore() async throws {
         let path = temporaryStorePath()
         let store = try await AgentStore.open(path: path, logger: quietLogger)
-        _ = try await store.openMonitor("fleet")
-        await #expect { try await store.openMonitor("fleet") } throws: { error in
+        _ = try await store.openMonitor("fleet", configuration: .eachFixAlone)
+        await #expect { try await store.openMonitor("fleet", configuration: .eachFixAlone) } throws: { error in
             guard case StoreError.monitorInUse("fleet") = error else { return false }
             return "\(error)".contains("already open")
         }
         await store.closeMonitor("fleet")
-        _ = try await store.openMonitor("fleet")
+        _ = try await store.openMonitor("fleet", configuration: .eachFixAlone)
         await #expect { try await AgentStore.open(path: path, logger: quietLogger) } throws: { error in
             guard case StoreError.locked = error else { return false }
             return "\(error)".contains("in use by another geofence-agent process")

@@ -60,7 +60,9 @@ struct GPSPipeline {
             }
             return closed.flatMap { assemble($0) }
         case .noise(let noise):
+            // The assembler holds the GST before the coalescer may close its epoch on it.
             assembler.note(noise: noise)
+            return coalescer.add(noise: noise, receivedAtNanoseconds: now).flatMap { assemble($0) }
         case .sky(let device, let used):
             assembler.note(satellitesUsed: used, device: device)
         case .device(let path, let active):

@@ -225,8 +225,19 @@ public struct AgentConfiguration: Sendable, Equatable {
             try s.finish()
         }
         if var f = try top.object("filters") {
+            if f.values["accuracyFactor"] != nil {
+                throw ConfigError(path: "filters.accuracyFactor", message: "was replaced by filters.confidence (a probability such as 0.999; docs/monitoring.md)")
+            }
+            c.monitor.confidence = try f.number("confidence", in: 0.5...0.999_999_999) ?? c.monitor.confidence
+            guard c.monitor.confidence > 0.5 else { throw ConfigError(path: "filters.confidence", message: "must be above 0.5") }
             c.monitor.minimumMargin = try f.number("minimumMargin", in: 0...10_000) ?? c.monitor.minimumMargin
-            c.monitor.accuracyFactor = try f.number("accuracyFactor", in: 0...100) ?? c.monitor.accuracyFactor
+            c.monitor.unknownAccuracy = try f.number("unknownAccuracy", in: 0.1...10_000) ?? c.monitor.unknownAccuracy
+            c.monitor.restAveraging = try f.bool("restAveraging") ?? c.monitor.restAveraging
+            c.monitor.noiseCorrelationTime = try f.number("noiseCorrelationTime", in: 0.1...86_400) ?? c.monitor.noiseCorrelationTime
+            c.monitor.restMinimumMargin = try f.number("restMinimumMargin", in: 0...10_000) ?? c.monitor.restMinimumMargin
+            c.monitor.rest.duration = try f.number("restDuration", in: 1...3600) ?? c.monitor.rest.duration
+            c.monitor.rest.movingSpeed = try f.number("movingSpeed", in: 0.05...100) ?? c.monitor.rest.movingSpeed
+            c.monitor.minimumDuration = try f.number("minimumDuration", in: 0...86_400) ?? c.monitor.minimumDuration
             c.monitor.maximumHorizontalAccuracy = try f.number("maximumHorizontalAccuracy", in: 1...1_000_000) ?? c.monitor.maximumHorizontalAccuracy
             c.monitor.maximumSpeed = try f.number("maximumSpeed", in: 1...100_000) ?? c.monitor.maximumSpeed
             try f.finish()

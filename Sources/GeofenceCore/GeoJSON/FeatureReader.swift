@@ -47,6 +47,10 @@ struct FeatureReader {
         let dwell = try optionalNumber(properties["dwell"], "properties.dwell")
         if let dwell, dwell < 0 { throw fail("properties.dwell", "dwell \(dwell) must not be negative") }
         let version = try optionalVersion(properties["version"])
+        let minimumDuration = try optionalNumber(properties["minimumDuration"], "properties.minimumDuration")
+        if let minimumDuration, minimumDuration < 0 {
+            throw fail("properties.minimumDuration", "minimumDuration \(minimumDuration) must not be negative")
+        }
 
         guard case .object(let geometry)? = object["geometry"] else {
             let found = object["geometry"]?.typeName ?? "nothing"
@@ -54,7 +58,7 @@ struct FeatureReader {
         }
         let shape = try readGeometry(geometry, properties: properties)
         do {
-            let condition = try Condition(geometry: shape, name: name, dwell: dwell, version: version)
+            let condition = try Condition(geometry: shape, name: name, dwell: dwell, version: version, minimumDuration: minimumDuration)
             return ConditionDefinition(identifier: id, condition: condition, monitor: monitor)
         } catch {
             // Radius and width live in properties; everything else is under the geometry.

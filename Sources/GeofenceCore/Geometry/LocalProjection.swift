@@ -27,6 +27,12 @@ struct LocalProjection: Sendable {
             (latitude - origin.latitude) * metresPerDegreeLatitude)
     }
 
+    /// The position `x` metres east and `y` north of the origin: the inverse of `project`.
+    func unproject(x: Double, y: Double) -> Coordinate {
+        Coordinate(latitude: min(max(origin.latitude + y / metresPerDegreeLatitude, -90), 90),
+                   longitude: wrapLongitude(origin.longitude + x / metresPerDegreeLongitude))
+    }
+
     /// Degrees of longitude and latitude that span at least `metres` around the origin.
     func degreeSpan(metres: Double) -> (longitude: Double, latitude: Double) {
         (min(metres / metresPerDegreeLongitude, 360), min(metres / metresPerDegreeLatitude, 180))

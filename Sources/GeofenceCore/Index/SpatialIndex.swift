@@ -320,12 +320,29 @@ public struct SpatialIndex: Sendable {
                 let rFirst = min(max(Int(vLow.rounded(.down)), 0), rows - 1)
                 let rLast = min(max(Int(vHigh.rounded(.down)), 0), rows - 1)
                 let column = ((c % columns) + columns) % columns
+                let (uMin, uMax) = Self.stepRange(uLow - Double(c), uHigh - Double(c))
                 for r in rFirst...rLast {
-                    levels[level].forEach(in: Self.key(column: column, row: r)) { visit(Int($0.slot)) }
+                    // Only entries whose outer box meets the segment's box in this cell: most do not, and
+                    // they are answered from the entry itself, without reading the slot's box.
+                    let (vMin, vMax) = Self.stepRange(vLow - Double(r), vHigh - Double(r))
+                    levels[level].forEach(in: Self.key(column: column, row: r)) { e in
+                        let o = e.outer
+                        if o.minU <= uMax, o.maxU >= uMin, o.minV <= vMax, o.maxV >= vMin, o.minU <= o.maxU { visit(Int(e.slot)) }
+                    }
                 }
             }
         }
         for slot in large { visit(Int(slot)) }
+    }
+}
+
+extension SpatialIndex {
+    /// The steps of a cell (0...255) that a span of fractions of it covers, rounded out.
+    @inline(__always)
+    static func stepRange(_ low: Double, _ high: Double) -> (UInt8, UInt8) {
+        let lo = min(max((low * CellEntry.steps).rounded(.down), 0), CellEntry.steps - 1)
+        let hi = min(max((high * CellEntry.steps).rounded(.down), 0), CellEntry.steps - 1)
+        return (UInt8(lo), UInt8(hi))
     }
 }
 

@@ -56,9 +56,12 @@ public struct LiveUpdatePolicy: Sendable, Equatable, Codable {
     public var maximumHorizontalAccuracy: Double = 1000
     /// Seconds at rest, within the fixes' accuracy, before `isStationary` turns true.
     public var stationaryDuration: Double = 10
-    /// The rest circle is at least this wide (metres), and at least `stationaryAccuracyFactor` 1-sigma.
+    /// The rest circle is at least this wide (metres), and at least `stationaryAccuracyFactor` 1-sigma
+    /// (of the fix and of the rest's mean together; see `StationaryDetector`).
     public var stationaryMinimumRadius: Double = 5
-    public var stationaryAccuracyFactor: Double = 3.5
+    public var stationaryAccuracyFactor: Double = 5
+    /// A fix whose speed is at least this (m/s) is moving wherever it lies.
+    public var stationaryMovingSpeed: Double = 0.5
     /// Consecutive fixes outside the rest circle that end a rest. Two: one wild fix is jitter.
     public var stationaryBreakFixes: Int = 2
 

@@ -16,6 +16,9 @@ public struct Condition: Sendable {
     public var dwell: Double?
     /// Orders updates pushed for the same identifier: an older version is ignored.
     public var version: Int64?
+    /// Seconds the new side must hold before `enter` or `exit` is published (the monitor's
+    /// `minimumDuration` when nil).
+    public var minimumDuration: Double?
     /// The prepared geometry.
     public let region: Region
 
@@ -25,10 +28,15 @@ public struct Condition: Sendable {
     }
 
     /// Validates the geometry and prepares it. The error names the offending ring or value.
-    public init(geometry: ConditionGeometry, name: String? = nil, dwell: Double? = nil, version: Int64? = nil) throws(ConditionError) {
+    public init(geometry: ConditionGeometry, name: String? = nil, dwell: Double? = nil, version: Int64? = nil,
+                minimumDuration: Double? = nil) throws(ConditionError) {
         self.name = name
         self.dwell = dwell
         self.version = version
+        if let minimumDuration, !(minimumDuration.isFinite && minimumDuration >= 0) {
+            throw ConditionError(path: "minimumDuration", message: "minimumDuration \(minimumDuration) must be a non-negative number of seconds")
+        }
+        self.minimumDuration = minimumDuration
         switch geometry {
         case .circle(let center, let radius):
             guard center.isValid else { throw ConditionError(path: "center", message: "coordinate \(center) is not a valid WGS84 position") }
@@ -87,6 +95,7 @@ public struct Condition: Sendable {
 extension Condition: Equatable {
     public static func == (l: Condition, r: Condition) -> Bool {
         l.geometry == r.geometry && l.name == r.name && l.dwell == r.dwell && l.version == r.version
+            && l.minimumDuration == r.minimumDuration
     }
 }
 
@@ -114,10 +123,11 @@ extension Condition {
     /// Prepares a geometry that was validated when it was first accepted (read back from the store):
     /// the same preparation as `init(geometry:...)` without the checks, which for 100,000 polygons would
     /// cost more than the whole restore may take.
-    init(trustedGeometry geometry: ConditionGeometry, name: String?, dwell: Double?, version: Int64?) {
+    init(trustedGeometry geometry: ConditionGeometry, name: String?, dwell: Double?, version: Int64?, minimumDuration: Double?) {
         self.name = name
         self.dwell = dwell
         self.version = version
+        self.minimumDuration = minimumDuration
         switch geometry {
         case .circle(let center, let radius):
             region = .circle(CircleRegion(center: center, radius: radius))

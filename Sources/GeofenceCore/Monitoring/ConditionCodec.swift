@@ -4,16 +4,20 @@ import Foundation
 /// validation (both were done when the condition was accepted), so 100,000 conditions restore quickly.
 /// Little-endian; the first byte is the format version. Never change a shipped version: add one.
 public enum ConditionCodec {
+    /// 1: name, dwell, version. 2 adds minimumDuration (flag 8); a condition without one is still written
+    /// as 1, so a store stays readable by the release before.
     static let formatVersion: UInt8 = 1
+    static let formatVersionWithMinimumDuration: UInt8 = 2
 
     public struct DecodingError: Error, CustomStringConvertible {
         public var description: String
     }
 
     public static func encode(_ condition: Condition) -> [UInt8] {
-        var out: [UInt8] = [formatVersion]
+        var out: [UInt8] = [condition.minimumDuration == nil ? formatVersion : formatVersionWithMinimumDuration]
         out.reserveCapacity(64 + condition.vertexCount * 16)
         let flags: UInt8 = (condition.name != nil ? 1 : 0) | (condition.dwell != nil ? 2 : 0) | (condition.version != nil ? 4 : 0)
+            | (condition.minimumDuration != nil ? 8 : 0)
         out.append(flags)
         if let name = condition.name {
             let bytes = Array(name.utf8)
@@ -22,6 +26,7 @@ public enum ConditionCodec {
         }
         if let dwell = condition.dwell { put(dwell.bitPattern, &out) }
         if let version = condition.version { put(UInt64(bitPattern: version), &out) }
+        if let minimumDuration = condition.minimumDuration { put(minimumDuration.bitPattern, &out) }
         switch condition.geometry {
         case .circle(let center, let radius):
             out.append(0)
@@ -50,8 +55,14 @@ public enum ConditionCodec {
     /// Decodes from a slice of a larger buffer (a restore reads every blob into one).
     public static func decode(_ bytes: ArraySlice<UInt8>) throws(DecodingError) -> Condition {
         var reader = Reader(bytes: bytes, offset: bytes.startIndex)
-        guard try reader.byte() == formatVersion else { throw DecodingError(description: "unknown condition format \(bytes.first ?? 0)") }
+        let format = try reader.byte()
+        guard format == formatVersion || format == formatVersionWithMinimumDuration else {
+            throw DecodingError(description: "unknown condition format \(format)")
+        }
         let flags = try reader.byte()
+        guard format == formatVersionWithMinimumDuration || flags & 8 == 0 else {
+            throw DecodingError(description: "format 1 has no minimumDuration")
+        }
         var name: String?
         if flags & 1 != 0 {
             let n = Int(try reader.u32())
@@ -59,6 +70,7 @@ public enum ConditionCodec {
         }
         let dwell = flags & 2 != 0 ? Double(bitPattern: try reader.u64()) : nil
         let version = flags & 4 != 0 ? Int64(bitPattern: try reader.u64()) : nil
+        let minimumDuration = flags & 8 != 0 ? Double(bitPattern: try reader.u64()) : nil
         let geometry: ConditionGeometry
         switch try reader.byte() {
         case 0:
@@ -79,7 +91,7 @@ public enum ConditionCodec {
             throw DecodingError(description: "unknown geometry kind \(kind)")
         }
         guard reader.atEnd else { throw DecodingError(description: "\(bytes.endIndex - reader.offset) bytes left over") }
-        return Condition(trustedGeometry: geometry, name: name, dwell: dwell, version: version)
+        return Condition(trustedGeometry: geometry, name: name, dwell: dwell, version: version, minimumDuration: minimumDuration)
     }
 
     private static func put<T: FixedWidthInteger>(_ v: T, _ out: inout [UInt8]) {

@@ -16,40 +16,52 @@ public enum FixOutcome: Sendable, Equatable {
 /// The monitor's state machine: conditions, their records and the fixes that move them. A value type
 /// with no I/O, so it can be tested exhaustively, and restored by the store from what it persisted.
 ///
-/// A fix changes a condition's state only when the decision is confident: inside by more than the
-/// margin makes it satisfied, outside by more than the margin makes it unsatisfied, anything in between
-/// leaves it as it was. Only conditions whose box holds the fix, and the few that are satisfied or still
-/// unknown, are evaluated: every other condition is unsatisfied and stays so.
+/// A state changes only on confident evidence (`DecisionRule`): a moving vehicle's fix, beyond the
+/// boundary by z σ of its accuracy; a vehicle at rest, the mean of its rest, beyond by z σ of that mean.
+/// Until the first fixes show whether the vehicle moves, nothing is decided. A transition may further
+/// wait for its condition's minimum duration. Only conditions the spatial index offers for the point,
+/// and the few that are satisfied, unknown or waiting, are evaluated: every other condition is
+/// unsatisfied and stays so.
 public struct MonitorEngine: Sendable {
     public let name: String
-    public private(set) var configuration: MonitorConfiguration
+    public var configuration: MonitorConfiguration { rule.configuration }
+    let rule: DecisionRule
     private var filter: FixFilter
+    private var rest: StationaryDetector
 
-    private struct Slot: Sendable {
+    struct Slot: Sendable {
         var identifier: String
         var record: MonitorRecord
+        var pending: PendingTransition?
+        /// The fix stamp at which the state last changed.
+        var changedAt: UInt32 = 0
     }
 
-    private var slots: [Slot?] = []
+    var slots: [Slot?] = []
     private var slotByIdentifier: [String: Int] = [:]
     private var freeSlots: [Int] = []
-    private var index = SpatialIndex()
-    /// Slots whose state is not `unsatisfied`: they must be looked at on every fix.
-    private var watched: [Int32] = []
+    var index = SpatialIndex()
+    /// Slots that are not simply `unsatisfied` (satisfied, unknown, or waiting to change): they are looked
+    /// at on every fix.
+    var watched: [Int32] = []
     private var watchedPosition: [Int32] = []
-    private var stamps: [UInt32] = []
-    private var stamp: UInt32 = 0
+    var stamps: [UInt32] = []
+    var stamp: UInt32 = 0
     /// Reused for each fix's index candidates, so that evaluating a fix allocates nothing for them.
-    private var scratch: [Int] = []
+    var scratch: [Int] = []
 
     public init(name: String, configuration: MonitorConfiguration = MonitorConfiguration()) {
         self.name = name
-        self.configuration = configuration
+        rule = DecisionRule(configuration)
         filter = FixFilter(configuration: configuration)
+        rest = StationaryDetector(settings: configuration.rest, correlationTime: configuration.noiseCorrelationTime)
     }
 
     /// The last fix that was accepted.
     public var lastAcceptedFix: Location? { filter.lastAccepted }
+
+    /// Whether the vehicle moves, as the decisions see it.
+    public var motion: StationaryDetector.Motion { configuration.restAveraging ? rest.motion : .moving }
 
     public var identifiers: [String] { slotByIdentifier.keys.sorted() }
     public var count: Int { slotByIdentifier.count }
@@ -76,18 +88,18 @@ public struct MonitorEngine: Sendable {
     /// and is evaluated afresh on the next fix, so changing a fence's shape never invents an `initial`.
     public mutating func add(_ condition: Condition, identifier: String, assuming state: ConditionState = .unknown) {
         if let slot = slotByIdentifier[identifier] {
-            var record = slots[slot]!.record
-            record.condition = condition
-            slots[slot]!.record = record
-            index.insert(slot: slot, box: condition.region.boundingBox)
+            slots[slot]!.record.condition = condition
+            slots[slot]!.pending = nil
+            index.insert(slot: slot, region: condition.region)
+            updateWatch(slot)
             return
         }
         let slot = newSlot()
         let record = MonitorRecord(condition: condition, state: state, since: nil)
         slots[slot] = Slot(identifier: identifier, record: record)
         slotByIdentifier[identifier] = slot
-        index.insert(slot: slot, box: condition.region.boundingBox)
-        if state != .unsatisfied { watch(slot) }
+        index.insert(slot: slot, region: condition.region)
+        updateWatch(slot)
     }
 
     /// Puts back a record as it was persisted, with its state, its `since` and its last event.
@@ -95,7 +107,7 @@ public struct MonitorEngine: Sendable {
         add(record.condition, identifier: identifier, assuming: record.state)
         let slot = slotByIdentifier[identifier]!
         slots[slot]!.record = record
-        if record.state == .unsatisfied { unwatch(slot) } else { watch(slot) }
+        updateWatch(slot)
     }
 
     /// Puts back many persisted records at once (restoring a monitor), indexing them in one build.
@@ -111,19 +123,19 @@ public struct MonitorEngine: Sendable {
         slotByIdentifier.reserveCapacity(slotByIdentifier.count + total)
         watchedPosition.reserveCapacity(watchedPosition.count + total)
         stamps.reserveCapacity(stamps.count + total)
-        var boxes: [(slot: Int, box: BoundingBox)] = []
-        boxes.reserveCapacity(total)
+        var regions: [(slot: Int, region: Region)] = []
+        regions.reserveCapacity(total)
         for records in parts {
             for (identifier, record) in records {
                 if slotByIdentifier[identifier] != nil { remove(identifier) }
                 let slot = newSlot()
                 slots[slot] = Slot(identifier: identifier, record: record)
                 slotByIdentifier[identifier] = slot
-                boxes.append((slot, record.condition.region.boundingBox))
-                if record.state != .unsatisfied { watch(slot) }
+                regions.append((slot, record.condition.region))
+                updateWatch(slot)
             }
         }
-        index.insertAll(boxes, floor: indexFloor)
+        index.insertAll(regions: regions, floor: indexFloor)
     }
 
     /// The spatial index's chosen floor, to save with the conditions (see `restore(contentsOf:indexFloor:)`).
@@ -151,6 +163,12 @@ public struct MonitorEngine: Sendable {
         return slots.count - 1
     }
 
+    /// Watches a slot exactly while it is not a plain `unsatisfied`.
+    mutating func updateWatch(_ slot: Int) {
+        guard let entry = slots[slot] else { return unwatch(slot) }
+        if entry.record.state != .unsatisfied || entry.pending != nil { watch(slot) } else { unwatch(slot) }
+    }
+
     private mutating func watch(_ slot: Int) {
         guard watchedPosition[slot] < 0 else { return }
         watchedPosition[slot] = Int32(watched.count)
@@ -172,98 +190,45 @@ public struct MonitorEngine: Sendable {
 
     /// Offers a fix: filters it, then updates every condition it decides and returns the events.
     public mutating func process(_ fix: Location) -> FixOutcome {
-        let previous = filter.lastAccepted
-        if let rejection = filter.admit(fix) { return .rejected(rejection) }
+        let previous = filter.lastAccepted, previousPoint = filter.lastPoint
         let point = PreparedPoint(fix.coordinate)
-        let margin = configuration.margin(forAccuracy: fix.horizontalAccuracy)
+        if let rejection = filter.admit(fix, point) { return .rejected(rejection) }
         stamp &+= 1
-        if stamp == 0 { for i in stamps.indices { stamps[i] = 0 }; stamp = 1 }
+        if stamp == 0 {
+            for i in stamps.indices { stamps[i] = 0 }
+            for i in slots.indices { slots[i]?.changedAt = 0 }
+            stamp = 1
+        }
         var events: [MonitorEvent] = []
-
-        // Satisfied and unknown conditions, then unsatisfied ones whose box holds the fix.
-        for slot in watched { decide(Int(slot), point, margin, fix, &events) }
-        var candidates = takeScratch()
-        index.forEachCandidate(longitude: point.longitude, latitude: point.latitude) { candidates.append($0) }
-        for slot in candidates { decide(slot, point, margin, fix, &events) }
-        scratch = candidates
-
+        if let evidence = evidence(for: fix, point) {
+            decideAll(evidence, fix, &events)
+            if !evidence.atRest, let previous, let previousPoint {
+                reportCrossings(from: (previous, previousPoint), to: (fix, point), &events)
+            }
+        }
         reportDwells(fix, &events)
-        if let previous { reportCrossings(from: previous, to: fix, point, &events) }
         events.sort { $0.identifier < $1.identifier }
         return .accepted(events)
     }
 
-    /// The candidate buffer, emptied, moved out of `self` so the index can be walked while it fills.
-    private mutating func takeScratch() -> [Int] {
-        var buffer: [Int] = []
-        swap(&buffer, &scratch)
-        buffer.removeAll(keepingCapacity: true)
-        return buffer
-    }
-
-    private mutating func decide(_ slot: Int, _ point: PreparedPoint, _ margin: Double, _ fix: Location, _ events: inout [MonitorEvent]) {
-        guard stamps[slot] != stamp else { return }
-        stamps[slot] = stamp
-        guard var entry = slots[slot] else { return }
-        let containment = entry.record.condition.region.classify(point, margin: margin)
-        let kind: EventKind
-        let state: ConditionState
-        switch (entry.record.state, containment) {
-        case (.unknown, .inside): (kind, state) = (.initial, .satisfied)
-        case (.unknown, .outside): (kind, state) = (.initial, .unsatisfied)
-        case (.unsatisfied, .inside): (kind, state) = (.enter, .satisfied)
-        case (.satisfied, .outside): (kind, state) = (.exit, .unsatisfied)
-        default: return
+    /// The fix itself while the vehicle moves; the rest's mean while it is stationary; nil while the
+    /// first fixes do not yet show which.
+    private mutating func evidence(for fix: Location, _ point: PreparedPoint) -> Evidence? {
+        guard configuration.restAveraging else {
+            return Evidence(point: point, margin: rule.margin(forAccuracy: fix.horizontalAccuracy), restLocation: nil, atRest: false)
         }
-        let event = MonitorEvent(
-            identifier: entry.identifier, kind: kind, state: state, date: fix.timestamp, location: fix,
-            conditionName: entry.record.condition.name)
-        entry.record.state = state
-        entry.record.since = fix.timestamp
-        entry.record.lastEvent = event
-        entry.record.dwellReported = false
-        slots[slot] = entry
-        if state == .satisfied { watch(slot) } else { unwatch(slot) }
-        events.append(event)
-    }
-
-    private mutating func reportDwells(_ fix: Location, _ events: inout [MonitorEvent]) {
-        for slot in watched {
-            let s = Int(slot)
-            guard var entry = slots[s], entry.record.state == .satisfied, !entry.record.dwellReported,
-                  let dwell = entry.record.condition.dwell, dwell > 0, let since = entry.record.since,
-                  fix.timestamp.timeIntervalSince(since) >= dwell else { continue }
-            let event = MonitorEvent(
-                identifier: entry.identifier, kind: .dwell, state: .satisfied, date: fix.timestamp, location: fix,
-                conditionName: entry.record.condition.name)
-            entry.record.dwellReported = true
-            entry.record.lastEvent = event
-            slots[s] = entry
-            events.append(event)
-        }
-    }
-
-    private mutating func reportCrossings(from previous: Location, to fix: Location, _ point: PreparedPoint, _ events: inout [MonitorEvent]) {
-        guard fix.timestamp.timeIntervalSince(previous.timestamp) <= configuration.crossingMaximumInterval,
-              Geodesic.distance(previous.coordinate, fix.coordinate) <= configuration.crossingMaximumDistance
-        else { return }
-        let before = PreparedPoint(previous.coordinate)
-        var candidates = takeScratch()
-        defer { scratch = candidates }
-        index.forEachCandidate(alongSegmentFrom: previous.coordinate, to: fix.coordinate) { candidates.append($0) }
-        for slot in candidates {
-            // A condition that changed state on this fix has its own event.
-            guard stamps[slot] != stamp || slots[slot]?.record.lastEvent?.date != fix.timestamp,
-                  var entry = slots[slot], entry.record.state == .unsatisfied else { continue }
-            let region = entry.record.condition.region
-            guard !region.contains(before), !region.contains(point),
-                  region.intersectsSegment(from: previous.coordinate, to: fix.coordinate) else { continue }
-            let event = MonitorEvent(
-                identifier: entry.identifier, kind: .crossed, state: .unsatisfied, date: fix.timestamp, location: fix,
-                conditionName: entry.record.condition.name)
-            entry.record.lastEvent = event
-            slots[slot] = entry
-            events.append(event)
+        rest.update(fix, accuracy: configuration.usableAccuracy(fix.horizontalAccuracy))
+        switch rest.motion {
+        case .unknown:
+            return nil
+        case .moving:
+            return Evidence(point: point, margin: rule.margin(forAccuracy: fix.horizontalAccuracy), restLocation: nil, atRest: false)
+        case .stationary:
+            let estimate = rest.rest!
+            var location = fix
+            location.coordinate = estimate.mean
+            location.horizontalAccuracy = estimate.horizontalAccuracy
+            return Evidence(point: PreparedPoint(estimate.mean), margin: rule.margin(for: estimate), restLocation: location, atRest: true)
         }
     }
 }

@@ -10,9 +10,11 @@ import Foundation
 ///
 /// Early close: waiting for the next epoch or for quiet costs up to a whole epoch of latency. Most
 /// receivers send the same sentences every epoch, so when the device's last `learnedEpochs` epochs
-/// each had exactly N TPVs, an epoch with a GPS time closes at its N-th TPV. A late TPV of an epoch already
-/// closed is dropped; it also breaks the run, so the next epochs close the slow way until the count is
-/// steady again.
+/// each had exactly N reports, an epoch with a GPS time closes at its N-th report. Reports are the TPVs and
+/// the GSTs with the epoch's time: a receiver that sends GST after its last position sentence (many do)
+/// closes at the GST, so the epoch's location carries the receiver's own 1-sigma accuracy instead of one
+/// derived from DOP. A late report of an epoch already closed is dropped; it also breaks the run, so the
+/// next epochs close the slow way until the count is steady again.
 public struct EpochCoalescer: Sendable {
     public var quietPeriodNanoseconds: UInt64
     /// Whether epochs may close at their learned report count.
@@ -21,7 +23,12 @@ public struct EpochCoalescer: Sendable {
     public static let learnedEpochs = 3
 
     private struct DeviceEpoch {
-        var last: ReceiverReport
+        /// The epoch's GPS time (nil for a run of TPVs without one).
+        var time: Date?
+        /// Its latest TPV; nil while only its GST has arrived.
+        var last: ReceiverReport?
+        /// When its latest report arrived, monotonic nanoseconds.
+        var receivedAt: UInt64
         var count = 1
         /// Handed on already (early, or after quiet); later reports with its time are late.
         var delivered = false
@@ -33,6 +40,19 @@ public struct EpochCoalescer: Sendable {
                   history.allSatisfy({ $0 == first }) else { return nil }
             return first
         }
+
+        /// Ends this epoch and starts the next one with a report of time `time`: returns the TPV to hand on.
+        mutating func startNext(time: Date?, last: ReceiverReport?, receivedAt: UInt64) -> ReceiverReport? {
+            let closed = delivered ? nil : self.last
+            history.append(count)
+            if history.count > EpochCoalescer.learnedEpochs { history.removeFirst() }
+            self.time = time
+            self.last = last
+            self.receivedAt = receivedAt
+            count = 1
+            delivered = false
+            return closed
+        }
     }
 
     private var devices: [String: DeviceEpoch] = [:]
@@ -42,16 +62,16 @@ public struct EpochCoalescer: Sendable {
         self.closesEarly = closesEarly
     }
 
-    /// Adds a report and returns the epochs it closed, oldest first: the previous epoch when this report
+    /// Adds a TPV and returns the epochs it closed, oldest first: the previous epoch when this report
     /// starts a new one, and this report's own epoch when it reached the learned count.
     public mutating func add(_ report: ReceiverReport) -> [ReceiverReport] {
         let key = report.device ?? ""
         guard var epoch = devices[key] else {
-            devices[key] = DeviceEpoch(last: report)
+            devices[key] = DeviceEpoch(time: report.time, last: report, receivedAt: report.receivedAtNanoseconds)
             return []
         }
         // A run without time that was already delivered ended with the quiet: this report starts anew.
-        let sameEpoch = epoch.last.time == report.time && !(report.time == nil && epoch.delivered)
+        let sameEpoch = epoch.time == report.time && !(report.time == nil && epoch.delivered)
         var closed: [ReceiverReport] = []
         if sameEpoch {
             epoch.count += 1
@@ -61,20 +81,47 @@ public struct EpochCoalescer: Sendable {
                 return []
             }
             epoch.last = report
-        } else {
-            if !epoch.delivered { closed.append(epoch.last) }
-            epoch.history.append(epoch.count)
-            if epoch.history.count > Self.learnedEpochs { epoch.history.removeFirst() }
-            epoch.last = report
-            epoch.count = 1
-            epoch.delivered = false
+            epoch.receivedAt = report.receivedAtNanoseconds
+        } else if let previous = epoch.startNext(time: report.time, last: report, receivedAt: report.receivedAtNanoseconds) {
+            closed.append(previous)
         }
-        if closesEarly, report.time != nil, let learned = epoch.learnedCount, epoch.count == learned {
-            epoch.delivered = true
-            closed.append(report)
-        }
+        closeIfComplete(&epoch, &closed)
         devices[key] = epoch
         return closed
+    }
+
+    /// Counts a GST as a report of the epoch with its time (the caller hands the noise itself to the
+    /// `LocationAssembler` first), and returns the epochs that closed. A GST without a time, or beside
+    /// TPVs without one, says nothing about epochs and changes nothing.
+    public mutating func add(noise: PseudorangeNoise, receivedAtNanoseconds: UInt64) -> [ReceiverReport] {
+        guard let time = noise.time else { return [] }
+        let key = noise.device ?? ""
+        guard var epoch = devices[key] else {
+            devices[key] = DeviceEpoch(time: time, last: nil, receivedAt: receivedAtNanoseconds)
+            return []
+        }
+        guard epoch.time != nil else { return [] }
+        var closed: [ReceiverReport] = []
+        if epoch.time == time {
+            epoch.count += 1
+            if epoch.delivered {
+                devices[key] = epoch
+                return []
+            }
+            epoch.receivedAt = receivedAtNanoseconds
+        } else if let previous = epoch.startNext(time: time, last: nil, receivedAt: receivedAtNanoseconds) {
+            closed.append(previous)
+        }
+        closeIfComplete(&epoch, &closed)
+        devices[key] = epoch
+        return closed
+    }
+
+    /// Hands on an epoch with a time and a position report once it reached its learned count.
+    private func closeIfComplete(_ epoch: inout DeviceEpoch, _ closed: inout [ReceiverReport]) {
+        guard closesEarly, epoch.time != nil, let learned = epoch.learnedCount, epoch.count == learned, let last = epoch.last else { return }
+        epoch.delivered = true
+        closed.append(last)
     }
 
     /// Epochs quiet for at least the quiet period at `now` (monotonic ns), oldest first.
@@ -83,10 +130,9 @@ public struct EpochCoalescer: Sendable {
         guard let deadline = nextDeadline, deadline <= now else { return [] }
         var due: [ReceiverReport] = []
         for (key, epoch) in devices where !epoch.delivered {
-            let received = epoch.last.receivedAtNanoseconds
-            guard now >= received, now &- received >= quietPeriodNanoseconds else { continue }
+            guard now >= epoch.receivedAt, now &- epoch.receivedAt >= quietPeriodNanoseconds else { continue }
             devices[key]!.delivered = true
-            due.append(epoch.last)
+            if let last = epoch.last { due.append(last) }
         }
         return due.sorted { $0.receivedAtNanoseconds < $1.receivedAtNanoseconds }
     }
@@ -94,7 +140,7 @@ public struct EpochCoalescer: Sendable {
     /// Every open epoch, oldest first: the connection ended, and what was learned goes with it.
     public mutating func closeAll() -> [ReceiverReport] {
         defer { devices.removeAll() }
-        return devices.values.filter { !$0.delivered }.map(\.last).sorted { $0.receivedAtNanoseconds < $1.receivedAtNanoseconds }
+        return devices.values.filter { !$0.delivered }.compactMap(\.last).sorted { $0.receivedAtNanoseconds < $1.receivedAtNanoseconds }
     }
 
     /// Closes one device's epoch: it was removed.
@@ -107,7 +153,7 @@ public struct EpochCoalescer: Sendable {
     public var nextDeadline: UInt64? {
         var earliest: UInt64?
         for epoch in devices.values where !epoch.delivered {
-            let due = epoch.last.receivedAtNanoseconds &+ quietPeriodNanoseconds
+            let due = epoch.receivedAt &+ quietPeriodNanoseconds
             if earliest.map({ due < $0 }) ?? true { earliest = due }
         }
         return earliest

@@ -1,0 +1,107 @@
+import Foundation
+import GeofenceCore
+
+/// A vehicle that drives straight into a fence at a steady speed, crossing its boundary at an angle, turns
+/// round and drives out the same way: two crossings, each of which must give exactly one transition.
+public struct Crossing: Sendable {
+    public enum Shape: String, Sendable, CaseIterable {
+        /// A 20 km circle (its boundary is all but straight where the vehicle crosses).
+        case circle
+        /// The west edge of a 10 km square.
+        case polygon
+        /// The west edge of a 4 km wide corridor.
+        case corridor
+    }
+
+    public struct Result: Sendable {
+        /// The enter, exit and crossed events, in order (initial left out).
+        public var transitions: [EventKind]
+        /// For each transition: how far past the boundary the vehicle truly was, metres along the boundary's
+        /// normal, when it was reported (negative: before it crossed).
+        public var delays: [Double]
+        /// The same for the position the decision rested on (the fix).
+        public var evidenceDelays: [Double]
+        /// The margin each transition's evidence needed.
+        public var margins: [Double]
+        /// Whether it behaved: one enter on the way in, one exit on the way out.
+        public var isExact: Bool { transitions == [.enter, .exit] }
+    }
+
+    public var shape: Shape
+    /// m/s.
+    public var speed: Double
+    /// Degrees between the path and the boundary: 90 drives straight across.
+    public var angle: Double
+    let crossingPoint = Coordinate(latitude: 52.37, longitude: 4.89)
+
+    public init(shape: Shape, speed: Double, angle: Double) {
+        self.shape = shape
+        self.speed = speed
+        self.angle = angle
+    }
+
+    /// The fence; its boundary runs north-south through the crossing point, inside to the east.
+    public var condition: Condition {
+        let p = crossingPoint
+        switch shape {
+        case .circle:
+            return try! Condition.circle(center: Offsets.moved(p, east: 20_000, north: 0), radius: 20_000)
+        case .polygon:
+            let ring = [(0.0, -5000.0), (10_000, -5000), (10_000, 5000), (0, 5000), (0, -5000)].map { Offsets.moved(p, east: $0.0, north: $0.1) }
+            return try! Condition(geometry: .polygon(parts: [[ring]]))
+        case .corridor:
+            let line = [Offsets.moved(p, east: 2000, north: -20_000), Offsets.moved(p, east: 2000, north: 20_000)]
+            return try! Condition(geometry: .corridor(line: line, halfWidth: 2000))
+        }
+    }
+
+    /// How far inside the boundary (metres along its normal) a position is; negative outside.
+    func depth(of c: Coordinate) -> Double {
+        switch shape {
+        case .circle:
+            return 20_000 - Geodesic.distance(Offsets.moved(crossingPoint, east: 20_000, north: 0), c)
+        case .polygon, .corridor:
+            // East of the crossing point's meridian, in metres at its latitude.
+            let phi = crossingPoint.latitude * .pi / 180
+            let w = (1 - Offsets.e2 * sin(phi) * sin(phi)).squareRoot()
+            return (c.longitude - crossingPoint.longitude) * .pi / 180 * Offsets.a / w * cos(phi)
+        }
+    }
+
+    /// Drives in and out once with this receiver.
+    public func run(_ profile: SimulatedReceiver.Profile, seed: UInt64, configuration: MonitorConfiguration = MonitorConfiguration()) -> Result {
+        var engine = MonitorEngine(name: "crossing", configuration: configuration)
+        engine.add(condition, identifier: "fence")
+        var receiver = SimulatedReceiver(profile, seed: seed)
+        let rule = DecisionRule(configuration)
+        // Far enough that the approach is well clear of any margin, and a minute of driving at least.
+        // The boundary falls anywhere between two fixes, not on one.
+        var phase = SplitMix64(seed: seed ^ 0x5EED)
+        let leg = max(60 * speed, 150 / sin(angle * .pi / 180) + 20 * speed) + Double.random(in: 0..<1, using: &phase) * speed
+        let direction = (east: sin(angle * .pi / 180), north: cos(angle * .pi / 180))
+        let start = Date(timeIntervalSince1970: 1_700_000_000)
+        let steps = Int((4 * leg / speed).rounded(.up))
+        var truths: [Date: Coordinate] = [:]
+        var result = Result(transitions: [], delays: [], evidenceDelays: [], margins: [])
+        for k in 0...steps {
+            // Along the path: from -leg to +leg (in), then back (out).
+            let travelled = Double(k) * speed
+            let inbound = travelled <= 2 * leg
+            let s = inbound ? travelled - leg : 3 * leg - travelled
+            let sign = inbound ? 1.0 : -1.0
+            let truth = Offsets.moved(crossingPoint, east: s * direction.east, north: s * direction.north)
+            let time = start.addingTimeInterval(Double(k))
+            truths[time] = truth
+            let fix = receiver.fix(truth: truth, velocity: (sign * speed * direction.east, sign * speed * direction.north), at: time)
+            for event in engine.process(fix).events where event.kind != .initial {
+                result.transitions.append(event.kind)
+                let entering = event.kind == .enter
+                let truthThen = truths[event.date] ?? truth
+                result.delays.append(entering ? depth(of: truthThen) : -depth(of: truthThen))
+                result.evidenceDelays.append(entering ? depth(of: event.location.coordinate) : -depth(of: event.location.coordinate))
+                result.margins.append(rule.margin(forAccuracy: event.location.horizontalAccuracy))
+            }
+        }
+        return result
+    }
+}
