@@ -103,16 +103,7 @@ struct DecisionsBench: ParsableCommand {
         }
         exact = exactCount.withLock { $0 }
         pairs.append(("crossings_with_exactly_one_transition", rounded(Double(exact) / Double(max(total, 1)), 4)))
-        var line = JSONLine()
-        for (key, value) in pairs {
-            switch value {
-            case let s as String: line.add(key, s)
-            case let i as Int: line.add(key, i)
-            case let d as Double: line.add(key, d)
-            default: line.add(key, "\(value)")
-            }
-        }
-        return line.text
+        return jsonLine(pairs)
     }
 
     static func quantile(_ sorted: [Double], _ q: Double) -> Double {

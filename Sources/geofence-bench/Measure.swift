@@ -34,6 +34,11 @@ func rounded(_ x: Double, _ digits: Int = 3) -> Double {
 
 /// One JSON line with keys in order, written by the agent's `JSONLine`.
 func jsonLine(_ pairs: KeyValuePairs<String, Any>) -> String {
+    jsonLine(pairs.map { ($0.key, $0.value) })
+}
+
+/// The same, from pairs gathered as a benchmark runs.
+func jsonLine(_ pairs: [(String, Any)]) -> String {
     var line = JSONLine()
     for (key, value) in pairs {
         switch value {
