@@ -19,8 +19,12 @@ import Glibc
         #expect(expected.count >= 200, "the drive must produce at least 200 transitions, has \(expected.count)")
         var rng = SystemRandomNumberGenerator()
         for _ in 0..<20 {
+            // Each run is killed at a random moment once it has delivered something new, however long a busy
+            // machine takes to start it: a fixed sleep would kill slow starts before they did anything.
+            let delivered = dashboard.unique.count
             try agent.start()
-            try await Task.sleep(for: .milliseconds(Int.random(in: 150...900, using: &rng)))
+            _ = await waitUntil(60) { dashboard.unique.count > delivered }
+            try await Task.sleep(for: .milliseconds(Int.random(in: 0...150, using: &rng)))
             agent.kill(signal: SIGKILL)
         }
         // The killed runs got part of the way: the kills fell in the middle of the drive.

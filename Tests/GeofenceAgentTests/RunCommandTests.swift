@@ -17,6 +17,9 @@ import TestSupport
         (#"{"fleet":"f","vehicle":"v","liveUpdates":{"configuration":"walking"}}"#, "liveUpdates.configuration: expected one of default"),
         (#"{"fleet":"f","vehicle":"v","outbox":{"maximumRows":10,"hardMaximumRows":5}}"#, "outbox.hardMaximumRows: must be at least outbox.maximumRows"),
         (#"{"fleet":"f","vehicle":"v",}"#, "invalid JSON at line 1"),
+        (#"{"fleet":"f","vehicle":"v","filters":{"accuracyFactor":1}}"#, "filters.accuracyFactor: was replaced by filters.confidence"),
+        (#"{"fleet":"f","vehicle":"v","filters":{"confidence":0.5}}"#, "filters.confidence: must be above 0.5"),
+        (#"{"fleet":"f","vehicle":"v","filters":{"minimumDuration":-1}}"#, "filters.minimumDuration: -1.0 is outside"),
     ])
     func aBadConfigurationNamesTheKeyAndExitsWith2(text: String, message: String) throws {
         let path = try config(text)

@@ -70,8 +70,8 @@ import TestSupport
         // Decided on the mean, which the event carries with its own (much smaller) accuracy.
         #expect(event.location.horizontalAccuracy < 3.5 / 2)
         #expect(Geodesic.distance(event.location.coordinate, truth) < 3)
-        // Not before the averaging could support it: with τ = 60 s assumed, σ_mean ≤ 3 m / 3.09 needs
-        // T ≥ about 2τ / (0.97/2.47)² ≈ 780 s... at least several minutes.
+        // Not before the averaging could support it: with τ = 60 s assumed, σ_mean = 2.47 m · √f(T/τ) must
+        // fall to 3 m / 3.09, which takes T of about 13 τ: minutes, not seconds.
         #expect(event.date.timeIntervalSince(start) > 120)
     }
 

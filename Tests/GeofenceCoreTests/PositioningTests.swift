@@ -1,5 +1,6 @@
 import Foundation
 import PropertyBased
+import ReceiverSimulation
 import Testing
 import TestSupport
 @testable import GeofenceCore
@@ -263,24 +264,19 @@ import TestSupport
 @Suite(.offTheCooperativePool(.computing)) struct LiveUpdateTests {
     static let rest = Coordinate(latitude: 52.85, longitude: 5.31)
 
-    /// A receiver at rest whose scatter matches its stated accuracy (1-sigma radius: per-axis σ/√2).
-    static func jittered(_ rng: inout SplitMix64, accuracy: Double) -> Coordinate {
-        let u1 = max(Double.random(in: 0..<1, using: &rng), 1e-12), u2 = Double.random(in: 0..<1, using: &rng)
-        let r = accuracy / 2.0.squareRoot() * (-2 * log(u1)).squareRoot()
-        return offset(rest, metres: r, bearing: 360 * u2)
-    }
-
-    @Test func jitterAtRestNeverReadsAsMotion() async {
-        await propertyCheck(count: 8, input: Gen.double(in: 1...30), Gen.int(in: 0...Int(Int32.max))) { accuracy, seed in
-            var rng = SplitMix64(seed: UInt64(seed))
+    @Test func noiseAtRestNeverReadsAsMotion() async {
+        // A real receiver's error: Gaussian with its stated 1-sigma accuracy, correlated over 1 to 60 s, and
+        // one epoch in ten claiming 1.5x better than it is. No Doppler speed: the position test alone.
+        await propertyCheck(count: 8, input: Gen.double(in: 1...30), Gen.double(in: 1...60), Gen.int(in: 0...Int(Int32.max))) { accuracy, tau, seed in
+            let profile = SimulatedReceiver.Profile(accuracy: accuracy, correlationTime: tau, underReportingRate: 0.1, speedSigma: nil)
+            var receiver = SimulatedReceiver(profile, seed: UInt64(seed))
             var detector = StationaryDetector(duration: 10)
             var moving = 0
             for k in 0..<10_000 {
-                let q = Self.jittered(&rng, accuracy: accuracy)
-                let stationary = detector.update(fix(q.latitude, q.longitude, t: Double(k), accuracy: accuracy))
+                let stationary = detector.update(receiver.fix(truth: Self.rest, at: Date(timeIntervalSince1970: 1_700_000_000 + Double(k))))
                 if k >= 10 && !stationary { moving += 1 }
             }
-            #expect(moving == 0, "accuracy \(accuracy): \(moving) of 10,000 fixes at rest read as motion")
+            #expect(moving == 0, "\(profile): \(moving) of 10,000 fixes at rest read as motion")
         }
     }
 

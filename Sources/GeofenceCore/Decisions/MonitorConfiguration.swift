@@ -80,45 +80,4 @@ public struct MonitorConfiguration: Sendable, Equatable, Codable {
     public func usableAccuracy(_ accuracy: Double) -> Double {
         accuracy.isFinite && accuracy >= 0 ? accuracy : unknownAccuracy
     }
-
-    /// Checks every value, naming the first that is out of range.
-    public func validated() throws(ConditionError) -> MonitorConfiguration {
-        func check(_ ok: Bool, _ path: String, _ message: String) throws(ConditionError) {
-            if !ok { throw ConditionError(path: path, message: message) }
-        }
-        try check(confidence > 0.5 && confidence < 1, "confidence", "\(confidence) must be above 0.5 and below 1")
-        try check(minimumMargin.isFinite && minimumMargin >= 0, "minimumMargin", "\(minimumMargin) must be a non-negative number of metres")
-        try check(unknownAccuracy.isFinite && unknownAccuracy > 0, "unknownAccuracy", "\(unknownAccuracy) must be a positive number of metres")
-        try check(noiseCorrelationTime.isFinite && noiseCorrelationTime > 0, "noiseCorrelationTime", "\(noiseCorrelationTime) must be a positive number of seconds")
-        try check(restMinimumMargin.isFinite && restMinimumMargin >= 0, "restMinimumMargin", "\(restMinimumMargin) must be a non-negative number of metres")
-        try check(minimumDuration.isFinite && minimumDuration >= 0, "minimumDuration", "\(minimumDuration) must be a non-negative number of seconds")
-        return self
-    }
-}
-
-/// How a rest is recognised (the same test as live updates' `isStationary`). docs/monitoring.md has the
-/// statistics.
-public struct RestDetection: Sendable, Equatable, Codable {
-    /// Seconds within the rest before the vehicle counts as stationary.
-    public var duration: Double = 10
-    /// A fix belongs to the rest while it lies within max(minimumRadius, accuracyFactor × √(a² + m²)) of
-    /// the rest's mean, where a is the larger of the fix's 1-sigma accuracy and the rest's typical one, and m
-    /// the mean's own 1-sigma radius. At 5, a receiver at rest whose error is Gaussian with its stated
-    /// accuracy leaves that circle once in about 10^11 fixes.
-    public var accuracyFactor: Double = 5
-    public var minimumRadius: Double = 5
-    /// A fix whose speed (the receiver's Doppler speed) is at least this, in m/s, is moving wherever it is.
-    public var movingSpeed: Double = 0.5
-    /// Consecutive fixes outside the rest that end it: one wild fix is noise.
-    public var breakFixes: Int = 2
-
-    public init() {}
-
-    public init(duration: Double, minimumRadius: Double = 5, accuracyFactor: Double = 5, movingSpeed: Double = 0.5, breakFixes: Int = 2) {
-        self.duration = duration
-        self.minimumRadius = minimumRadius
-        self.accuracyFactor = accuracyFactor
-        self.movingSpeed = movingSpeed
-        self.breakFixes = breakFixes
-    }
 }

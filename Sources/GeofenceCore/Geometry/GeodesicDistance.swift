@@ -65,16 +65,6 @@ public enum Geodesic {
 /// 1/ρ, with ρ the ellipsoid's smallest radius of curvature, so by Schur's comparison the arc is at most
 /// 2ρ·asin(c/2ρ). At fence scale the two bounds are micrometres apart, so the exact solution is only
 /// needed when a boundary falls between them.
-extension Geodesic {
-    /// A distance the geodesic between two prepared points surely does not exceed, from their chord
-    /// alone (no trigonometry); infinity for points too far apart for the bound.
-    @inline(__always)
-    static func upperBound(chordBetween a: PreparedPoint, _ b: PreparedPoint) -> Double {
-        let c = a.ecef.chord(to: b.ecef)
-        return c < ChordBounds.maximumChord ? ChordBounds.upper(chord: c) : .infinity
-    }
-}
-
 enum ChordBounds {
     /// Beyond this chord length the bound is not used (the arc must stay below πρ).
     static let maximumChord = 2_000_000.0
@@ -85,5 +75,15 @@ enum ChordBounds {
     static func upper(chord c: Double) -> Double {
         let rho = WGS84.minimumCurvatureRadius
         return 2 * rho * asin(c / (2 * rho)) + slack
+    }
+}
+
+extension Geodesic {
+    /// A distance the geodesic between two prepared points surely does not exceed, from their chord
+    /// alone (no trigonometry); infinity for points too far apart for the bound.
+    @inline(__always)
+    static func upperBound(chordBetween a: PreparedPoint, _ b: PreparedPoint) -> Double {
+        let c = a.ecef.chord(to: b.ecef)
+        return c < ChordBounds.maximumChord ? ChordBounds.upper(chord: c) : .infinity
     }
 }

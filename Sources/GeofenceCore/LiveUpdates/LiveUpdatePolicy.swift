@@ -17,25 +17,25 @@ public enum LiveConfiguration: String, Sendable, Codable, CaseIterable {
         case .automotiveNavigation:
             p.minimumInterval = 0
             p.heartbeat = 30
-            p.stationaryDuration = 30
+            p.rest.duration = 30
             p.maximumHorizontalAccuracy = 100
         case .otherNavigation:
             // Boats and trains: slower, and at rest for longer at a quay or platform.
             p.minimumInterval = 0
             p.heartbeat = 60
-            p.stationaryDuration = 60
+            p.rest.duration = 60
             p.maximumHorizontalAccuracy = 200
         case .fitness:
             p.minimumInterval = 1
             p.distanceFilter = 2
-            p.stationaryDuration = 20
-            p.stationaryMinimumRadius = 3
+            p.rest.duration = 20
+            p.rest.minimumRadius = 3
             p.maximumHorizontalAccuracy = 50
         case .airborne:
             p.minimumInterval = 0
             p.heartbeat = 30
-            p.stationaryDuration = 120
-            p.stationaryMinimumRadius = 10
+            p.rest.duration = 120
+            p.rest.minimumRadius = 10
             p.maximumHorizontalAccuracy = 500
         }
         return p
@@ -54,16 +54,8 @@ public struct LiveUpdatePolicy: Sendable, Equatable, Codable {
     public var significantChangesOnly = false
     /// Fixes less accurate than this (1-sigma metres) are not delivered.
     public var maximumHorizontalAccuracy: Double = 1000
-    /// Seconds at rest, within the fixes' accuracy, before `isStationary` turns true.
-    public var stationaryDuration: Double = 10
-    /// The rest circle is at least this wide (metres), and at least `stationaryAccuracyFactor` 1-sigma
-    /// (of the fix and of the rest's mean together; see `StationaryDetector`).
-    public var stationaryMinimumRadius: Double = 5
-    public var stationaryAccuracyFactor: Double = 5
-    /// A fix whose speed is at least this (m/s) is moving wherever it lies.
-    public var stationaryMovingSpeed: Double = 0.5
-    /// Consecutive fixes outside the rest circle that end a rest. Two: one wild fix is jitter.
-    public var stationaryBreakFixes: Int = 2
+    /// How a rest is recognised for `isStationary`: `rest.duration` at rest before it turns true.
+    public var rest = RestDetection()
 
     public static let significantChangeDistance: Double = 500
     public static let significantChangeInterval: Double = 300

@@ -53,9 +53,7 @@ public struct StationaryDetector: Sendable {
     }
 
     public init(policy: LiveUpdatePolicy) {
-        self.init(settings: RestDetection(duration: policy.stationaryDuration, minimumRadius: policy.stationaryMinimumRadius,
-                                          accuracyFactor: policy.stationaryAccuracyFactor, movingSpeed: policy.stationaryMovingSpeed,
-                                          breakFixes: policy.stationaryBreakFixes))
+        self.init(settings: policy.rest)
     }
 
     /// Feeds a fix; returns whether the vehicle is stationary at it. A fix with no accuracy counts as 0 m:

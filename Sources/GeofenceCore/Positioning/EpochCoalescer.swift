@@ -65,13 +65,26 @@ public struct EpochCoalescer: Sendable {
     /// Adds a TPV and returns the epochs it closed, oldest first: the previous epoch when this report
     /// starts a new one, and this report's own epoch when it reached the learned count.
     public mutating func add(_ report: ReceiverReport) -> [ReceiverReport] {
-        let key = report.device ?? ""
+        count(device: report.device, time: report.time, position: report, receivedAt: report.receivedAtNanoseconds)
+    }
+
+    /// Counts a GST as a report of the epoch with its time (the caller hands the noise itself to the
+    /// `LocationAssembler` first), and returns the epochs that closed. A GST without a time, or beside
+    /// TPVs without one, says nothing about epochs and changes nothing.
+    public mutating func add(noise: PseudorangeNoise, receivedAtNanoseconds: UInt64) -> [ReceiverReport] {
+        guard let time = noise.time, devices[noise.device ?? ""].map({ $0.time != nil }) ?? true else { return [] }
+        return count(device: noise.device, time: time, position: nil, receivedAt: receivedAtNanoseconds)
+    }
+
+    /// One report of a device's epoch `time`, with its TPV when it is one.
+    private mutating func count(device: String?, time: Date?, position: ReceiverReport?, receivedAt: UInt64) -> [ReceiverReport] {
+        let key = device ?? ""
         guard var epoch = devices[key] else {
-            devices[key] = DeviceEpoch(time: report.time, last: report, receivedAt: report.receivedAtNanoseconds)
+            devices[key] = DeviceEpoch(time: time, last: position, receivedAt: receivedAt)
             return []
         }
         // A run without time that was already delivered ended with the quiet: this report starts anew.
-        let sameEpoch = epoch.time == report.time && !(report.time == nil && epoch.delivered)
+        let sameEpoch = epoch.time == time && !(time == nil && epoch.delivered)
         var closed: [ReceiverReport] = []
         if sameEpoch {
             epoch.count += 1
@@ -80,36 +93,9 @@ public struct EpochCoalescer: Sendable {
                 devices[key] = epoch
                 return []
             }
-            epoch.last = report
-            epoch.receivedAt = report.receivedAtNanoseconds
-        } else if let previous = epoch.startNext(time: report.time, last: report, receivedAt: report.receivedAtNanoseconds) {
-            closed.append(previous)
-        }
-        closeIfComplete(&epoch, &closed)
-        devices[key] = epoch
-        return closed
-    }
-
-    /// Counts a GST as a report of the epoch with its time (the caller hands the noise itself to the
-    /// `LocationAssembler` first), and returns the epochs that closed. A GST without a time, or beside
-    /// TPVs without one, says nothing about epochs and changes nothing.
-    public mutating func add(noise: PseudorangeNoise, receivedAtNanoseconds: UInt64) -> [ReceiverReport] {
-        guard let time = noise.time else { return [] }
-        let key = noise.device ?? ""
-        guard var epoch = devices[key] else {
-            devices[key] = DeviceEpoch(time: time, last: nil, receivedAt: receivedAtNanoseconds)
-            return []
-        }
-        guard epoch.time != nil else { return [] }
-        var closed: [ReceiverReport] = []
-        if epoch.time == time {
-            epoch.count += 1
-            if epoch.delivered {
-                devices[key] = epoch
-                return []
-            }
-            epoch.receivedAt = receivedAtNanoseconds
-        } else if let previous = epoch.startNext(time: time, last: nil, receivedAt: receivedAtNanoseconds) {
+            if let position { epoch.last = position }
+            epoch.receivedAt = receivedAt
+        } else if let previous = epoch.startNext(time: time, last: position, receivedAt: receivedAt) {
             closed.append(previous)
         }
         closeIfComplete(&epoch, &closed)
