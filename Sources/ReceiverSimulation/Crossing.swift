@@ -62,9 +62,7 @@ public struct Crossing: Sendable {
             return 20_000 - Geodesic.distance(Offsets.moved(crossingPoint, east: 20_000, north: 0), c)
         case .polygon, .corridor:
             // East of the crossing point's meridian, in metres at its latitude.
-            let phi = crossingPoint.latitude * .pi / 180
-            let w = (1 - Offsets.e2 * sin(phi) * sin(phi)).squareRoot()
-            return (c.longitude - crossingPoint.longitude) * .pi / 180 * Offsets.a / w * cos(phi)
+            return (c.longitude - crossingPoint.longitude) * .pi / 180 * Offsets.metresPerRadianOfLongitude(at: crossingPoint.latitude)
         }
     }
 

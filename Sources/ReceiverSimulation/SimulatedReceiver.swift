@@ -64,14 +64,15 @@ public struct SimulatedReceiver: Sendable {
 
 /// Small moves on the ellipsoid, in metres, exact enough for fence-scale tests (a local tangent plane).
 public enum Offsets {
-    static let a = 6_378_137.0, e2 = 0.006_694_379_990_14
-
     public static func moved(_ c: Coordinate, east: Double, north: Double) -> Coordinate {
-        let phi = c.latitude * .pi / 180
-        let w = (1 - e2 * sin(phi) * sin(phi)).squareRoot()
-        let meridian = a * (1 - e2) / (w * w * w), primeVertical = a / w
-        return Coordinate(latitude: c.latitude + north / meridian * 180 / .pi,
-                          longitude: c.longitude + east / (primeVertical * cos(phi)) * 180 / .pi)
+        let radians = 180 / Double.pi
+        return Coordinate(latitude: c.latitude + north / WGS84.meridionalRadius(latitude: c.latitude) * radians,
+                          longitude: c.longitude + east / (metresPerRadianOfLongitude(at: c.latitude)) * radians)
+    }
+
+    /// Metres per radian of longitude along the parallel of a latitude.
+    static func metresPerRadianOfLongitude(at latitude: Double) -> Double {
+        WGS84.primeVerticalRadius(latitude: latitude) * cos(latitude * .pi / 180)
     }
 
     public static func moved(_ c: Coordinate, metres: Double, bearing: Double) -> Coordinate {

@@ -15,14 +15,14 @@ public enum WGS84 {
     static let minimumCurvatureRadius = a * (1 - e2)
 
     /// Meridional radius of curvature at a latitude (metres per radian of latitude).
-    static func meridionalRadius(latitude: Double) -> Double {
+    public static func meridionalRadius(latitude: Double) -> Double {
         let s = sin(latitude * .pi / 180)
         let w = 1 - e2 * s * s
         return a * (1 - e2) / (w * w.squareRoot())
     }
 
     /// Prime-vertical radius of curvature at a latitude.
-    static func primeVerticalRadius(latitude: Double) -> Double {
+    public static func primeVerticalRadius(latitude: Double) -> Double {
         let s = sin(latitude * .pi / 180)
         return a / (1 - e2 * s * s).squareRoot()
     }
