@@ -50,11 +50,13 @@ struct DecisionsBench: ParsableCommand {
         }
     }
 
+    /// Vehicle-day k's receiver: accuracies cycle fastest, then correlation times; every other day
+    /// under-reports, so any 6 consecutive days hold every accuracy with and without under-reporting.
     private func profile(_ k: Int) -> SimulatedReceiver.Profile {
         SimulatedReceiver.Profile(
             accuracy: Self.accuracies[k % Self.accuracies.count],
             correlationTime: Self.correlationTimes[(k / Self.accuracies.count) % Self.correlationTimes.count],
-            underReportingRate: (k / (Self.accuracies.count * Self.correlationTimes.count)) % 2 == 0 ? 0.1 : 0)
+            underReportingRate: k % 2 == 0 ? 0.1 : 0)
     }
 
     private func measure(_ name: String, _ configuration: MonitorConfiguration) -> String {
