@@ -51,7 +51,7 @@ import TestSupport
         }
     }
 
-    @Test func aRestIsDecidedOnItsMeanWhoseUncertaintyShrinksOnlyAsCorrelationAllows() {
+    @Test func aRestIsDecidedOnItsMeanWhoseUncertaintyShrinksOnlyAsCorrelationAllows() throws {
         // Parked 3 m inside a circle with a 3.5 m receiver: no single fix is confident (the margin is
         // 7.65 m), the rest's mean becomes so once it has averaged enough correlated error.
         let truth = Coordinate(latitude: 52.37, longitude: 4.89)
@@ -65,7 +65,7 @@ import TestSupport
             let fix = receiver.fix(truth: truth, at: start.addingTimeInterval(Double(k)))
             decided = engine.process(fix).events.first
         }
-        let event = try! #require(decided)
+        let event = try #require(decided)
         #expect(event.kind == .initial && event.state == .satisfied)
         // Decided on the mean, which the event carries with its own (much smaller) accuracy.
         #expect(event.location.horizontalAccuracy < 3.5 / 2)
@@ -138,7 +138,7 @@ import TestSupport
         }
     }
 
-    @Test func theMeanOfCorrelatedFixesIsAsUncertainAsTheFormulaSays() {
+    @Test func theMeanOfCorrelatedFixesIsAsUncertainAsTheFormulaSays() throws {
         // 400 rests of 10 minutes at τ = 30 s: the spread of their means matches σ·√f within sampling error.
         let truth = Coordinate(latitude: 52.37, longitude: 4.89)
         let profile = SimulatedReceiver.Profile(accuracy: 4, correlationTime: 30, speedSigma: 0)
@@ -148,7 +148,7 @@ import TestSupport
             var receiver = SimulatedReceiver(profile, seed: UInt64(run))
             var detector = StationaryDetector(settings: RestDetection(), correlationTime: 30)
             for k in 0..<600 { detector.update(receiver.fix(truth: truth, at: start.addingTimeInterval(Double(k)))) }
-            let rest = detector.rest!
+            let rest = try #require(detector.rest)
             let east = Geodesic.distance(truth, Coordinate(latitude: truth.latitude, longitude: rest.mean.longitude))
             squares += east * east
             predicted += rest.sigmaPerAxis * rest.sigmaPerAxis

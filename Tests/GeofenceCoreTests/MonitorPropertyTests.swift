@@ -28,9 +28,11 @@ import TestSupport
     // A receiver at rest near a boundary, with real (correlated Gaussian) noise: DecisionNoiseTests.
 
     @Test func aCrossingGivesOneTransitionAtTheFirstFixBeyondTheMargin() async {
-        await propertyCheck(count: 200, input: Gen.double(in: 1...40), Gen.double(in: 1...30), Gen.double(in: 0...360), Gen.double(in: 50...2000)) { speed, accuracy, bearing, radius in
-            var e = engine(radius: radius)
+        await propertyCheck(count: 200, input: Gen.double(in: 1...40), Gen.double(in: 1...30), Gen.double(in: 0...360), Gen.double(in: 10...2000)) { speed, accuracy, bearing, beyondMargin in
             let margin = DecisionRule(MonitorConfiguration()).margin(forAccuracy: accuracy)
+            // A circle the vehicle can be confidently inside: wider than the margin (up to 65.6 m at 30 m).
+            let radius = margin + beyondMargin
+            var e = engine(radius: radius)
             // Drive straight out from the centre, then back in.
             var distances: [Double] = []
             var d = 0.0
@@ -46,8 +48,8 @@ import TestSupport
                     transitions.append((k, ev.kind))
                 }
             }
-            let firstOut = actual.firstIndex { $0 > radius + margin }!
-            let firstBackIn = actual.indices.first { $0 > firstOut && actual[$0] < radius - margin }!
+            let firstOut = try #require(actual.firstIndex { $0 > radius + margin })
+            let firstBackIn = try #require(actual.indices.first { $0 > firstOut && actual[$0] < radius - margin })
             #expect(transitions.map(\.1) == [.exit, .enter], "speed \(speed) accuracy \(accuracy) radius \(radius)")
             #expect(transitions.map(\.0) == [firstOut, firstBackIn])
         }
