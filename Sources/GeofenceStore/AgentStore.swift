@@ -214,34 +214,73 @@ public actor AgentStore {
         try putConditions([ConditionInput(monitor: monitor, identifier: identifier, condition: condition, definition: definition, source: source)])[0]
     }
 
-    /// Stores many conditions in one transaction (a sync burst, an import).
+    /// Stores many conditions in one transaction (an import).
     public func putConditions(_ inputs: [ConditionInput]) throws(StoreError) -> [PutResult] {
+        try apply(inputs.map(ConditionChange.put)).map { result in
+            if case .olderVersion(let v) = result { return .olderVersion(stored: v) }
+            return .stored
+        }
+    }
+
+    /// One change a sync brings: a condition to store, or an identifier to delete (from one monitor, or
+    /// from every monitor when `monitor` is nil, as an empty retained message means).
+    public enum ConditionChange: Sendable {
+        case put(ConditionInput)
+        case remove(identifier: String, monitor: String?)
+    }
+
+    /// What one change did.
+    public enum ChangeResult: Sendable, Equatable {
+        case stored
+        case olderVersion(stored: Int64)
+        /// The monitors the identifier was removed from (empty when it did not exist).
+        case removed(monitors: [String])
+    }
+
+    /// Applies a batch of changes in order, in one transaction: a sync of thousands of retained geofences
+    /// costs one commit, not one per geofence. Either every change is recorded or none is.
+    public func apply(_ changes: [ConditionChange]) throws(StoreError) -> [ChangeResult] {
         defer { checkpointIfDue(frames: Self.checkpointFrames) }
         return try guarded { db in
             try db.transaction {
                 let now = Date().timeIntervalSince1970
                 var monitors: Set<String> = []
-                return try inputs.map { input -> PutResult in
-                    let existing = try db.statement("SELECT version FROM conditions WHERE monitor = ?1 AND identifier = ?2")
-                        .bind(.text(input.monitor), .text(input.identifier))
-                    if try existing.step(), !existing.isNull(0), let incoming = input.condition.version, existing.int(0) >= incoming {
-                        return .olderVersion(stored: existing.int(0))
+                return try changes.map { change -> ChangeResult in
+                    switch change {
+                    case .put(let input):
+                        if monitors.insert(input.monitor).inserted {
+                            try db.statement("INSERT OR IGNORE INTO monitors (name, created_at) VALUES (?1, ?2)")
+                                .bind(.text(input.monitor), .real(now)).run()
+                        }
+                        return try put(input, now: now, db)
+                    case .remove(let identifier, let monitor):
+                        let found = try db.statement("SELECT monitor FROM conditions WHERE identifier = ?1 AND (?2 IS NULL OR monitor = ?2) ORDER BY monitor")
+                            .bind(.text(identifier), .optional(monitor))
+                        var names: [String] = []
+                        while try found.step() { names.append(found.text(0) ?? "") }
+                        try db.statement("DELETE FROM conditions WHERE identifier = ?1 AND (?2 IS NULL OR monitor = ?2)")
+                            .bind(.text(identifier), .optional(monitor)).run()
+                        return .removed(monitors: names)
                     }
-                    if monitors.insert(input.monitor).inserted {
-                        try db.statement("INSERT OR IGNORE INTO monitors (name, created_at) VALUES (?1, ?2)")
-                            .bind(.text(input.monitor), .real(now)).run()
-                    }
-                    try db.statement("""
-                        INSERT INTO conditions (monitor, identifier, definition, compiled, version, source, updated_at)
-                        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
-                        ON CONFLICT (monitor, identifier) DO UPDATE SET definition = ?3, compiled = ?4, version = ?5, source = ?6, updated_at = ?7
-                        """).bind(.text(input.monitor), .text(input.identifier), .text(input.definition),
-                                  .blob(ConditionCodec.encode(input.condition)),
-                                  input.condition.version.map(SQLValue.integer) ?? .null, .text(input.source), .real(now)).run()
-                    return .stored
                 }
             }
         }
+    }
+
+    private func put(_ input: ConditionInput, now: Double, _ db: Database) throws -> ChangeResult {
+        let existing = try db.statement("SELECT version FROM conditions WHERE monitor = ?1 AND identifier = ?2")
+            .bind(.text(input.monitor), .text(input.identifier))
+        if try existing.step(), !existing.isNull(0), let incoming = input.condition.version, existing.int(0) >= incoming {
+            return .olderVersion(stored: existing.int(0))
+        }
+        try db.statement("""
+            INSERT INTO conditions (monitor, identifier, definition, compiled, version, source, updated_at)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+            ON CONFLICT (monitor, identifier) DO UPDATE SET definition = ?3, compiled = ?4, version = ?5, source = ?6, updated_at = ?7
+            """).bind(.text(input.monitor), .text(input.identifier), .text(input.definition),
+                      .blob(ConditionCodec.encode(input.condition)),
+                      input.condition.version.map(SQLValue.integer) ?? .null, .text(input.source), .real(now)).run()
+        return .stored
     }
 
     /// Removes a condition and its record. True when it existed.

@@ -11,8 +11,11 @@ func nowNanoseconds() -> UInt64 {
 }
 
 /// The process's resident set size in MiB, from /proc.
-func residentMegabytes() -> Double {
-    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+func residentMegabytes() -> Double { residentMegabytes(of: nil) }
+
+/// A process's resident set size in MiB (this one's when `pid` is nil), from /proc.
+func residentMegabytes(of pid: pid_t?) -> Double {
+    guard let status = try? String(contentsOfFile: "/proc/\(pid.map(String.init) ?? "self")/status", encoding: .utf8),
           let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
           let kb = Double(line.split(separator: " ").dropFirst().first ?? "") else { return -1 }
     return kb / 1024

@@ -30,14 +30,25 @@ public enum AgentRunner {
             await store.close()
             throw AgentError("cannot start the MQTT client: \(error)")
         }
-        let publisher = OutboxPublisher(store: store, client: client, logger: logger)
-        let core: AgentCore
+        let outbox = Outbox(store: store)
+        let publisher = OutboxPublisher(outbox: outbox, client: client, logger: logger)
+        let processor: FixProcessor
         do {
-            core = try await AgentCore(configuration: configuration, store: store, client: client, publisher: publisher, logger: logger)
-            if let file = configuration.conditionsFile { try await core.importLocalConditions(file) }
+            processor = try await FixProcessor(configuration: configuration, store: store, outbox: outbox, logger: logger)
         } catch {
             await store.close()
             throw AgentError("cannot start: \(error)")
+        }
+        let reporter = StateReporter(source: processor, publisher: client, topics: topics, configuration: configuration, logger: logger,
+                                     brokerDescription: { "\(client.status)" })
+        let applier = ChangeApplier(store: store, host: processor, publisher: client, topics: topics, logger: logger,
+                                    stateRequest: { await reporter.publishDetail(monitor: $0) },
+                                    conditionsChanged: { await reporter.writeStatusFile(online: true) })
+        if let file = configuration.conditionsFile {
+            do { try await applier.importLocalConditions(file) } catch {
+                await store.close()
+                throw AgentError("cannot start: \(error)")
+            }
         }
         let source: LocationFeed
         if let replay = configuration.replay {
@@ -54,8 +65,8 @@ public enum AgentRunner {
             gps.epochEarlyClose = configuration.gpsd.epochEarlyClose
             source = .gpsd(GPSLocationSource(configuration: gps, logger: logger))
         }
-        let agentService = AgentService(core: core, client: client, publisher: publisher, source: source, topics: topics,
-                                        statusPath: configuration.storePath + ".status.json",
+        let agentService = AgentService(processor: processor, applier: applier, reporter: reporter, client: client, outbox: outbox,
+                                        source: source, topics: topics, paths: StorePaths(configuration.storePath),
                                         exitAtReplayEnd: configuration.replay?.exitAtEnd ?? false, logger: logger)
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: client),
@@ -64,13 +75,18 @@ public enum AgentRunner {
         if case .gpsd(let gps) = source { services.append(.init(service: gps)) }
         services.append(.init(service: agentService, successTerminationBehavior: .gracefullyShutdownGroup))
         services.append(.init(service: SystemdNotifier(logger: logger)))
-        let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        var groupConfiguration = ServiceGroupConfiguration(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        // A stop must always finish (systemd and a reboot wait for it): what has not ended gracefully by
+        // then is cancelled. The outbox is intact either way; it is a transaction log.
+        groupConfiguration.maximumGracefulShutdownDuration = .seconds(3)
+        groupConfiguration.maximumCancellationDuration = .seconds(1)
+        let group = ServiceGroup(configuration: groupConfiguration)
         do {
             try await group.run()
         } catch {
             logger.error("agent stopped with an error", metadata: ["error": "\(error)"])
         }
-        await agentService.writeStatus(online: false)
+        await reporter.writeStatusFile(online: false)
         await store.close()
     }
 

@@ -1,30 +1,36 @@
 import Foundation
 import GeofenceCore
+import GeofenceStore
 import GPSD
 import Logging
 import Mosquitto
 import ServiceLifecycle
 
-/// Feeds the core: locations from gpsd or a replay, gps status, geofences and commands from MQTT; writes
-/// the status file that `geofence-agent status` reads and publishes the retained status.
+/// Runs the agent's parts together: locations from gpsd or a replay into the fix processor; geofences,
+/// commands and the CLI's inbox into the change applier; the reporter's status file every second and its
+/// broker messages when connected. Local work never waits for the broker.
 final class AgentService: Service, Sendable {
-    let core: AgentCore
+    let processor: FixProcessor
+    let applier: ChangeApplier
+    let reporter: StateReporter
     let client: MQTTClient
-    let publisher: OutboxPublisher
+    let outbox: Outbox
     let source: LocationFeed
     let topics: Topics
-    let statusPath: String
+    let paths: StorePaths
     let exitAtReplayEnd: Bool
     let logger: Logger
 
-    init(core: AgentCore, client: MQTTClient, publisher: OutboxPublisher, source: LocationFeed, topics: Topics,
-         statusPath: String, exitAtReplayEnd: Bool, logger: Logger) {
-        self.core = core
+    init(processor: FixProcessor, applier: ChangeApplier, reporter: StateReporter, client: MQTTClient, outbox: Outbox, source: LocationFeed,
+         topics: Topics, paths: StorePaths, exitAtReplayEnd: Bool, logger: Logger) {
+        self.processor = processor
+        self.applier = applier
+        self.reporter = reporter
         self.client = client
-        self.publisher = publisher
+        self.outbox = outbox
         self.source = source
         self.topics = topics
-        self.statusPath = statusPath
+        self.paths = paths
         self.exitAtReplayEnd = exitAtReplayEnd
         self.logger = logger
     }
@@ -34,75 +40,83 @@ final class AgentService: Service, Sendable {
         let fleetGeofences = try await client.subscribe(topics.fleetGeofences)
         let vehicleGeofences = try await client.subscribe(topics.vehicleGeofences)
         let commands = try await client.subscribe(topics.command)
-        publisher.wake()
+        let brokerStates = client.statusUpdates
+        outbox.wake()
+        let batcher = MessageBatcher()
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { for await m in fleetGeofences { await self.core.geofenceMessage(m) } }
-            group.addTask { for await m in vehicleGeofences { await self.core.geofenceMessage(m) } }
-            group.addTask { for await m in commands { await self.core.command(m) } }
-            group.addTask { await self.statusLoop() }
+            group.addTask { for await m in fleetGeofences { batcher.add(m) } }
+            group.addTask { for await m in vehicleGeofences { batcher.add(m) } }
+            group.addTask { await batcher.run { await self.applier.geofences($0) } }
+            group.addTask { for await m in commands { await self.command(m) } }
+            group.addTask { await self.localLoop() }
+            group.addTask { await self.brokerLoop() }
+            group.addTask {
+                for await state in brokerStates where state.isConnected {
+                    await self.reporter.publishStatus()
+                    await self.reporter.publishStateIfChanged(force: true)
+                }
+            }
             switch source {
             case .gpsd(let gps):
                 let locations = gps.locations(), statuses = gps.statusUpdates()
-                group.addTask { for await s in statuses { await self.core.gps(s); await self.publishStatus() } }
-                group.addTask { await self.core.follow(locations) }
+                group.addTask { for await s in statuses { await self.processor.gps(s) } }
+                group.addTask { await self.processor.follow(locations) }
                 try? await gracefulShutdown()
             case .replay(let replay):
-                await core.gps(GPSStatus(state: .fix, detail: "replaying \(replay.points.count) points at \(replay.speedFactor)x", device: "gpx"))
-                let resumeAfter = await core.lastAcceptedFixTime
+                await processor.gps(GPSStatus(state: .fix, detail: "replaying \(replay.points.count) points at \(replay.speedFactor)x", device: "gpx"))
+                let resumeAfter = await processor.lastAcceptedFixTime
                 await cancelWhenGracefulShutdown {
-                    for await l in replay.stream(after: resumeAfter) { await self.core.handle(l) }
+                    for await l in replay.stream(after: resumeAfter) { await self.processor.handle(l) }
                 }
-                await core.gps(GPSStatus(state: .noData, detail: "the replay ended", device: "gpx"))
-                await publishStatus()
+                await processor.gps(GPSStatus(state: .noData, detail: "the replay ended", device: "gpx"))
                 if !exitAtReplayEnd { try? await gracefulShutdown() } else {
                     // Let the publisher deliver what the drive produced before stopping (what is left stays
                     // in the store for the next start).
-                    await drainOutbox(timeout: .seconds(60))
+                    await cancelWhenGracefulShutdown { await self.drainOutbox(timeout: .seconds(60)) }
                 }
             }
+            batcher.finish()
             group.cancelAll()
+        }
+    }
+
+    private func command(_ message: MQTTMessage) async {
+        guard await !applier.command(message) else { return }
+        // resync: subscribing again makes the broker send every retained geofence again; they reach the
+        // standing subscriptions, and the store keeps what is new (versions order them).
+        logger.info("resync: asking the broker for every retained geofence again")
+        for filter in [topics.fleetGeofences, topics.vehicleGeofences] {
+            do { _ = try await client.subscribe(filter) } catch {
+                logger.error("resync failed", metadata: ["filter": "\(filter)", "error": "\(error)"])
+            }
         }
     }
 
     private func drainOutbox(timeout: Duration) async {
         let end = ContinuousClock.now + timeout
-        while ContinuousClock.now < end, await core.status(online: true).outbox.rows > 0 {
-            try? await Task.sleep(for: .milliseconds(50))
+        while ContinuousClock.now < end, await outbox.stats.rows > 0 {
+            do { try await Task.sleep(for: .milliseconds(50)) } catch { return }
         }
     }
 
-    private func statusLoop() async {
+    /// Every second, broker or not: retry waiting commits, apply the CLI's inbox, write the status file.
+    private func localLoop() async {
+        while !Task.isCancelled {
+            await processor.flushPending()
+            await applier.processInbox(paths.inbox)
+            await reporter.writeStatusFile(online: true)
+            do { try await Task.sleep(for: .seconds(1)) } catch { return }
+        }
+    }
+
+    /// While connected: the state when it changed (at most 4 times a second), the status every 10 s.
+    private func brokerLoop() async {
         var tick = 0
-        while !Task.isCancelled && !Task.isShuttingDownGracefully {
-            await core.flushPending()
-            await core.processInbox(statusPath.replacingOccurrences(of: ".status.json", with: ".inbox"))
-            await writeStatus(online: true)
-            if tick % 10 == 0 { await publishStatus() }
+        while !Task.isCancelled {
+            await reporter.publishStateIfChanged()
+            if tick % 40 == 0 { await reporter.publishStatus() }
             tick += 1
-            try? await Task.sleep(for: .seconds(1))
-        }
-    }
-
-    func publishStatus() async {
-        let status = await core.status(online: true)
-        guard let data = try? JSONEncoder().encode(status) else { return }
-        do {
-            try await client.publish(topics.status, payload: Array(data), retain: true)
-        } catch {
-            logger.debug("status not published", metadata: ["error": "\(error)"])
-        }
-    }
-
-    /// The status file beside the store, replaced atomically, for `geofence-agent status`.
-    func writeStatus(online: Bool) async {
-        let status = await core.status(online: online)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        guard let data = try? encoder.encode(status) else { return }
-        do {
-            try data.write(to: URL(fileURLWithPath: statusPath), options: .atomic)
-        } catch {
-            logger.debug("status file not written", metadata: ["error": "\(error)"])
+            do { try await Task.sleep(for: .milliseconds(250)) } catch { return }
         }
     }
 }

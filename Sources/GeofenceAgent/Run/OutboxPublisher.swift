@@ -8,78 +8,33 @@ import Synchronization
 /// Drains the outbox in sequence order through the MQTT client's bounded in-flight window. A row leaves
 /// the outbox only when the broker acknowledged it with a reason below 0x80; anything not acknowledged
 /// when the agent stops is sent again at the next start (consumers deduplicate by `eventId`).
+/// Everything it reads and deletes goes through the `Outbox`.
 public final class OutboxPublisher: Service, Sendable {
-    private let store: AgentStore
+    private let outbox: Outbox
     private let client: MQTTClient
     private let logger: Logger
-    private let wakeStream: AsyncStream<Void>
-    private let wakeContinuation: AsyncStream<Void>.Continuation
     /// Acknowledged entries waiting to leave the outbox; deleted in batches, one transaction each.
     private let acknowledged = Mutex<[OutboxEntry]>([])
-    /// Entries just committed, handed over so that the next event does not wait for a read of the store.
-    private let handOff = Mutex(HandOff())
 
-    private struct HandOff {
-        var entries: [OutboxEntry] = []
-        /// The store's count of entries dropped at the caps when the last entries were handed over.
-        var dropped: Int64 = 0
-    }
-
-    /// More than this waiting means the publisher is behind (broker away): the store has them.
-    static let maximumHandOff = 256
-
-    public init(store: AgentStore, client: MQTTClient, logger: Logger) {
-        self.store = store
+    public init(outbox: Outbox, client: MQTTClient, logger: Logger) {
+        self.outbox = outbox
         self.client = client
         self.logger = logger
-        (wakeStream, wakeContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
-    /// New rows are in the outbox.
-    public func wake() { wakeContinuation.yield() }
-
-    /// New rows are in the outbox, and these are they, as the commit returned them. `dropped` is the
-    /// store's count of entries dropped at the caps: when it moved, rows handed over may be gone, so
-    /// they are forgotten and the store is read instead.
-    public func deliver(_ entries: [OutboxEntry], dropped: Int64) {
-        guard !entries.isEmpty else { return }
-        handOff.withLock { h in
-            if h.dropped != dropped || h.entries.count + entries.count > Self.maximumHandOff {
-                h.entries.removeAll()
-                h.dropped = dropped
-            } else {
-                h.entries += entries
-            }
-        }
-        wake()
-    }
-
-    /// What to issue next, in sequence order: the entries handed over when they follow on directly from
-    /// the last one issued (nothing else can sit between them), else a read of the store, which is the
-    /// record (at the start, after a gap, or when the hand-over was skipped).
-    private func next(after issuedUpTo: Int64) async throws(StoreError) -> [OutboxEntry] {
-        let handed = handOff.withLock { h -> [OutboxEntry] in
-            defer { h.entries.removeAll() }
-            return h.entries
-        }.filter { $0.sequence > issuedUpTo }.sorted { $0.sequence < $1.sequence }
-        let contiguous = zip(handed, handed.dropFirst()).allSatisfy { $1.sequence == $0.sequence + 1 }
-        if let first = handed.first, issuedUpTo > 0, first.sequence == issuedUpTo + 1, contiguous { return handed }
-        return try await store.pending(after: issuedUpTo, limit: 256)
-    }
-
-    /// Deletes acknowledged entries every 20 ms, in one transaction per batch, until the publisher stops
-    /// (and once more then, so that nothing acknowledged is sent again at the next start).
+    /// Deletes acknowledged entries every 20 ms, in one transaction per batch, until the publisher is
+    /// cancelled (and once more then, so that nothing acknowledged is sent again at the next start).
     private func deleteAcknowledged() async {
         var failing = false
         while true {
-            let stopping = Task.isCancelled || Task.isShuttingDownGracefully
+            let stopping = Task.isCancelled
             let batch = acknowledged.withLock { list -> [OutboxEntry] in
                 defer { list.removeAll() }
                 return list
             }
             if !batch.isEmpty {
                 do {
-                    try await store.acknowledge(batch)
+                    try await outbox.acknowledge(batch)
                     failing = false
                 } catch {
                     // Kept for the next round (a full disk frees up): dropped, they would stay in the
@@ -94,53 +49,84 @@ public final class OutboxPublisher: Service, Sendable {
         }
     }
 
-    public func run() async throws {
-        await withTaskCancellationOrGracefulShutdownHandler {
-            await withDiscardingTaskGroup { group in
-                group.addTask { await self.deleteAcknowledged() }
-                var issuedUpTo: Int64 = 0
-                var wakes = wakeStream.makeAsyncIterator()
-                while !Task.isCancelled {
-                    let batch: [OutboxEntry]
-                    do {
-                        batch = try await next(after: issuedUpTo)
-                    } catch {
-                        logger.error("outbox read failed", metadata: ["error": "\(error)"])
-                        try? await Task.sleep(for: .seconds(1))
-                        continue
-                    }
-                    if batch.isEmpty {
-                        // Woken by new rows; the stream ends when the agent stops.
-                        guard await wakes.next() != nil else { return }
-                        continue
-                    }
-                    for entry in batch {
-                        let ticket: PublishTicket
-                        do {
-                            ticket = try await client.issue(entry.topic, payload: entry.payload, retain: entry.retain)
-                        } catch {
-                            // Shutting down: what was not acknowledged stays in the outbox for next time.
-                            logger.debug("outbox publisher stops", metadata: ["reason": "\(error)"])
-                            return
-                        }
-                        issuedUpTo = entry.sequence
-                        group.addTask { [logger] in
-                            do {
-                                _ = try await ticket.acknowledgement()
-                                self.acknowledged.withLock { $0.append(entry) }
-                            } catch let error as MQTTError {
-                                if case .shutDown = error { return }
-                                logger.error("broker refused an event; it stays in the outbox", metadata: [
-                                    "sequence": "\(entry.sequence)", "topic": "\(entry.topic)", "error": "\(error)"])
-                            } catch {
-                                logger.error("unexpected failure waiting for an acknowledgement", metadata: ["sequence": "\(entry.sequence)", "error": "\(error)"])
-                            }
-                        }
-                    }
-                }
+    /// An entry handed to the client, and the ticket for its acknowledgement.
+    private typealias Issued = (entry: OutboxEntry, ticket: PublishTicket)
+
+    /// Acknowledgements still awaited.
+    private let awaiting = Atomic<Int>(0)
+    /// How long a stopping publisher waits for acknowledgements in flight before it stops waiting
+    /// (with the broker away they never come; their rows stay in the outbox for the next start).
+    static let acknowledgementGrace: Duration = .seconds(1)
+
+    /// Issues entries in sequence order until the wake stream ends or the task is cancelled.
+    private func issue(into issued: AsyncStream<Issued>.Continuation) async {
+        var issuedUpTo: Int64 = 0
+        var wakes = outbox.wakes.makeAsyncIterator()
+        while !Task.isCancelled {
+            let batch: [OutboxEntry]
+            do {
+                batch = try await outbox.next(after: issuedUpTo)
+            } catch {
+                logger.error("outbox read failed", metadata: ["error": "\(error)"])
+                try? await Task.sleep(for: .seconds(1))
+                continue
             }
-        } onCancelOrGracefulShutdown: { [wakeContinuation] in
-            wakeContinuation.finish()
+            if batch.isEmpty {
+                // Woken by new rows; the stream ends when the agent stops.
+                guard await wakes.next() != nil else { return }
+                continue
+            }
+            for entry in batch {
+                let ticket: PublishTicket
+                do {
+                    ticket = try await client.issue(entry.topic, payload: entry.payload, retain: entry.retain)
+                } catch {
+                    // Stopping: what was not acknowledged stays in the outbox for next time.
+                    logger.debug("outbox publisher stops", metadata: ["reason": "\(error)"])
+                    return
+                }
+                issuedUpTo = entry.sequence
+                awaiting.add(1, ordering: .relaxed)
+                issued.yield((entry, ticket))
+            }
+        }
+    }
+
+    /// Awaits acknowledgements in issue order (the broker answers in that order) and queues each
+    /// acknowledged entry for deletion.
+    private func collectAcknowledgements(_ issued: AsyncStream<Issued>) async {
+        for await (entry, ticket) in issued {
+            defer { awaiting.subtract(1, ordering: .relaxed) }
+            do {
+                _ = try await ticket.acknowledgement()
+                acknowledged.withLock { $0.append(entry) }
+            } catch .shutDown, .cancelled {
+                return
+            } catch {
+                logger.error("broker refused an event; it stays in the outbox", metadata: [
+                    "sequence": "\(entry.sequence)", "topic": "\(entry.topic)", "error": "\(error)"])
+            }
+        }
+    }
+
+    /// Runs until graceful shutdown: issuing stops at once (it may be waiting for a broker that is
+    /// away); acknowledgements in flight get `acknowledgementGrace`, then the last deletions are made.
+    public func run() async throws {
+        let (issued, issuedSink) = AsyncStream<Issued>.makeStream()
+        await withDiscardingTaskGroup { group in
+            group.addTask { await self.deleteAcknowledged() }
+            group.addTask { await self.collectAcknowledgements(issued) }
+            await withTaskCancellationOrGracefulShutdownHandler {
+                await cancelWhenGracefulShutdown { await self.issue(into: issuedSink) }
+            } onCancelOrGracefulShutdown: { [outbox] in
+                outbox.stopWaking()
+            }
+            issuedSink.finish()
+            let end = ContinuousClock.now + Self.acknowledgementGrace
+            while awaiting.load(ordering: .relaxed) > 0, ContinuousClock.now < end {
+                do { try await Task.sleep(for: .milliseconds(10)) } catch { break }
+            }
+            group.cancelAll()
         }
     }
 }

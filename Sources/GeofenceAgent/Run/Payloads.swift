@@ -48,11 +48,24 @@ public enum Payloads {
         return line.text
     }
 
-    /// A refused definition on `.../errors`.
-    public static func error(topic: String, identifier: String?, reason: String, vehicle: String) -> [UInt8] {
+    /// What an error on `.../errors` is about.
+    public enum ErrorKind: String, Sendable {
+        /// A geofence pushed over MQTT was refused; the previous version stays in force.
+        case geofence
+        /// A message on `cmd` was refused.
+        case command
+        /// A change left by `geofence-agent conditions add/remove` was refused.
+        case local
+        /// The store could not record something (a full disk); what is kept and retried is said in `reason`.
+        case store
+    }
+
+    /// A refused definition or command, or a store failure, on `.../errors`.
+    public static func error(kind: ErrorKind = .geofence, topic: String, identifier: String?, reason: String, vehicle: String) -> [UInt8] {
         var line = JSONLine()
         line.add("time", iso8601(Date()))
         line.add("vehicle", vehicle)
+        line.add("kind", kind.rawValue)
         line.add("topic", topic)
         line.add("identifier", orNull: identifier)
         line.add("reason", reason)

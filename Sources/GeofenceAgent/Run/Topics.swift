@@ -22,6 +22,8 @@ public struct Topics: Sendable, Equatable {
     public var events: String { "\(vehicleBase)/events" }
     public var location: String { "\(vehicleBase)/location" }
     public var state: String { "\(vehicleBase)/state" }
+    /// The full state, on request (`reportState`), in pages.
+    public var stateDetail: String { "\(vehicleBase)/state/detail" }
     public var status: String { "\(vehicleBase)/status" }
     public var command: String { "\(vehicleBase)/cmd" }
 }

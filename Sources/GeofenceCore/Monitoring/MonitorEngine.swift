@@ -73,7 +73,7 @@ public struct MonitorEngine: Sendable {
     /// How many conditions are satisfied now, without building the sorted list of records.
     public var satisfiedCount: Int {
         var n = 0
-        for case let slot? in slots where slot.record.state == .satisfied { n += 1 }
+        for slot in watched where slots[Int(slot)]?.record.state == .satisfied { n += 1 }
         return n
     }
 
@@ -230,5 +230,49 @@ public struct MonitorEngine: Sendable {
             location.horizontalAccuracy = estimate.horizontalAccuracy
             return Evidence(point: PreparedPoint(estimate.mean), margin: rule.margin(for: estimate), restLocation: location, atRest: true)
         }
+    }
+}
+
+/// A monitor's present in a form whose size does not grow with its conditions: counts, and the
+/// satisfied and unknown conditions up to a limit. Built from the watched slots only (satisfied, unknown
+/// or waiting), so it costs nothing per plain unsatisfied condition.
+public struct MonitorSummary: Sendable, Equatable {
+    public struct Entry: Sendable, Equatable {
+        public var identifier: String
+        public var since: Date?
+    }
+    public var name: String
+    public var conditions: Int
+    public var satisfiedCount: Int
+    public var unknownCount: Int
+    /// Satisfied conditions, at most the limit asked for, by identifier.
+    public var satisfied: [Entry]
+    /// Unknown conditions, at most the limit asked for, by identifier.
+    public var unknown: [Entry]
+    public var unsatisfiedCount: Int { conditions - satisfiedCount - unknownCount }
+}
+
+extension MonitorEngine {
+    /// The summary, listing at most `limit` satisfied and `limit` unknown conditions (when there are
+    /// more, which ones are listed is unspecified; the counts are exact).
+    public func summary(listing limit: Int) -> MonitorSummary {
+        var satisfied: [MonitorSummary.Entry] = [], unknown: [MonitorSummary.Entry] = []
+        var satisfiedCount = 0, unknownCount = 0
+        for slot in watched {
+            guard let entry = slots[Int(slot)] else { continue }
+            switch entry.record.state {
+            case .satisfied:
+                satisfiedCount += 1
+                if satisfied.count < limit { satisfied.append(.init(identifier: entry.identifier, since: entry.record.since)) }
+            case .unknown:
+                unknownCount += 1
+                if unknown.count < limit { unknown.append(.init(identifier: entry.identifier, since: entry.record.since)) }
+            case .unsatisfied:
+                break
+            }
+        }
+        return MonitorSummary(name: name, conditions: count, satisfiedCount: satisfiedCount, unknownCount: unknownCount,
+                              satisfied: satisfied.sorted { $0.identifier < $1.identifier },
+                              unknown: unknown.sorted { $0.identifier < $1.identifier })
     }
 }

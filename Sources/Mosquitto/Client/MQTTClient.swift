@@ -152,35 +152,55 @@ public final class MQTTClient: Service, Sendable {
             do throws(MosquittoError) { _ = try handle.publish(topic: topic, payload: payload, qos: 0, retain: retain) } catch { throw .library(error) }
             return .success
         }
-        await window.acquire()
+        guard await window.acquire() else { throw .cancelled }
         defer { window.release() }
         while true {
             let result = await send(topic, payload: payload, qos: qos, retain: retain, whileStopping: false)
             // Before the first connection libmosquitto refuses rather than queues: hold the message
             // until there is a connection. (After one, it queues QoS 1 itself and resends on reconnect.)
             if case .failure(.library(let error)) = result, error.code == MosquittoError.noConnection {
-                await waitForConnection()
+                try await waitForConnection()
                 continue
             }
             return try result.get()
         }
     }
 
+    /// Which message id a `send` got, read and written only under the core's lock, so that a
+    /// cancellation and a PUBACK cannot both resume its waiter.
+    private final class SendSlot: @unchecked Sendable {
+        var mid: Int32?
+        var cancelled = false
+    }
+
     /// Hands one QoS 1/2 message to libmosquitto and waits for its PUBACK. The lock is held across the
     /// call so that a fast PUBACK cannot arrive before its waiter is registered.
+    /// A cancelled caller stops waiting at once with `.cancelled` (the message stays with libmosquitto).
     private func send(_ topic: String, payload: [UInt8], qos: MQTTQoS, retain: Bool, whileStopping: Bool) async -> Result<MQTTReasonCode, MQTTError> {
         let handle = handle, core = core
-        return await withCheckedContinuation { (continuation: CheckedContinuation<Result<MQTTReasonCode, MQTTError>, Never>) in
-            let waiter = ClientCore.PublishWaiter { continuation.resume(returning: $0) }
-            core.state.withLock { s in
-                if s.stopping && !whileStopping { waiter.resume(returning: .failure(.shutDown)); return }
-                do throws(MosquittoError) {
-                    let mid = try handle.publish(topic: topic, payload: payload, qos: qos.rawValue, retain: retain)
-                    s.pendingPublishes[mid] = (topic, waiter)
-                } catch {
-                    waiter.resume(returning: .failure(.library(error)))
+        let slot = SendSlot()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<MQTTReasonCode, MQTTError>, Never>) in
+                let waiter = ClientCore.PublishWaiter { continuation.resume(returning: $0) }
+                core.state.withLock { s in
+                    if slot.cancelled { waiter.resume(returning: .failure(.cancelled)); return }
+                    if s.stopping && !whileStopping { waiter.resume(returning: .failure(.shutDown)); return }
+                    do throws(MosquittoError) {
+                        let mid = try handle.publish(topic: topic, payload: payload, qos: qos.rawValue, retain: retain)
+                        s.pendingPublishes[mid] = (topic, waiter)
+                        slot.mid = mid
+                    } catch {
+                        waiter.resume(returning: .failure(.library(error)))
+                    }
                 }
             }
+        } onCancel: {
+            let waiter = core.state.withLock { s -> ClientCore.PublishWaiter? in
+                slot.cancelled = true
+                guard let mid = slot.mid else { return nil }
+                return s.pendingPublishes.removeValue(forKey: mid)?.waiter
+            }
+            waiter?.resume(returning: .failure(.cancelled))
         }
     }
 
@@ -189,7 +209,7 @@ public final class MQTTClient: Service, Sendable {
     /// sequence). Waits only for a slot in the in-flight window, and for a first connection.
     public func issue(_ topic: String, payload: [UInt8], retain: Bool = false) async throws(MQTTError) -> PublishTicket {
         if core.state.withLock({ $0.stopping }) { throw .shutDown }
-        await window.acquire()
+        guard await window.acquire() else { throw .cancelled }
         let ticket = PublishTicket(window: window)
         let waiter = ClientCore.PublishWaiter { ticket.fulfil($0) }
         while true {
@@ -205,7 +225,10 @@ public final class MQTTClient: Service, Sendable {
             }
             guard let issued else { return ticket }
             if case .library(let error) = issued, error.code == MosquittoError.noConnection {
-                await waitForConnection()
+                do throws(MQTTError) { try await waitForConnection() } catch {
+                    window.release()
+                    throw error
+                }
                 continue
             }
             window.release()
@@ -213,10 +236,11 @@ public final class MQTTClient: Service, Sendable {
         }
     }
 
-    /// Returns once connected or shutting down.
-    private func waitForConnection() async {
+    /// Returns once connected or shutting down; throws `.cancelled` as soon as the caller is cancelled
+    /// (a stopping agent's tasks must not spin here while the broker is away).
+    private func waitForConnection() async throws(MQTTError) {
         while !status.isConnected && !core.state.withLock({ $0.stopping }) {
-            try? await Task.sleep(for: .milliseconds(20))
+            do { try await Task.sleep(for: .milliseconds(20)) } catch { throw .cancelled }
         }
     }
 
@@ -324,38 +348,55 @@ public struct MQTTSubscription: AsyncSequence, Sendable {
 
 /// A QoS 1 message handed to libmosquitto, whose PUBACK can be awaited later (see `MQTTClient.issue`).
 public final class PublishTicket: Sendable {
+    private typealias Waiter = CheckedContinuation<Result<MQTTReasonCode, MQTTError>, Never>
     private enum State {
-        case waiting([CheckedContinuation<Result<MQTTReasonCode, MQTTError>, Never>])
+        case waiting([Int: Waiter], next: Int)
         case done(Result<MQTTReasonCode, MQTTError>)
     }
-    private let state = Mutex(State.waiting([]))
+    private let state = Mutex(State.waiting([:], next: 0))
     private let window: AsyncWindow
 
     init(window: AsyncWindow) { self.window = window }
 
     func fulfil(_ result: Result<MQTTReasonCode, MQTTError>) {
-        let waiters = state.withLock { s -> [CheckedContinuation<Result<MQTTReasonCode, MQTTError>, Never>] in
-            guard case .waiting(let w) = s else { return [] }
+        let waiters = state.withLock { s -> [Waiter] in
+            guard case .waiting(let w, _) = s else { return [] }
             s = .done(result)
-            return w
+            return Array(w.values)
         }
         window.release()
         for w in waiters { w.resume(returning: result) }
     }
 
     /// The broker's acknowledgement: a reason below 0x80, or the refusal or shutdown as an error.
+    /// A cancelled caller stops waiting with `.cancelled`; the message stays in flight.
     public func acknowledgement() async throws(MQTTError) -> MQTTReasonCode {
-        let result = await withCheckedContinuation { (c: CheckedContinuation<Result<MQTTReasonCode, MQTTError>, Never>) in
-            let done = state.withLock { s -> Result<MQTTReasonCode, MQTTError>? in
-                switch s {
-                case .done(let r): return r
-                case .waiting(var w):
-                    w.append(c)
-                    s = .waiting(w)
-                    return nil
+        let id = state.withLock { s -> Int in
+            guard case .waiting(let w, let next) = s else { return -1 }
+            s = .waiting(w, next: next + 1)
+            return next
+        }
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { (c: Waiter) in
+                let done = state.withLock { s -> Result<MQTTReasonCode, MQTTError>? in
+                    switch s {
+                    case .done(let r): return r
+                    case .waiting(var w, let next):
+                        if Task.isCancelled { return .failure(.cancelled) }
+                        w[id] = c
+                        s = .waiting(w, next: next)
+                        return nil
+                    }
                 }
+                if let done { c.resume(returning: done) }
             }
-            if let done { c.resume(returning: done) }
+        } onCancel: {
+            let waiter = state.withLock { s -> Waiter? in
+                guard case .waiting(var w, let next) = s, let c = w.removeValue(forKey: id) else { return nil }
+                s = .waiting(w, next: next)
+                return c
+            }
+            waiter?.resume(returning: .failure(.cancelled))
         }
         return try result.get()
     }

@@ -110,6 +110,9 @@ public enum MQTTError: Error, Sendable, Equatable, CustomStringConvertible {
     case notConnected
     /// The client is shutting down; the operation did not complete.
     case shutDown
+    /// The calling task was cancelled before the operation completed. A message already handed to
+    /// libmosquitto may still reach the broker.
+    case cancelled
 
     public var description: String {
         switch self {
@@ -119,6 +122,7 @@ public enum MQTTError: Error, Sendable, Equatable, CustomStringConvertible {
         case .refused(let topic, let reason): "MQTT: '\(topic)' refused by the broker, reason \(reason)"
         case .notConnected: "MQTT: not connected (a QoS 0 message would be lost)"
         case .shutDown: "MQTT: the client is shutting down"
+        case .cancelled: "MQTT: cancelled before the broker acknowledged it"
         }
     }
 }

@@ -1,0 +1,244 @@
+import Foundation
+import GeofenceCore
+import GeofenceStore
+import Logging
+import Mosquitto
+
+/// Applies what comes from outside to the conditions and settings: geofences pushed over MQTT (in
+/// batches), commands on `cmd`, the CLI's inbox and the local conditions file. Everything is validated
+/// first, stored next, and only then given to the monitors; every refusal goes to `errors` and the log.
+actor ChangeApplier {
+    private let store: any ConditionStoring
+    private let host: any MonitorHost
+    private let publisher: any MessagePublishing
+    private let topics: Topics
+    private let vehicle: String
+    private let logger: Logger
+    /// Called for `reportState`: the full detail, per monitor or for all.
+    private let stateRequest: @Sendable (String?) async -> Void
+    /// Called after conditions changed, so the state is published again.
+    private let conditionsChanged: @Sendable () async -> Void
+
+    init(store: any ConditionStoring, host: any MonitorHost, publisher: any MessagePublishing, topics: Topics, logger: Logger,
+         stateRequest: @escaping @Sendable (String?) async -> Void = { _ in }, conditionsChanged: @escaping @Sendable () async -> Void = {}) {
+        self.store = store
+        self.host = host
+        self.publisher = publisher
+        self.topics = topics
+        vehicle = topics.vehicle
+        self.logger = logger
+        self.stateRequest = stateRequest
+        self.conditionsChanged = conditionsChanged
+    }
+
+    // MARK: Geofences over MQTT
+
+    /// What a batch of geofence messages did.
+    struct SyncCount: Equatable, Sendable {
+        var stored = 0, deleted = 0, older = 0, rejected = 0
+    }
+
+    /// A batch of retained (or live) messages on the geofence topics, in arrival order: each a Feature,
+    /// or empty to delete. Each is all or nothing, and one bad message never affects the others. The
+    /// good ones are stored in one transaction, then given to the monitors.
+    @discardableResult
+    func geofences(_ messages: [MQTTMessage]) async -> SyncCount {
+        var count = SyncCount()
+        var changes: [AgentStore.ConditionChange] = []
+        var topicsOfChanges: [String] = []
+        for message in messages {
+            switch validate(message) {
+            case .success(let change):
+                changes.append(change)
+                topicsOfChanges.append(message.topic)
+            case .failure(let refusal):
+                count.rejected += 1
+                await reject(.geofence, topic: message.topic, identifier: refusal.identifier, reason: refusal.reason)
+            }
+        }
+        guard !changes.isEmpty else { return count }
+        let results: [Result<AgentStore.ChangeResult, StoreError>]
+        do {
+            results = try await store.apply(changes).map { .success($0) }
+        } catch {
+            // One transaction failed: try each alone, so that what can be stored is, and each refusal
+            // names its own geofence.
+            var each: [Result<AgentStore.ChangeResult, StoreError>] = []
+            for change in changes {
+                do { each.append(.success(try await store.apply([change])[0])) } catch { each.append(.failure(error)) }
+            }
+            results = each
+        }
+        var monitorChanges: [MonitorChange] = []
+        for ((change, topic), result) in zip(zip(changes, topicsOfChanges), results) {
+            switch (change, result) {
+            case (.put(let input), .success(.stored)):
+                count.stored += 1
+                monitorChanges.append(.add(monitor: input.monitor, identifier: input.identifier, condition: input.condition))
+                logger.debug("geofence stored", metadata: ["identifier": "\(input.identifier)", "version": "\(input.condition.version.map(String.init) ?? "none")"])
+            case (.put(let input), .success(.olderVersion(let stored))):
+                count.older += 1
+                logger.debug("older geofence version ignored", metadata: ["identifier": "\(input.identifier)", "stored": "\(stored)"])
+            case (.remove(let identifier, _), .success(.removed(let monitors))):
+                count.deleted += 1
+                monitorChanges += monitors.map { .remove(monitor: $0, identifier: identifier) }
+                logger.debug("geofence deleted", metadata: ["identifier": "\(identifier)", "existed": "\(!monitors.isEmpty)"])
+            case (_, .failure(let error)):
+                count.rejected += 1
+                await reject(.store, topic: topic, identifier: change.identifier, reason: "could not store it: \(error)")
+            default:
+                break
+            }
+        }
+        await host.apply(monitorChanges)
+        if !monitorChanges.isEmpty { await conditionsChanged() }
+        logger.info("geofences synced", metadata: ["messages": "\(messages.count)", "stored": "\(count.stored)", "deleted": "\(count.deleted)",
+                                                   "olderIgnored": "\(count.older)", "rejected": "\(count.rejected)"])
+        return count
+    }
+
+    private struct Refusal: Error {
+        var identifier: String?
+        var reason: String
+    }
+
+    /// One message as a change, or why it is refused.
+    private func validate(_ message: MQTTMessage) -> Result<AgentStore.ConditionChange, Refusal> {
+        guard let identifier = message.topic.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) else {
+            return .failure(Refusal(reason: "no identifier in the topic"))
+        }
+        if let problem = IdentifierRules.problem(with: identifier, what: "identifier") { return .failure(Refusal(reason: problem)) }
+        if message.payload.isEmpty { return .success(.remove(identifier: identifier, monitor: nil)) }
+        let load = GeoJSONConditions.decode(message.payload)
+        if let error = load.errors.first { return .failure(Refusal(identifier: identifier, reason: error.description)) }
+        guard load.definitions.count == 1, let definition = load.definitions.first else {
+            return .failure(Refusal(identifier: identifier, reason: "expected one GeoJSON Feature, found \(load.definitions.count) conditions"))
+        }
+        if definition.identifier != identifier {
+            return .failure(Refusal(identifier: identifier, reason: "the feature's id '\(definition.identifier)' does not match the topic's last level '\(identifier)'"))
+        }
+        return .success(.put(.init(monitor: definition.monitor ?? SimulateJob.defaultMonitor, identifier: identifier, condition: definition.condition,
+                                   definition: String(decoding: message.payload, as: UTF8.self), source: "mqtt:\(message.topic)")))
+    }
+
+    // MARK: Local conditions
+
+    /// Conditions from a file (the configured one, or one the CLI left in the inbox), stored with their
+    /// source. Throws when the store refuses them; invalid features are logged and skipped.
+    func importLocalConditions(_ path: String, source: String? = nil) async throws {
+        let file = try ConditionFile.load(path, limits: .default)
+        for line in file.errorLines { logger.error("local conditions: \(line)") }
+        let changes = file.definitions.map { d in
+            AgentStore.ConditionChange.put(.init(monitor: d.monitor ?? SimulateJob.defaultMonitor, identifier: d.identifier, condition: d.condition,
+                                                 definition: file.featureText(d.identifier) ?? "{}", source: source ?? "local:\(path)"))
+        }
+        let results = try await store.apply(changes)
+        var monitorChanges: [MonitorChange] = []
+        for (change, result) in zip(changes, results) {
+            if case .put(let input) = change, result == .stored {
+                monitorChanges.append(.add(monitor: input.monitor, identifier: input.identifier, condition: input.condition))
+            }
+        }
+        await host.apply(monitorChanges)
+        if !monitorChanges.isEmpty { await conditionsChanged() }
+    }
+
+    /// Changes `geofence-agent conditions add/remove` left for the running agent (which holds the store).
+    /// An applied request's file is deleted; a refused one is renamed `.rejected`, which the CLI reports.
+    func processInbox(_ directory: String) async {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+        for name in names.sorted() where (name.hasPrefix("add-") || name.hasPrefix("remove-")) && !name.hasSuffix(".rejected") && !name.hasSuffix(".tmp") {
+            let path = (directory as NSString).appendingPathComponent(name)
+            do {
+                if name.hasPrefix("add-") {
+                    try await importLocalConditions(path, source: "local:cli")
+                } else {
+                    guard let data = FileManager.default.contents(atPath: path) else { throw AgentError("cannot read \(path)") }
+                    let request: InboxRemoval
+                    do { request = try JSONDecoder().decode(InboxRemoval.self, from: data) } catch { throw AgentError("\(name) is not a removal request: \(error)") }
+                    let results = try await store.apply([.remove(identifier: request.identifier, monitor: request.monitor)])
+                    if case .removed(let monitors) = results.first {
+                        await host.apply(monitors.map { .remove(monitor: $0, identifier: request.identifier) })
+                        if !monitors.isEmpty { await conditionsChanged() }
+                    }
+                }
+                try? FileManager.default.removeItem(atPath: path)
+                logger.info("applied a local change", metadata: ["request": "\(name)"])
+            } catch {
+                await reject(error is StoreError ? .store : .local, topic: "inbox/\(name)", identifier: nil, reason: "\(error)")
+                try? FileManager.default.moveItem(atPath: path, toPath: path + ".rejected")
+            }
+        }
+    }
+
+    // MARK: Commands
+
+    static let commands = ["reportLocation", "reportState", "startLiveUpdates", "stopLiveUpdates", "resync"]
+
+    /// One message on `cmd`: a bare command name, or `{"command": NAME, ...}`. `resync` is the caller's
+    /// (it needs the MQTT client); this returns false for it so the caller can do it.
+    func command(_ message: MQTTMessage) async -> Bool {
+        let text = message.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        var command = text
+        var monitor: String?
+        if let json = try? JSONParser.parse(message.payload) {
+            guard case .string(let c)? = json["command"] else {
+                await reject(.command, topic: message.topic, identifier: nil, reason: "a JSON command needs a string \"command\"; known: \(Self.commands.joined(separator: ", "))")
+                return true
+            }
+            command = c
+            if case .string(let m)? = json["monitor"] { monitor = m }
+        }
+        switch command {
+        case "startLiveUpdates", "stopLiveUpdates":
+            let started = command == "startLiveUpdates"
+            await host.setLiveUpdates(started)
+            logger.info("live updates \(started ? "started" : "stopped") by command")
+            do { try await store.setSetting("liveUpdates.started", started ? "true" : "false") } catch {
+                await reject(.store, topic: message.topic, identifier: nil, reason: "live updates are \(started ? "on" : "off") until the agent stops, but the store could not record it: \(error)")
+            }
+        case "reportLocation":
+            await host.reportLocation()
+        case "reportState":
+            await stateRequest(monitor)
+        case "resync":
+            return false
+        default:
+            await reject(.command, topic: message.topic, identifier: nil, reason: "unknown command '\(command.prefix(80))'; known: \(Self.commands.joined(separator: ", "))")
+        }
+        return true
+    }
+
+    // MARK: Refusals
+
+    /// Logs a refusal and publishes it on `errors` when the broker is there (it is a reply, not kept).
+    private func reject(_ kind: Payloads.ErrorKind, topic: String, identifier: String?, reason: String) async {
+        switch kind {
+        case .geofence: logger.warning("geofence rejected; the previous version stays in force", metadata: ["topic": "\(topic)", "reason": "\(reason)"])
+        case .command: logger.warning("command rejected", metadata: ["topic": "\(topic)", "reason": "\(reason)"])
+        case .local: logger.error("could not apply a local change", metadata: ["request": "\(topic)", "reason": "\(reason)"])
+        case .store: logger.error("the store refused a change", metadata: ["topic": "\(topic)", "reason": "\(reason)"])
+        }
+        guard publisher.isConnected else { return }
+        do {
+            try await publisher.publish(topics.errors, payload: Payloads.error(kind: kind, topic: topic, identifier: identifier, reason: reason, vehicle: vehicle), retain: false)
+        } catch {
+            logger.error("could not publish a rejection", metadata: ["error": "\(error)"])
+        }
+    }
+}
+
+extension AgentStore.ConditionChange {
+    var identifier: String {
+        switch self {
+        case .put(let input): input.identifier
+        case .remove(let identifier, _): identifier
+        }
+    }
+}
+
+/// A removal left in the inbox by `geofence-agent conditions remove`.
+struct InboxRemoval: Codable {
+    var monitor: String
+    var identifier: String
+}

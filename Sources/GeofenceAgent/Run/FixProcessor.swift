@@ -1,0 +1,190 @@
+import Foundation
+import GeofenceCore
+import GeofenceStore
+import GPSD
+import Logging
+
+/// The part of the agent that decides: every fix goes through every monitor, and what changed is
+/// committed through the outbox before the publisher may send anything. It owns the monitors; the
+/// change applier adds and removes their conditions through `MonitorHost`, and the state reporter
+/// reads a bounded `AgentSnapshot`.
+actor FixProcessor: MonitorHost, SnapshotSource {
+    /// The processor shares the store's thread: a fix's commit then needs no hop between threads (the
+    /// store's blocking calls still never run on the cooperative pool).
+    nonisolated var unownedExecutor: UnownedSerialExecutor { store.unownedExecutor }
+    private nonisolated let store: AgentStore
+    private let outbox: Outbox
+    private let configuration: AgentConfiguration
+    private let topics: Topics
+    private let logger: Logger
+    private var engines: [String: MonitorEngine] = [:]
+    private var liveFilter: LiveUpdateFilter
+    private var liveUpdatesStarted: Bool
+    private var lastLocation: Location?
+    private var lastStationary = false
+    private var gpsStatus = GPSStatus(state: .connecting)
+    private var storeProblem: String?
+    /// Bumped by every change of a condition's state or of the set of conditions; the reporter
+    /// publishes the state when it moved.
+    private(set) var generation = 0
+
+    static let transitionKinds: Set<EventKind> = [.enter, .exit, .dwell, .crossed]
+
+    /// Restores every monitor the store holds (and the default one) before any fix is evaluated.
+    init(configuration: AgentConfiguration, store: AgentStore, outbox: Outbox, logger: Logger) async throws {
+        self.configuration = configuration
+        topics = Topics(prefix: configuration.mqtt.topicPrefix, fleet: configuration.fleet, vehicle: configuration.vehicle)
+        self.store = store
+        self.outbox = outbox
+        self.logger = logger
+        liveFilter = LiveUpdateFilter(configuration: configuration.liveUpdates.configuration)
+        let persisted = try await store.setting("liveUpdates.started")
+        liveUpdatesStarted = persisted.map { $0 == "true" } ?? configuration.liveUpdates.startedByDefault
+        var names = Set(try await store.monitorNames())
+        names.insert(SimulateJob.defaultMonitor)
+        for name in names.sorted() {
+            engines[name] = try await store.openMonitor(name, configuration: configuration.monitor)
+        }
+        logger.info("monitors restored", metadata: ["monitors": "\(engines.count)", "conditions": "\(engines.values.reduce(0) { $0 + $1.count })"])
+    }
+
+    // MARK: Conditions (MonitorHost)
+
+    func apply(_ changes: [MonitorChange]) {
+        for change in changes {
+            switch change {
+            case .add(let monitor, let identifier, let condition):
+                if engines[monitor] == nil { engines[monitor] = MonitorEngine(name: monitor, configuration: configuration.monitor) }
+                engines[monitor]!.add(condition, identifier: identifier)
+            case .remove(let monitor, let identifier):
+                engines[monitor]?.remove(identifier)
+            }
+        }
+        if !changes.isEmpty { generation &+= 1 }
+    }
+
+    func setLiveUpdates(_ started: Bool) {
+        liveUpdatesStarted = started
+    }
+
+    func reportLocation() async {
+        guard let lastLocation else { return }
+        await enqueueLocation(LiveUpdate(location: lastLocation, isStationary: lastStationary))
+    }
+
+    // MARK: Fixes
+
+    /// The latest fix any monitor accepted (restored from the store after a restart).
+    var lastAcceptedFixTime: Date? { engines.values.compactMap { $0.lastAcceptedFix?.timestamp }.max() }
+
+    /// What a fix changed, waiting to be committed. Normally committed at once; while the disk is full they
+    /// queue here in order (the engine has moved on) and are retried until the store takes them, so a
+    /// transition made while nothing could be written is still recorded and delivered.
+    private struct PendingCommit {
+        var monitor: String
+        var records: [(identifier: String, record: MonitorRecord)]
+        var lastFix: Location?
+        var indexFloor: Int
+        var items: [OutboxItem]
+    }
+    private var pending: [PendingCommit] = []
+    private var flushing = false
+    static let maximumPendingCommits = 100_000
+
+    /// Handles every location of a stream. Iterating on the processor itself means a location wakes
+    /// its thread directly, with no hop through the cooperative pool first.
+    func follow(_ locations: AsyncStream<Location>) async {
+        for await location in locations { await handle(location) }
+    }
+
+    func handle(_ location: Location) async {
+        lastLocation = location
+        for name in engines.keys.sorted() {
+            let outcome = engines[name]!.process(location)
+            guard case .accepted(let events) = outcome, !events.isEmpty else { continue }
+            generation &+= 1
+            let engine = engines[name]!
+            // Only the conditions that had events: reading every record would cost O(n) per fix at 100k.
+            var seen: Set<String> = []
+            let records = events.compactMap { e -> (identifier: String, record: MonitorRecord)? in
+                guard seen.insert(e.identifier).inserted, let r = engine.record(for: e.identifier) else { return nil }
+                return (e.identifier, r)
+            }
+            let items = events.filter { Self.transitionKinds.contains($0.kind) }.map { event in
+                OutboxItem(kind: .transition, topic: topics.events) { [configuration] id, sequence in
+                    Payloads.event(event, monitor: name, fleet: configuration.fleet, vehicle: configuration.vehicle, eventID: id, sequence: sequence)
+                }
+            }
+            if pending.count >= Self.maximumPendingCommits {
+                pending.removeFirst()
+                logger.error("too many state changes waiting for the store; the oldest is dropped")
+            }
+            pending.append(PendingCommit(monitor: name, records: records, lastFix: engine.lastAcceptedFix, indexFloor: engine.indexFloor, items: items))
+        }
+        await flushPending()
+        if liveUpdatesStarted, let update = liveFilter.update(location) {
+            lastStationary = update.isStationary
+            await enqueueLocation(update)
+        }
+    }
+
+    /// Commits the waiting changes in order; stops at the first failure and reports it. The actor is
+    /// reentrant across the store's `await`: a second caller (the status loop) must not commit the same
+    /// change again, so only one flush runs at a time and it takes whatever was added meanwhile.
+    func flushPending() async {
+        guard !flushing else { return }
+        flushing = true
+        defer { flushing = false }
+        var committed = false
+        while let next = pending.first {
+            do {
+                try await outbox.commit(monitor: next.monitor, records: next.records, lastFix: next.lastFix, indexFloor: next.indexFloor, items: next.items)
+                pending.removeFirst()
+                committed = true
+            } catch {
+                if storeProblem == nil {
+                    logger.error("could not record a state change; it is kept and retried", metadata: ["error": "\(error)", "waiting": "\(pending.count)"])
+                }
+                storeProblem = "\(error)"
+                return
+            }
+        }
+        if committed, storeProblem != nil {
+            logger.notice("the store takes writes again; every waiting state change is recorded")
+            storeProblem = nil
+        }
+    }
+
+    private func enqueueLocation(_ update: LiveUpdate) async {
+        let item = OutboxItem(kind: .location, topic: topics.location, retain: true) { [configuration] id, sequence in
+            Payloads.location(update, fleet: configuration.fleet, vehicle: configuration.vehicle, eventID: id, sequence: sequence)
+        }
+        do {
+            try await outbox.enqueue([item])
+        } catch {
+            storeProblem = "\(error)"
+            logger.error("could not queue a location update", metadata: ["error": "\(error)"])
+        }
+    }
+
+    func gps(_ status: GPSStatus) {
+        gpsStatus = status
+    }
+
+    // MARK: Snapshot (SnapshotSource)
+
+    /// The present in bounded size: counts, and at most `limit` satisfied and unknown conditions per
+    /// monitor. Costs O(watched conditions), never O(all conditions).
+    func snapshot(listing limit: Int) async -> AgentSnapshot {
+        AgentSnapshot(generation: generation, monitors: engines.keys.sorted().map { engines[$0]!.summary(listing: limit) },
+                      gps: gpsStatus, storeProblem: storeProblem, waitingStateChanges: pending.count, liveUpdates: liveUpdatesStarted,
+                      outbox: await outbox.stats)
+    }
+
+    /// Every record of one monitor (or of all), for a dashboard that asks for the full detail.
+    func records(monitor: String?) -> [(monitor: String, identifier: String, record: MonitorRecord)] {
+        engines.keys.sorted().filter { monitor == nil || $0 == monitor }.flatMap { name in
+            engines[name]!.records.map { (name, $0.identifier, $0.record) }
+        }
+    }
+}

@@ -1,0 +1,50 @@
+import Mosquitto
+import Synchronization
+
+/// Gathers messages that arrive faster than they are applied (a broker sending 100,000 retained
+/// geofences at once) into batches, in arrival order: whatever came while the last batch was applied
+/// is the next batch, up to `maximum`.
+final class MessageBatcher: Sendable {
+    private let buffer = Mutex<(messages: [MQTTMessage], head: Int)>(([], 0))
+    private let wakes: AsyncStream<Void>
+    private let wake: AsyncStream<Void>.Continuation
+    let maximum: Int
+
+    init(maximum: Int = 2_000) {
+        self.maximum = maximum
+        (wakes, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+    }
+
+    func add(_ message: MQTTMessage) {
+        buffer.withLock { $0.messages.append(message) }
+        wake.yield()
+    }
+
+    /// No more messages will be added; `batches` ends once the rest is handed out.
+    func finish() { wake.finish() }
+
+    /// The next batch, or empty when none is waiting.
+    func take() -> [MQTTMessage] {
+        buffer.withLock { b in
+            let end = min(b.messages.count, b.head + maximum)
+            let batch = Array(b.messages[b.head..<end])
+            b.head = end
+            if b.head == b.messages.count {
+                b.messages.removeAll(keepingCapacity: false)
+                b.head = 0
+            }
+            return batch
+        }
+    }
+
+    /// Calls `apply` with each batch until `finish()` (or cancellation).
+    func run(_ apply: ([MQTTMessage]) async -> Void) async {
+        for await _ in wakes {
+            while true {
+                let batch = take()
+                if batch.isEmpty { break }
+                await apply(batch)
+            }
+        }
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import GeofenceCore
+import GeofenceStore
+import GPSD
+import Mosquitto
+
+// The small interfaces the parts of `run` meet each other through, so that each part can be tested
+// with an in-memory fake as well as with the real store and broker.
+
+/// Publishes snapshots and replies (state, status, errors). Not the outbox: what goes through here is
+/// not kept when the broker is away.
+protocol MessagePublishing: Sendable {
+    var isConnected: Bool { get }
+    func publish(_ topic: String, payload: [UInt8], retain: Bool) async throws(MQTTError)
+}
+
+extension MQTTClient: MessagePublishing {
+    var isConnected: Bool { status.isConnected }
+    func publish(_ topic: String, payload: [UInt8], retain: Bool) async throws(MQTTError) {
+        _ = try await publish(topic, payload: payload, qos: .atLeastOnce, retain: retain)
+    }
+}
+
+/// Where conditions are kept.
+protocol ConditionStoring: Sendable {
+    func apply(_ changes: [AgentStore.ConditionChange]) async throws(StoreError) -> [AgentStore.ChangeResult]
+    func setSetting(_ key: String, _ value: String?) async throws(StoreError)
+}
+
+extension AgentStore: ConditionStoring {}
+
+/// A change to the conditions the monitors hold, made once the store has it.
+enum MonitorChange: Sendable, Equatable {
+    case add(monitor: String, identifier: String, condition: Condition)
+    case remove(monitor: String, identifier: String)
+}
+
+/// What holds the monitors (the fix processor).
+protocol MonitorHost: Sendable {
+    func apply(_ changes: [MonitorChange]) async
+    func setLiveUpdates(_ started: Bool) async
+    func reportLocation() async
+}
+
+/// The present, in a size that does not grow with the number of conditions.
+struct AgentSnapshot: Sendable {
+    /// Moves whenever a condition's state or the set of conditions changes.
+    var generation: Int
+    var monitors: [MonitorSummary]
+    var gps: GPSStatus
+    var storeProblem: String?
+    var waitingStateChanges: Int
+    var liveUpdates: Bool
+    var outbox: OutboxStats
+
+    var conditions: Int { monitors.reduce(0) { $0 + $1.conditions } }
+}
+
+/// Where the reporter reads the present from (the fix processor).
+protocol SnapshotSource: Sendable {
+    func snapshot(listing limit: Int) async -> AgentSnapshot
+    func records(monitor: String?) async -> [(monitor: String, identifier: String, record: MonitorRecord)]
+}

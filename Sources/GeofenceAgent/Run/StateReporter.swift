@@ -1,0 +1,182 @@
+import Foundation
+import GeofenceCore
+import GeofenceStore
+import GPSD
+import Logging
+import Mosquitto
+
+/// Reports what the agent is doing: the status file beside the store (every second, broker or not),
+/// the retained `status` and the retained `state` summary (when connected), and the full state per
+/// monitor on request. Reads the present through `SnapshotSource`, in bounded size, never on the fix
+/// path's own schedule: a fix only bumps a generation number.
+actor StateReporter {
+    private let source: any SnapshotSource
+    private let publisher: any MessagePublishing
+    private let topics: Topics
+    private let configuration: AgentConfiguration
+    private let paths: StorePaths
+    private let logger: Logger
+    private let startedAt = Date()
+    /// The broker's connection state, as text for the status (the client's own description).
+    private let brokerDescription: @Sendable () -> String
+    private var publishedGeneration = -1
+
+    /// The largest `state` or detail message: a dashboard's MQTT client and the broker's limits stay
+    /// comfortable whatever the number of conditions.
+    static let maximumMessageBytes = 64 * 1024
+    /// Satisfied and unknown conditions listed per monitor in `state` before it says "truncated".
+    static let listing = 500
+
+    init(source: any SnapshotSource, publisher: any MessagePublishing, topics: Topics, configuration: AgentConfiguration,
+         logger: Logger, brokerDescription: @escaping @Sendable () -> String) {
+        self.source = source
+        self.publisher = publisher
+        self.topics = topics
+        self.configuration = configuration
+        paths = StorePaths(configuration.storePath)
+        self.logger = logger
+        self.brokerDescription = brokerDescription
+    }
+
+    // MARK: Status
+
+    func status(online: Bool) async -> AgentStatus {
+        let snapshot = await source.snapshot(listing: 0)
+        return status(snapshot, online: online)
+    }
+
+    private func status(_ s: AgentSnapshot, online: Bool) -> AgentStatus {
+        let now = MonotonicClock.now()
+        return AgentStatus(
+            status: online ? "online" : "offline", fleet: configuration.fleet, vehicle: configuration.vehicle,
+            version: AgentVersion.string, pid: getpid(), updated: iso8601(Date()), startedAt: iso8601(startedAt),
+            broker: brokerDescription(),
+            gps: .init(state: s.gps.state.rawValue, detail: s.gps.detail, device: s.gps.device,
+                       fixAgeSeconds: s.gps.lastFixAtNanoseconds.map { Double(now &- $0) / 1e9 }, horizontalAccuracy: s.gps.lastHorizontalAccuracy),
+            monitors: s.monitors.map { .init(name: $0.name, conditions: $0.conditions, satisfied: $0.satisfiedCount) },
+            conditions: s.conditions, outbox: s.outbox, outboxCaps: configuration.outbox, store: configuration.storePath,
+            storeProblem: s.storeProblem, waitingStateChanges: s.waitingStateChanges, liveUpdates: s.liveUpdates)
+    }
+
+    /// The status file beside the store, replaced atomically, for `geofence-agent status`.
+    func writeStatusFile(online: Bool) async {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        do {
+            try encoder.encode(await status(online: online)).write(to: URL(fileURLWithPath: paths.status), options: .atomic)
+        } catch {
+            logger.warning("status file not written", metadata: ["path": "\(paths.status)", "error": "\(error)"])
+        }
+    }
+
+    /// The retained status, while connected. While the broker is away nothing is queued: a status is a
+    /// snapshot, and a fresh one goes out when the connection returns.
+    func publishStatus() async {
+        guard publisher.isConnected else { return }
+        guard let data = try? JSONEncoder().encode(await status(online: true)) else { return }
+        do {
+            try await publisher.publish(topics.status, payload: Array(data), retain: true)
+        } catch {
+            logger.debug("status not published", metadata: ["error": "\(error)"])
+        }
+    }
+
+    // MARK: State
+
+    /// Publishes the retained `state` summary when something changed since the last one (or when
+    /// `force`d, after a reconnect).
+    func publishStateIfChanged(force: Bool = false) async {
+        guard publisher.isConnected else { return }
+        let snapshot = await source.snapshot(listing: Self.listing)
+        guard force || snapshot.generation != publishedGeneration else { return }
+        do {
+            try await publisher.publish(topics.state, payload: Self.stateSummary(snapshot, vehicle: configuration.vehicle), retain: true)
+            publishedGeneration = snapshot.generation
+        } catch {
+            logger.debug("state not published", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// The `state` summary (docs/topics.md): per monitor the counts, the satisfied conditions and the
+    /// unknown ones, each list cut to fit `maximumMessageBytes` with `truncated` saying so.
+    static func stateSummary(_ snapshot: AgentSnapshot, vehicle: String, time: Date = Date()) -> [UInt8] {
+        // The lists share the budget evenly between monitors; counts are always exact.
+        let budget = (maximumMessageBytes - 1024) / max(1, snapshot.monitors.count)
+        let monitors = snapshot.monitors.map { m -> String in
+            var line = JSONLine()
+            line.add("conditions", m.conditions)
+            line.add("satisfied", m.satisfiedCount)
+            line.add("unsatisfied", m.unsatisfiedCount)
+            line.add("unknown", m.unknownCount)
+            var used = 200
+            let (inside, insideCut) = fit(m.satisfied, total: m.satisfiedCount, budget: budget / 2, used: &used, withSince: true)
+            let (unknown, unknownCut) = fit(m.unknown, total: m.unknownCount, budget: budget - used, used: &used, withSince: false)
+            line.addRaw("inside", inside)
+            line.addRaw("unknownConditions", unknown)
+            line.add("truncated", insideCut || unknownCut)
+            return "\(JSONLine.quote(m.name)):\(line.text)"
+        }
+        var line = JSONLine()
+        line.add("vehicle", vehicle)
+        line.add("time", iso8601(time))
+        line.add("conditions", snapshot.conditions)
+        line.addRaw("monitors", "{\(monitors.joined(separator: ","))}")
+        return Array(line.text.utf8)
+    }
+
+    /// A JSON object (identifier → since) or array of identifiers, as many as fit in `budget` bytes.
+    private static func fit(_ entries: [MonitorSummary.Entry], total: Int, budget: Int, used: inout Int, withSince: Bool) -> (String, Bool) {
+        var parts: [String] = []
+        var size = 2
+        for e in entries {
+            let part = withSince ? "\(JSONLine.quote(e.identifier)):\(e.since.map { JSONLine.quote(iso8601($0)) } ?? "null")" : JSONLine.quote(e.identifier)
+            if size + part.utf8.count + 1 > budget { break }
+            size += part.utf8.count + 1
+            parts.append(part)
+        }
+        used += size
+        let text = withSince ? "{\(parts.joined(separator: ","))}" : "[\(parts.joined(separator: ","))]"
+        return (text, parts.count < total)
+    }
+
+    /// The full state on request (`reportState`): every condition of one monitor (or of all) with its
+    /// state and since, on `state/detail`, in pages of at most `maximumMessageBytes`. Not retained.
+    func publishDetail(monitor: String?) async {
+        guard publisher.isConnected else { return }
+        let records = await source.records(monitor: monitor)
+        let pages = Self.detailPages(records, vehicle: configuration.vehicle)
+        for page in pages {
+            do { try await publisher.publish(topics.stateDetail, payload: page, retain: false) } catch {
+                logger.debug("state detail not published", metadata: ["error": "\(error)"])
+                return
+            }
+        }
+        logger.info("state detail published", metadata: ["monitor": "\(monitor ?? "all")", "conditions": "\(records.count)", "pages": "\(pages.count)"])
+    }
+
+    static func detailPages(_ records: [(monitor: String, identifier: String, record: MonitorRecord)], vehicle: String) -> [[UInt8]] {
+        var pages: [[String]] = [[]]
+        var size = 0
+        for r in records {
+            var line = JSONLine()
+            line.add("monitor", r.monitor)
+            line.add("identifier", r.identifier)
+            line.add("state", r.record.state.rawValue)
+            line.add("since", orNull: r.record.since.map(iso8601))
+            if size + line.text.utf8.count + 1 > maximumMessageBytes - 512, !pages[pages.count - 1].isEmpty {
+                pages.append([])
+                size = 0
+            }
+            size += line.text.utf8.count + 1
+            pages[pages.count - 1].append(line.text)
+        }
+        return pages.enumerated().map { k, conditions in
+            var line = JSONLine()
+            line.add("vehicle", vehicle)
+            line.add("page", k + 1)
+            line.add("pages", pages.count)
+            line.addRaw("conditions", "[\(conditions.joined(separator: ","))]")
+            return Array(line.text.utf8)
+        }
+    }
+}

@@ -1,0 +1,18 @@
+/// The files that belong to one store: the database, and the side paths beside it that the running
+/// agent and the CLI share. Named here once, so that the agent, `status` and `conditions` cannot
+/// disagree about where they are.
+public struct StorePaths: Sendable, Equatable {
+    /// The SQLite database.
+    public let database: String
+
+    public init(_ database: String) { self.database = database }
+
+    /// Held with an exclusive lock while an agent has the store open.
+    public var lock: String { database + ".lock" }
+    /// The running agent's status, replaced atomically every second, for `geofence-agent status`.
+    public var status: String { database + ".status.json" }
+    /// Changes that `geofence-agent conditions add/remove` leave for the running agent.
+    public var inbox: String { database + ".inbox" }
+    /// SQLite's write-ahead log.
+    public var writeAheadLog: String { database + "-wal" }
+}
