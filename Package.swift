@@ -53,11 +53,14 @@ let package = Package(
         ),
         // The system's SQLite, and one thin typed wrapper over it (one owner per connection, typed errors).
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // zlib, for the store's compressed geofence definitions.
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .target(name: "Deflate", dependencies: ["CZlib"]),
         .target(name: "SQLite", dependencies: ["CSQLite"]),
         // The agent's durable state: monitors, conditions, records, the outbox and settings, migrated in steps.
         .target(
             name: "GeofenceStore",
-            dependencies: ["SQLite", "GeofenceCore", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["SQLite", "Deflate", "GeofenceCore", .product(name: "Logging", package: "swift-log")]
         ),
         // A simulated GNSS receiver (correlated Gaussian error, optimistic accuracies, Doppler speed) and the
         // parked and crossing scenarios that the decision tests and `geofence-bench decisions` share.

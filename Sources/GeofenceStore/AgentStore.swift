@@ -1,3 +1,4 @@
+import Deflate
 import Foundation
 import GeofenceCore
 import Logging
@@ -194,18 +195,29 @@ public actor AgentStore {
 
     /// A condition to store, with the text it was defined by (shown by `conditions show`) and where it
     /// came from (`local`, or the MQTT topic it was pushed on).
+    ///
+    /// Its stored form (the compressed definition and the compiled condition) is made when it is
+    /// created, on the caller's thread: a sync prepares thousands in parallel, and the store's thread
+    /// only writes them.
     public struct ConditionInput: Sendable {
-        public var monitor: String
-        public var identifier: String
-        public var condition: Condition
-        public var definition: String
-        public var source: String
+        public let monitor: String
+        public let identifier: String
+        public let condition: Condition
+        public let source: String
+        /// The definition's UTF-8, zlib-compressed, and its length.
+        let deflatedDefinition: [UInt8]
+        let definitionSize: Int
+        let compiled: [UInt8]
+
         public init(monitor: String, identifier: String, condition: Condition, definition: String, source: String) {
             self.monitor = monitor
             self.identifier = identifier
             self.condition = condition
-            self.definition = definition
             self.source = source
+            let text = Array(definition.utf8)
+            deflatedDefinition = Deflate.compress(text)
+            definitionSize = text.count
+            compiled = ConditionCodec.encode(condition)
         }
     }
 
@@ -274,11 +286,12 @@ public actor AgentStore {
             return .olderVersion(stored: existing.int(0))
         }
         try db.statement("""
-            INSERT INTO conditions (monitor, identifier, definition, compiled, version, source, updated_at)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
-            ON CONFLICT (monitor, identifier) DO UPDATE SET definition = ?3, compiled = ?4, version = ?5, source = ?6, updated_at = ?7
-            """).bind(.text(input.monitor), .text(input.identifier), .text(input.definition),
-                      .blob(ConditionCodec.encode(input.condition)),
+            INSERT INTO conditions (monitor, identifier, definition, definition_deflated, definition_size, compiled, version, source, updated_at)
+            VALUES (?1, ?2, NULL, ?3, ?4, ?5, ?6, ?7, ?8)
+            ON CONFLICT (monitor, identifier) DO UPDATE SET definition = NULL, definition_deflated = ?3, definition_size = ?4,
+                compiled = ?5, version = ?6, source = ?7, updated_at = ?8
+            """).bind(.text(input.monitor), .text(input.identifier), .blob(input.deflatedDefinition), .integer(Int64(input.definitionSize)),
+                      .blob(input.compiled),
                       input.condition.version.map(SQLValue.integer) ?? .null, .text(input.source), .real(now)).run()
         return .stored
     }
@@ -308,18 +321,28 @@ public actor AgentStore {
     public func conditions(monitor: String? = nil) throws(StoreError) -> [StoredCondition] {
         try guarded { db in
             let s = try db.statement("""
-                SELECT monitor, identifier, definition, version, source, updated_at, state, since
+                SELECT monitor, identifier, definition, version, source, updated_at, state, since, definition_deflated, definition_size
                 FROM conditions WHERE ?1 IS NULL OR monitor = ?1 ORDER BY monitor, identifier
                 """).bind(.optional(monitor))
             var out: [StoredCondition] = []
             while try s.step() {
                 out.append(StoredCondition(
-                    monitor: s.text(0) ?? "", identifier: s.text(1) ?? "", definition: s.text(2) ?? "",
+                    monitor: s.text(0) ?? "", identifier: s.text(1) ?? "", definition: try Self.definition(s, text: 2, deflated: 8, size: 9),
                     version: s.isNull(3) ? nil : s.int(3), source: s.text(4) ?? "", updatedAt: Date(timeIntervalSince1970: s.double(5)),
                     state: s.text(6).flatMap(ConditionState.init(rawValue:)) ?? .unknown,
                     since: s.isNull(7) ? nil : Date(timeIntervalSince1970: s.double(7))))
             }
             return out
+        }
+    }
+
+    /// A definition as stored: its text (version 1 rows) or its deflated UTF-8 (since version 2).
+    static func definition(_ s: Statement, text: Int32, deflated: Int32, size: Int32) throws -> String {
+        if !s.isNull(text) { return s.text(text) ?? "" }
+        do {
+            return String(decoding: try Deflate.decompress(s.blob(deflated), size: Int(s.int(size))), as: UTF8.self)
+        } catch {
+            throw SQLiteError(code: 11, message: "a stored definition cannot be read: \(error)")
         }
     }
 

@@ -54,6 +54,46 @@ public enum Migrations {
                 value TEXT NOT NULL
             ) WITHOUT ROWID;
             """),
+        // A sync of 100,000 geofences wrote 2.4 KB per condition: rows of 1 KB in a WITHOUT ROWID table
+        // spill into overflow pages and leave its leaves half empty. A rowid table packs them, the key
+        // becomes a small unique index, and new definitions are stored zlib-compressed. Rows from
+        // version 1 keep their text in `definition`.
+        Step(version: 2, name: "conditions as a rowid table with compressed definitions", sql: """
+            CREATE TABLE conditions_v2 (
+                id INTEGER PRIMARY KEY,
+                monitor TEXT NOT NULL REFERENCES monitors(name) ON DELETE CASCADE,
+                identifier TEXT NOT NULL,
+                -- The text as written (rows stored before version 2), or NULL when it is deflated below.
+                definition TEXT,
+                -- The text's UTF-8, zlib-compressed, and its length before compression.
+                definition_deflated BLOB,
+                definition_size INTEGER,
+                compiled BLOB NOT NULL,
+                version INTEGER,
+                source TEXT NOT NULL,
+                updated_at REAL NOT NULL,
+                state TEXT NOT NULL DEFAULT 'unknown',
+                since REAL,
+                dwell_reported INTEGER NOT NULL DEFAULT 0,
+                last_kind TEXT,
+                last_state TEXT,
+                last_date REAL,
+                last_latitude REAL,
+                last_longitude REAL,
+                last_accuracy REAL,
+                UNIQUE (monitor, identifier),
+                CHECK (definition IS NOT NULL OR (definition_deflated IS NOT NULL AND definition_size IS NOT NULL))
+            );
+            INSERT INTO conditions_v2 (monitor, identifier, definition, compiled, version, source, updated_at, state, since,
+                                       dwell_reported, last_kind, last_state, last_date, last_latitude, last_longitude, last_accuracy)
+                SELECT monitor, identifier, definition, compiled, version, source, updated_at, state, since,
+                       dwell_reported, last_kind, last_state, last_date, last_latitude, last_longitude, last_accuracy
+                FROM conditions ORDER BY monitor, identifier;
+            DROP TABLE conditions;
+            ALTER TABLE conditions_v2 RENAME TO conditions;
+            -- An empty retained message deletes an identifier from every monitor.
+            CREATE INDEX conditions_by_identifier ON conditions(identifier);
+            """),
     ]
 
     public static var latest: Int { all.last?.version ?? 0 }
@@ -78,6 +118,9 @@ public enum Migrations {
 
     public static func version(_ db: Database) throws(SQLiteError) -> Int {
         let s = try db.statement("SELECT COALESCE(MAX(version), 0) FROM schema_migrations")
+        // Reset once read: a statement left on its row keeps a read open, and a later step that drops a
+        // table would find it locked.
+        defer { s.reset() }
         return try s.step() ? Int(s.int(0)) : 0
     }
 }

@@ -55,13 +55,17 @@ public final class StoreReader {
     /// The text each condition with this identifier was defined by, in `monitor` or in every monitor.
     public func definitions(of identifier: String, monitor: String? = nil) throws(StoreError) -> [(monitor: String, definition: String)] {
         do {
-            let s = try db.statement("SELECT monitor, definition FROM conditions WHERE identifier = ?1 AND (?2 IS NULL OR monitor = ?2) ORDER BY monitor")
-                .bind(.text(identifier), .optional(monitor))
+            let s = try db.statement("""
+                SELECT monitor, definition, definition_deflated, definition_size FROM conditions
+                WHERE identifier = ?1 AND (?2 IS NULL OR monitor = ?2) ORDER BY monitor
+                """).bind(.text(identifier), .optional(monitor))
             var out: [(monitor: String, definition: String)] = []
-            while try s.step() { out.append((s.text(0) ?? "", s.text(1) ?? "")) }
+            while try s.step() { out.append((s.text(0) ?? "", try AgentStore.definition(s, text: 1, deflated: 2, size: 3))) }
             return out
-        } catch {
+        } catch let error as SQLiteError {
             throw StoreError.from(error, path: path)
+        } catch {
+            throw StoreError.sqlite(SQLiteError(code: 1, message: "\(error)"))
         }
     }
 }

@@ -131,7 +131,7 @@ public final class Statement {
 
     deinit { sqlite3_finalize(stmt) }
 
-    func reset() {
+    public func reset() {
         sqlite3_reset(stmt)
         sqlite3_clear_bindings(stmt)
     }

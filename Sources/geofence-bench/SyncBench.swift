@@ -36,6 +36,9 @@ struct SyncBench: AsyncParsableCommand {
     @Option(help: "Seconds to wait for a sync before giving up.")
     var timeout = 300.0
 
+    @Flag(help: "Keep each run's directory (store, log) and print where it is, to look at where the bytes go.")
+    var keep = false
+
     func run() async throws {
         let agentPath = try agent ?? URL(fileURLWithPath: FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             .deletingLastPathComponent().appendingPathComponent("geofence-agent").path
@@ -47,7 +50,7 @@ struct SyncBench: AsyncParsableCommand {
     private func measure(count: Int, agentPath: String) async throws -> String {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sync-bench-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        defer { if keep { print("kept \(directory.path)") } else { try? FileManager.default.removeItem(at: directory) } }
         let broker = try LocalMosquitto()
         try broker.start()
         defer { broker.stop() }

@@ -5,6 +5,9 @@ import GPSD
 import Logging
 import Mosquitto
 import ServiceLifecycle
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Runs the agent's parts together: locations from gpsd or a replay into the fix processor; geofences,
 /// commands and the CLI's inbox into the change applier; the reporter's status file every second and its
@@ -46,7 +49,20 @@ final class AgentService: Service, Sendable {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { for await m in fleetGeofences { batcher.add(m) } }
             group.addTask { for await m in vehicleGeofences { batcher.add(m) } }
-            group.addTask { await batcher.run { await self.applier.geofences($0) } }
+            group.addTask {
+                // Two stages: the next batch is validated (on every core) while the last one is stored.
+                var storing: Task<Void, Never>?
+                await batcher.run({ messages in
+                    let batch = await ChangeApplier.validate(messages)
+                    await storing?.value
+                    storing = Task { await self.applier.apply(batch) }
+                }, drained: { count in
+                    await storing?.value
+                    // A burst of thousands of messages leaves freed heap behind that malloc keeps; give it
+                    // back, so that the agent's resident size after a sync is what it holds.
+                    if count >= 1_000 { HeapTrim.giveBackFreedMemory() }
+                })
+            }
             group.addTask { for await m in commands { await self.command(m) } }
             group.addTask { await self.localLoop() }
             group.addTask { await self.brokerLoop() }

@@ -37,14 +37,18 @@ final class MessageBatcher: Sendable {
         }
     }
 
-    /// Calls `apply` with each batch until `finish()` (or cancellation).
-    func run(_ apply: ([MQTTMessage]) async -> Void) async {
+    /// Calls `apply` with each batch until `finish()` (or cancellation), and `drained` with the number
+    /// of messages applied whenever a burst of them has been.
+    func run(_ apply: ([MQTTMessage]) async -> Void, drained: (Int) async -> Void = { _ in }) async {
         for await _ in wakes {
+            var applied = 0
             while true {
                 let batch = take()
                 if batch.isEmpty { break }
                 await apply(batch)
+                applied += batch.count
             }
+            if applied > 0 { await drained(applied) }
         }
     }
 }
