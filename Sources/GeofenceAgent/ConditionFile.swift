@@ -9,9 +9,13 @@ public struct ConditionFile: Sendable {
     public var featureTexts: [String: String] = [:]
 
     public static func load(_ path: String, limits: GeoJSONLimits = .default) throws(AgentError) -> ConditionFile {
-        let load = GeoJSONConditions.decode(try FileInput.bytes(path, what: "conditions"), limits: limits)
+        let bytes = try FileInput.bytes(path, what: "conditions")
+        let load = GeoJSONConditions.decode(bytes, limits: limits)
         // A document-level error (not JSON, not GeoJSON) leaves nothing to work with.
         if let unusable = load.errors.first(where: \.isDocumentLevel) {
+            if let kind = FileInput.notJSON(bytes) {
+                throw AgentError("\(path): this is not GeoJSON: it looks like \(kind). Conditions are a GeoJSON Feature or FeatureCollection (docs/conditions.md); a CSV of points goes to `evaluate --points`")
+            }
             throw AgentError("\(path): \(unusable)")
         }
         var file = ConditionFile(path: path, definitions: load.definitions, errors: load.errors)

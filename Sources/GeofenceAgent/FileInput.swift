@@ -11,4 +11,16 @@ enum FileInput {
         }
         return Array(data)
     }
+
+    /// What a file that is not JSON at all looks like (CSV, GPX or XML, plain text), from its first line;
+    /// nil when it starts like JSON (its own parse error then says where it goes wrong).
+    static func notJSON(_ bytes: [UInt8]) -> String? {
+        let text = String(decoding: bytes.prefix(512), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let first = text.first, first != "{", first != "[" else { return nil }
+        let line = String(text.split(separator: "\n", maxSplits: 1).first ?? "").trimmingCharacters(in: .whitespaces)
+        let shown = "'\(line.prefix(60))\(line.count > 60 ? "…" : "")'"
+        if first == "<" { return "XML (GPX?), starting \(shown)" }
+        if line.contains(",") { return "CSV, starting \(shown)" }
+        return "text, starting \(shown)"
+    }
 }

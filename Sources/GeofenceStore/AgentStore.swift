@@ -45,8 +45,9 @@ public actor AgentStore {
     private func prepare() throws(StoreError) {
         let directory = (path as NSString).deletingLastPathComponent
         if !directory.isEmpty { try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
-        let fd = Glibc.open(path + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw .sqlite(SQLiteError(code: 14, message: "cannot create \(path).lock: \(String(cString: strerror(errno)))")) }
+        let lock = StorePaths(path).lock
+        let fd = Glibc.open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw .sqlite(SQLiteError(code: 14, message: "cannot create \(lock): \(String(cString: strerror(errno)))")) }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             Glibc.close(fd)
             throw .locked(path: path)

@@ -11,8 +11,9 @@ struct Locations: AsyncParsableCommand {
             Connects to gpsd through libgps and prints one location per line after the agent's coalescing \
             (one per receiver epoch) and filters (no-fix reports dropped, speed spikes removed, accuracies \
             mapped to ~1 sigma). gpsd's status (unavailable, no device, no data, no fix) goes to stderr as it \
-            changes. Output ends after --count locations or --timeout seconds. Exit status 0 when a location \
-            was seen, 1 when none came, 2 for a bad flag.
+            changes. Output ends after --count locations or --timeout seconds (30 by default; --timeout 0 \
+            follows until interrupted). Exit status 0 when a location was seen, 1 when none came, 2 for a bad \
+            flag.
 
             With --json each line has time (the GPS time gpsd reported, ISO 8601, null when none), lat, lon, \
             mode, horizontalAccuracy, verticalAccuracy, speed, course (null when unknown), isStationary and \
@@ -34,8 +35,8 @@ struct Locations: AsyncParsableCommand {
     @Option(help: "Stop after this many locations.")
     var count: Int?
 
-    @Option(help: "Stop after this many seconds.")
-    var timeout: Double?
+    @Option(help: "Stop after this many seconds; 0 follows until interrupted.")
+    var timeout: Double = 30
 
     @Flag(help: "One JSON object per line.")
     var json = false
@@ -49,7 +50,7 @@ struct Locations: AsyncParsableCommand {
     func validate() throws {
         _ = try GPSDAddress.parse(gpsd)
         if let count, count <= 0 { throw ValidationError("--count must be a positive number of locations, got \(count)") }
-        if let timeout, !(timeout.isFinite && timeout > 0) { throw ValidationError("--timeout must be a positive number of seconds, got \(timeout)") }
+        if !(timeout.isFinite && timeout >= 0) { throw ValidationError("--timeout must be a number of seconds, 0 or more, got \(timeout)") }
         if let live, LiveConfiguration(rawValue: live) == nil {
             throw ValidationError("--live must be one of \(LiveConfiguration.allCases.map(\.rawValue).joined(separator: ", ")), got '\(live)'")
         }
@@ -60,7 +61,7 @@ struct Locations: AsyncParsableCommand {
         (options.host, options.port) = try GPSDAddress.parse(gpsd)
         options.device = device
         options.count = count
-        options.timeout = timeout
+        options.timeout = timeout > 0 ? timeout : nil
         options.json = json
         options.live = live.flatMap(LiveConfiguration.init(rawValue:))
         var logger = Logger(label: "geofence-agent.locations")

@@ -10,7 +10,9 @@ struct Push: AsyncParsableCommand {
             problem is printed with its path. Each condition goes to PREFIX/FLEET/geofences/ID (all vehicles) \
             or, with --vehicle, to PREFIX/FLEET/vehicles/VEHICLE/geofences/ID. --delete publishes empty \
             retained messages, which delete the conditions on the vehicles. The broker and prefix come from \
-            the configuration file.
+            the configuration file. Exit status: 0 when every message was acknowledged by the broker; 1 when \
+            the broker could not be reached within 10 s (the reason is printed) or refused a message; 2 for an \
+            invalid file or flag (nothing is published).
 
             Examples:
               geofence-agent push --conditions examples/ijsselmeer.geojson

@@ -21,7 +21,8 @@ struct Simulate: ParsableCommand {
     @Option(help: "GPX 1.0 or 1.1 file with a timed track.")
     var track: String
 
-    @Option(help: "Horizontal accuracy (metres, ~1 sigma) given to every track point.")
+    // Unconditional: `--accuracy -3` must reach validation (and its message), not read as a missing value.
+    @Option(parsing: .unconditional, help: "Horizontal accuracy (metres, ~1 sigma) given to every track point.")
     var accuracy: Double = 5
 
     @OptionGroup var limits: LimitOptions

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import GeofenceStore
 import LocalServers
 import Logging
 import Mosquitto
@@ -80,7 +81,7 @@ struct SyncBench: AsyncParsableCommand {
         defer { LocalProcess.terminate(pid) }
         var synced: Duration?
         while ContinuousClock.now - started < .seconds(timeout) {
-            if conditionsHeld(statusPath: storePath + ".status.json") >= count {
+            if conditionsHeld(statusPath: StorePaths(storePath).status) >= count {
                 synced = ContinuousClock.now - started
                 break
             }
@@ -89,7 +90,7 @@ struct SyncBench: AsyncParsableCommand {
         // Let the state settle (it is published a moment after the last change).
         try await Task.sleep(for: .seconds(2))
         let rss = residentMegabytes(of: pid)
-        let storeBytes = [storePath, storePath + "-wal"].compactMap { try? FileManager.default.attributesOfItem(atPath: $0)[.size] as? Int }.reduce(0, +)
+        let storeBytes = [storePath, StorePaths(storePath).writeAheadLog].compactMap { try? FileManager.default.attributesOfItem(atPath: $0)[.size] as? Int }.reduce(0, +)
         LocalProcess.terminate(pid)
         reader.cancel()
         await operator_.shutdown()

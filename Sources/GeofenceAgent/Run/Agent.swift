@@ -43,7 +43,7 @@ public enum AgentRunner {
                                      brokerDescription: { "\(client.status)" })
         let applier = ChangeApplier(store: store, host: processor, publisher: client, topics: topics, logger: logger,
                                     stateRequest: { await reporter.publishDetail(monitor: $0) },
-                                    conditionsChanged: { await reporter.writeStatusFile(online: true) })
+                                    conditionsChanged: { await reporter.conditionsChanged() })
         if let file = configuration.conditionsFile {
             do { try await applier.importLocalConditions(file) } catch {
                 await store.close()

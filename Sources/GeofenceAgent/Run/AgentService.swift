@@ -45,6 +45,7 @@ final class AgentService: Service, Sendable {
         let commands = try await client.subscribe(topics.command)
         let brokerStates = client.statusUpdates
         outbox.wake()
+        await reporter.start()
         let batcher = MessageBatcher()
         await withTaskGroup(of: Void.self) { group in
             group.addTask { for await m in fleetGeofences { batcher.add(m) } }

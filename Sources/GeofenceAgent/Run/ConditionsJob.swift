@@ -2,7 +2,6 @@ import Foundation
 import GeofenceCore
 import GeofenceStore
 import Logging
-import SQLite
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -15,35 +14,30 @@ public enum ConditionsJob {
 
     public static func list(configurationPath: String, json: Bool, emit: (String) -> Void) throws(AgentError) {
         let c = try configuration(configurationPath)
-        let rows = try StatusJob.storedConditions(c.storePath)
+        let rows = try StatusJob.storedConditions(StorePaths(c.storePath)) ?? []
         if json {
             rows.forEach { emit($0.json) }
             return
         }
         emit(StatusJob.pad("MONITOR", 12) + StatusJob.pad("CONDITION", 28) + StatusJob.pad("STATE", 13) + StatusJob.pad("VERSION", 9) + "SOURCE")
         for r in rows {
-            emit(StatusJob.pad(r.monitor, 12) + StatusJob.pad(r.identifier, 28) + StatusJob.pad(r.state, 13) + StatusJob.pad(r.version.map(String.init) ?? "-", 9) + r.source)
+            emit(StatusJob.pad(r.monitor, 12) + StatusJob.pad(r.identifier, 28) + StatusJob.pad(r.state.rawValue, 13) + StatusJob.pad(r.version.map(String.init) ?? "-", 9) + r.source)
         }
     }
 
     public static func show(configurationPath: String, identifier: String, monitor: String?, emit: (String) -> Void) throws(AgentError) {
         let c = try configuration(configurationPath)
-        guard FileManager.default.fileExists(atPath: c.storePath) else { throw AgentError("no store at \(c.storePath) yet", exitCode: 1) }
+        let definitions: [(monitor: String, definition: String)]
         do {
-            let db = try Database(path: c.storePath, create: false, readOnly: true)
-            let s = try db.statement("SELECT monitor, definition FROM conditions WHERE identifier = ?1 AND (?2 IS NULL OR monitor = ?2) ORDER BY monitor")
-                .bind(.text(identifier), .optional(monitor))
-            var found = false
-            while try s.step() {
-                found = true
-                emit(s.text(1) ?? "")
-            }
-            if !found { throw AgentError("no condition '\(identifier)'\(monitor.map { " in monitor '\($0)'" } ?? "")", exitCode: 1) }
+            guard let reader = try StoreReader.open(c.storePath) else { throw AgentError("no store at \(c.storePath) yet", exitCode: 1) }
+            definitions = try reader.definitions(of: identifier, monitor: monitor)
         } catch let error as AgentError {
             throw error
         } catch {
-            throw AgentError("cannot read the store \(c.storePath): \(error)")
+            throw AgentError("cannot read the store: \(error)")
         }
+        if definitions.isEmpty { throw AgentError("no condition '\(identifier)'\(monitor.map { " in monitor '\($0)'" } ?? "")", exitCode: 1) }
+        for d in definitions { emit(d.definition) }
     }
 
     public static func add(configurationPath: String, file path: String, logger: Logger, emit: @Sendable (String) -> Void) async throws(AgentError) {
@@ -52,10 +46,11 @@ public enum ConditionsJob {
         if !file.errors.isEmpty {
             throw AgentError("nothing was added: \(file.errors.count) of \(file.errors.count + file.definitions.count) features are invalid:\n" + file.errorLines.joined(separator: "\n"))
         }
-        if agentRunning(c.storePath) {
+        let paths = StorePaths(c.storePath)
+        if agentRunning(paths) {
             let data: Data
             do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch { throw AgentError("\(path): \(error)") }
-            try await handToAgent(c.storePath, kind: "add", suffix: "geojson", data: data)
+            try await handToAgent(paths, kind: "add", suffix: "geojson", data: data)
             emit("added \(file.definitions.count) conditions through the running agent")
             return
         }
@@ -79,9 +74,10 @@ public enum ConditionsJob {
     public static func remove(configurationPath: String, identifier: String, monitor: String?, logger: Logger, emit: @Sendable (String) -> Void) async throws(AgentError) {
         let c = try configuration(configurationPath)
         let monitor = monitor ?? SimulateJob.defaultMonitor
-        if agentRunning(c.storePath) {
+        let paths = StorePaths(c.storePath)
+        if agentRunning(paths) {
             let data = (try? JSONEncoder().encode(InboxRemoval(monitor: monitor, identifier: identifier))) ?? Data()
-            try await handToAgent(c.storePath, kind: "remove", suffix: "json", data: data)
+            try await handToAgent(paths, kind: "remove", suffix: "json", data: data)
             emit("removed \(identifier) through the running agent")
             return
         }
@@ -98,8 +94,8 @@ public enum ConditionsJob {
     }
 
     /// The agent holds an exclusive lock beside its store while it runs.
-    static func agentRunning(_ storePath: String) -> Bool {
-        let fd = open(storePath + ".lock", O_RDWR | O_CLOEXEC)
+    static func agentRunning(_ paths: StorePaths) -> Bool {
+        let fd = open(paths.lock, O_RDWR | O_CLOEXEC)
         guard fd >= 0 else { return false }
         defer { close(fd) }
         if flock(fd, LOCK_EX | LOCK_NB) == 0 {
@@ -110,8 +106,8 @@ public enum ConditionsJob {
     }
 
     /// Leaves a change in the running agent's inbox (written whole, then renamed) and waits until it is applied.
-    static func handToAgent(_ storePath: String, kind: String, suffix: String, data: Data) async throws(AgentError) {
-        let inbox = try inboxPath(storePath)
+    static func handToAgent(_ paths: StorePaths, kind: String, suffix: String, data: Data) async throws(AgentError) {
+        let inbox = try inboxPath(paths)
         let request = (inbox as NSString).appendingPathComponent("\(kind)-\(Date().timeIntervalSince1970)-\(UUID().uuidString.prefix(8)).\(suffix)")
         do {
             try data.write(to: URL(fileURLWithPath: request + ".tmp"))
@@ -120,8 +116,8 @@ public enum ConditionsJob {
         try await waitApplied(request)
     }
 
-    static func inboxPath(_ storePath: String) throws(AgentError) -> String {
-        let path = storePath + ".inbox"
+    static func inboxPath(_ paths: StorePaths) throws(AgentError) -> String {
+        let path = paths.inbox
         do { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) } catch {
             throw AgentError("cannot create \(path): \(error)")
         }

@@ -27,8 +27,13 @@ public enum PushJob {
         let deadline = ContinuousClock.now + .seconds(10)
         while !client.status.isConnected, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
         guard client.status.isConnected else {
+            let status = client.status, lastError = client.lastConnectionError
             await client.shutdown()
-            throw AgentError("no connection to the broker at \(configuration.mqtt.host):\(configuration.mqtt.port): \(client.status)", exitCode: 1)
+            let why: String
+            if case .refused(let reason) = status { why = "the broker refused the connection: \(reason)" }
+            else if case .unreachable(let reason) = status { why = reason }
+            else { why = "no connection within 10 s" + (lastError.map { " (\($0))" } ?? "") }
+            throw AgentError("nothing was published: \(why) (broker \(configuration.mqtt.host):\(configuration.mqtt.port) from \(configurationPath))", exitCode: 1)
         }
         for d in file.definitions {
             let topic = vehicle.map { topics.vehicleGeofence(d.identifier, vehicle: $0) } ?? topics.fleetGeofence(d.identifier)

@@ -20,6 +20,8 @@ actor StateReporter {
     /// The broker's connection state, as text for the status (the client's own description).
     private let brokerDescription: @Sendable () -> String
     private var publishedGeneration = -1
+    /// Set once the agent's services run: before that, a status file would say "running" too early.
+    private var running = false
 
     /// The largest `state` or detail message: a dashboard's MQTT client and the broker's limits stay
     /// comfortable whatever the number of conditions.
@@ -56,6 +58,14 @@ actor StateReporter {
             monitors: s.monitors.map { .init(name: $0.name, conditions: $0.conditions, satisfied: $0.satisfiedCount) },
             conditions: s.conditions, outbox: s.outbox, outboxCaps: configuration.outbox, store: configuration.storePath,
             storeProblem: s.storeProblem, waitingStateChanges: s.waitingStateChanges, liveUpdates: s.liveUpdates)
+    }
+
+    /// The agent's services run from now on: the status file is kept from here.
+    func start() { running = true }
+
+    /// Conditions changed: the status file shows the new counts at once (a sync's progress).
+    func conditionsChanged() async {
+        if running { await writeStatusFile(online: true) }
     }
 
     /// The status file beside the store, replaced atomically, for `geofence-agent status`.

@@ -1,6 +1,6 @@
 import Foundation
 import GeofenceCore
-import SQLite
+import GeofenceStore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,25 +8,41 @@ import Glibc
 /// `geofence-agent status`: what the agent on this vehicle is doing, read beside the running agent from
 /// its status file and, read-only, its store.
 public enum StatusJob {
+    /// The exit status when no agent runs with this configuration (as `systemctl status` and LSB use).
+    public static let notRunning: Int32 = 3
+
+    /// Prints the status; throws (exit 3) after printing it when no agent runs.
     public static func run(configurationPath: String, json: Bool, emit: (String) -> Void) throws(AgentError) {
         let configuration = try AgentConfiguration.load(configurationPath)
-        let statusPath = configuration.storePath + ".status.json"
+        let paths = StorePaths(configuration.storePath)
         var status: AgentStatus?
-        if let data = FileManager.default.contents(atPath: statusPath) {
+        if let data = FileManager.default.contents(atPath: paths.status) {
             status = try? JSONDecoder().decode(AgentStatus.self, from: data)
         }
         let running = status.map { s in s.status == "online" && kill(s.pid, 0) == 0 } ?? false
-        let age = (try? FileManager.default.attributesOfItem(atPath: statusPath)[.modificationDate] as? Date).map { Date().timeIntervalSince($0) }
-        let conditions = try storedConditions(configuration.storePath)
+        let age = (try? FileManager.default.attributesOfItem(atPath: paths.status)[.modificationDate] as? Date).map { Date().timeIntervalSince($0) }
+        let conditions = try storedConditions(paths)
         if json {
             var line = JSONLine()
             line.add("running", running)
             line.add("statusAgeSeconds", orNull: age)
+            line.add("store", paths.database)
+            line.add("storeExists", conditions != nil)
             if let status, let data = try? JSONEncoder().encode(status) { line.addRaw("agent", String(decoding: data, as: UTF8.self)) }
-            line.addRaw("conditions", "[" + conditions.map(\.json).joined(separator: ",") + "]")
+            line.addRaw("conditions", "[" + (conditions ?? []).map(\.json).joined(separator: ",") + "]")
             emit(line.text)
-            return
+        } else {
+            table(status: status, running: running, paths: paths, conditions: conditions, emit: emit)
         }
+        guard running else {
+            let why = conditions == nil
+                ? "no agent has run with \(configurationPath): there is no store at \(paths.database) yet (start one with geofence-agent run --config \(configurationPath))"
+                : "the agent is not running\(status.map { "; it was last seen at \($0.updated)" } ?? "")"
+            throw AgentError(why, exitCode: notRunning)
+        }
+    }
+
+    private static func table(status: AgentStatus?, running: Bool, paths: StorePaths, conditions: [StoreReader.Listing]?, emit: (String) -> Void) {
         emit("agent        \(running ? "running (pid \(status!.pid), since \(status!.startedAt))" : "not running\(status.map { " (last seen \($0.updated))" } ?? "")")")
         if let s = status {
             emit("vehicle      \(s.fleet)/\(s.vehicle)  version \(s.version)")
@@ -42,47 +58,40 @@ public enum StatusJob {
             if let problem = s.storeProblem { emit("store        PROBLEM: \(problem) (\(s.waitingStateChanges) state changes waiting)") }
             emit("live updates \(s.liveUpdates ? "on" : "off")")
         }
+        guard let conditions else {
+            emit("store        none yet at \(paths.database)")
+            return
+        }
         emit("")
         emit(pad("MONITOR", 12) + pad("CONDITION", 28) + pad("STATE", 13) + pad("SINCE", 26) + "SOURCE")
         for c in conditions {
-            emit(pad(c.monitor, 12) + pad(c.identifier, 28) + pad(c.state, 13) + pad(c.since ?? "-", 26) + c.source)
+            emit(pad(c.monitor, 12) + pad(c.identifier, 28) + pad(c.state.rawValue, 13) + pad(c.since.map(iso8601) ?? "-", 26) + c.source)
         }
     }
 
-    struct Row {
-        var monitor: String, identifier: String, state: String, since: String?, version: Int64?, source: String
-
-        /// One condition as `status --json` and `conditions list --json` print it.
-        var json: String {
-            var line = JSONLine()
-            line.add("monitor", monitor)
-            line.add("identifier", identifier)
-            line.add("state", state)
-            line.add("since", orNull: since)
-            line.add("version", orNull: version.map(Int.init))
-            line.add("source", source)
-            return line.text
-        }
-    }
-
-    static func storedConditions(_ path: String) throws(AgentError) -> [Row] {
-        guard FileManager.default.fileExists(atPath: path) else { return [] }
+    /// Every stored condition, read through the store's read-only API; nil when there is no store yet.
+    static func storedConditions(_ paths: StorePaths) throws(AgentError) -> [StoreReader.Listing]? {
         do {
-            let db = try Database(path: path, create: false, readOnly: true)
-            let s = try db.statement("""
-                SELECT monitor, identifier, state, since, version, source FROM conditions ORDER BY monitor, identifier
-                """)
-            var rows: [Row] = []
-            while try s.step() {
-                rows.append(Row(monitor: s.text(0) ?? "", identifier: s.text(1) ?? "", state: s.text(2) ?? "",
-                                since: s.isNull(3) ? nil : iso8601(Date(timeIntervalSince1970: s.double(3))),
-                                version: s.isNull(4) ? nil : s.int(4), source: s.text(5) ?? ""))
-            }
-            return rows
+            guard let reader = try StoreReader.open(paths.database) else { return nil }
+            return try reader.conditions()
         } catch {
-            throw AgentError("cannot read the store \(path): \(error)")
+            throw AgentError("cannot read the store: \(error)")
         }
     }
 
     static func pad(_ s: String, _ n: Int) -> String { s.count >= n ? s + " " : s + String(repeating: " ", count: n - s.count) }
+}
+
+extension StoreReader.Listing {
+    /// One condition as `status --json` and `conditions list --json` print it.
+    var json: String {
+        var line = JSONLine()
+        line.add("monitor", monitor)
+        line.add("identifier", identifier)
+        line.add("state", state.rawValue)
+        line.add("since", orNull: since.map(iso8601))
+        line.add("version", orNull: version.map(Int.init))
+        line.add("source", source)
+        return line.text
+    }
 }

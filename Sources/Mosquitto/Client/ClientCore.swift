@@ -32,6 +32,8 @@ final class ClientCore: MosquittoEvents {
         var filters: [String: (qos: MQTTQoS, confirmed: Bool)] = [:]
         /// The last TLS problem libmosquitto logged, since it reports verification failures nowhere else.
         var tlsProblem: String?
+        /// Why the last connection attempt failed, when libmosquitto said (for example "Connection refused").
+        var lastConnectionError: String?
         var stopping = false
     }
 

@@ -70,6 +70,9 @@ public final class MQTTClient: Service, Sendable {
     /// The connection's current state.
     public var status: MQTTConnectionStatus { core.state.withLock { $0.status } }
 
+    /// Why the last connection attempt failed, when libmosquitto said (for example "Connection refused").
+    public var lastConnectionError: String? { core.state.withLock { $0.lastConnectionError } }
+
     /// Every status change from now on.
     public var statusUpdates: AsyncStream<MQTTConnectionStatus> { core.statusBroadcaster.stream() }
 
@@ -79,7 +82,7 @@ public final class MQTTClient: Service, Sendable {
         guard !started.exchange(true, ordering: .acquiringAndReleasing) else { return }
         core.setStatus(.connecting)
         core.state.withLock { $0.attemptStarted = .now }
-        let handle = handle, configuration = configuration, logger = core.logger
+        let handle = handle, configuration = configuration, logger = core.logger, core = core
         await worker.run {
             do {
                 try handle.loopStart()
@@ -87,6 +90,7 @@ public final class MQTTClient: Service, Sendable {
                                    sessionExpiry: configuration.protocolVersion == .v5 && configuration.sessionExpiry > 0 ? configuration.sessionExpiry : nil)
             } catch {
                 logger.warning("MQTT first connection attempt: \(error); retrying")
+                core.state.withLock { $0.lastConnectionError = "\(error)" }
             }
         }
         let task = Task { [weak self] in
@@ -106,15 +110,18 @@ public final class MQTTClient: Service, Sendable {
         var delay = configuration.minimumRetryDelay
         while !Task.isCancelled {
             try? await Task.sleep(for: .milliseconds(200))
-            let (status, started, tlsProblem, stopping) = core.state.withLock { ($0.status, $0.attemptStarted, $0.tlsProblem, $0.stopping) }
+            let (status, started, tlsProblem, stopping, lastConnectionError) = core.state.withLock {
+                ($0.status, $0.attemptStarted, $0.tlsProblem, $0.stopping, $0.lastConnectionError)
+            }
             if stopping { return }
             if status.isConnected { delay = configuration.minimumRetryDelay; continue }
             let refused: Bool
             if case .refused = status { refused = true } else { refused = false }
             guard refused || ContinuousClock.now - started > .seconds(configuration.connectTimeout) else { continue }
             if !refused {
+                let lastError = lastConnectionError.map { " (\($0))" } ?? ""
                 let reason = tlsProblem.map { "TLS verification failed: \($0)" }
-                    ?? "no connection to \(configuration.host):\(configuration.port) within \(Int(configuration.connectTimeout)) s"
+                    ?? "no connection to \(configuration.host):\(configuration.port) within \(Int(configuration.connectTimeout)) s\(lastError)"
                 if case .unreachable(reason) = status {} else { core.setStatus(.unreachable(reason: reason)) }
                 if tlsProblem == nil {
                     // Still retrying on its own thread: report, and look again later.
@@ -125,7 +132,7 @@ public final class MQTTClient: Service, Sendable {
             if Task.isCancelled || core.state.withLock({ $0.stopping }) { return }
             delay = min(delay * 2, configuration.maximumRetryDelay)
             core.state.withLock { $0.attemptStarted = .now }
-            let handle = handle, logger = core.logger
+            let handle = handle, logger = core.logger, core = core
             await worker.run {
                 // Never cancel the loop thread (that corrupts libmosquitto's state) and never reconnect
                 // while one runs: ask it to end, join it, reconnect alone, then start a fresh one.
@@ -133,6 +140,7 @@ public final class MQTTClient: Service, Sendable {
                 _ = try? handle.loopStop(force: false)
                 do { try handle.reconnect() } catch {
                     logger.debug("MQTT reconnect attempt: \(error)")
+                    core.state.withLock { $0.lastConnectionError = "\(error)" }
                 }
                 do { try handle.loopStart() } catch {
                     logger.error("MQTT network loop did not start: \(error)")
