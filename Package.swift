@@ -134,7 +134,7 @@ let package = Package(
         .testTarget(
             name: "GeofenceAgentTests",
             dependencies: [
-                "GeofenceAgent", "GeofenceCore", "LocalServers", "Mosquitto", "SQLite", "TestSupport", "geofence-agent",
+                "GeofenceAgent", "GeofenceCore", "GeofenceStore", "GPSD", "LocalServers", "Mosquitto", "ReceiverSimulation", "SQLite", "TestSupport", "geofence-agent",
                 .product(name: "Logging", package: "swift-log"),
             ],
             resources: [.copy("Fixtures")]

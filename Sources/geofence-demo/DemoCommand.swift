@@ -94,16 +94,28 @@ struct DemoCommand: AsyncParsableCommand {
         let pid = try LocalProcess.spawn(agentPath, ["run", "--config", configURL.path], standardOutput: agentLog, standardError: agentLog)
         defer { LocalProcess.terminate(pid) }
 
+        say("   each EVENT shows the sail's GPS time, the geofence, what happened and the state after it;")
+        say("   #N is its sequence number: it grows per vehicle, and a dashboard drops a redelivered event by it")
+        say("   (or by eventId). STATE lines are the retained state topic: where the boat is, whenever it changes.")
         var counts: [String: Int] = [:]
         let watcher = Task {
             var counts: [String: Int] = [:]
+            var lastInside: String?
             for await m in messages {
                 let kind = String(m.topic.split(separator: "/").last ?? "")
                 counts[kind, default: 0] += 1
                 let o = (try? JSONSerialization.jsonObject(with: Data(m.payload))) as? [String: Any] ?? [:]
                 switch kind {
                 case "events":
-                    say("   EVENT  \(o["time"] as? String ?? "")  \(o["identifier"] as? String ?? "") \(o["event"] as? String ?? "") -> \(o["state"] as? String ?? "")  (\(o["name"] as? String ?? ""))  #\(o["sequence"] as? Int ?? 0)")
+                    // The sail's own time (gpsTime), not the moment the demo replays it.
+                    let location = o["location"] as? [String: Any] ?? [:]
+                    let time = location["gpsTime"] as? String ?? o["time"] as? String ?? ""
+                    say("   EVENT  \(time)  \(o["identifier"] as? String ?? "") \(o["event"] as? String ?? "") -> \(o["state"] as? String ?? "")  (\(o["name"] as? String ?? ""))  #\(o["sequence"] as? Int ?? 0)")
+                case "state":
+                    if let line = Self.describeState(o), line != lastInside {
+                        say("   STATE  \(line)")
+                        lastInside = line
+                    }
                 case "errors":
                     say("   ERROR  \(o["topic"] as? String ?? ""): \(o["reason"] as? String ?? "")")
                 case "status" where (o["status"] as? String) == "offline":
@@ -112,7 +124,7 @@ struct DemoCommand: AsyncParsableCommand {
                     break
                 }
             }
-            return counts
+            return (counts, lastInside)
         }
         // The drive: until the feed is done (or the GPX replay ends the agent), then a moment to deliver.
         let deadline = ContinuousClock.now + .seconds(100)
@@ -125,16 +137,40 @@ struct DemoCommand: AsyncParsableCommand {
         LocalProcess.terminate(pid)
         try await Task.sleep(for: .seconds(1))
         await dashboard.shutdown()
-        counts = await watcher.value
+        let finalState: String?
+        (counts, finalState) = await watcher.value
         await operatorClient.shutdown()
 
         say("")
         say("summary: \(counts["events"] ?? 0) events, \(counts["location"] ?? 0) live updates, \(counts["state"] ?? 0) state updates, \(counts["status"] ?? 0) status messages, \(counts["errors"] ?? 0) rejected definitions")
+        say("final state: \(finalState ?? "none published")")
+        say("")
+        say("next: run the agent against your own broker and receiver (docs/configuration.md), then watch it:")
+        say("  mosquitto_sub -h BROKER -t 'fleet/FLEET/vehicles/+/#' -v      every vehicle's events, state and status")
+        say("  geofence-agent status --config config.json                    on the vehicle")
+        say("  geofence-agent push --config config.json --conditions F.geojson   push geofences to the fleet")
+        say("the topics and payloads are in docs/topics.md")
         guard (counts["events"] ?? 0) > 0, (counts["errors"] ?? 0) > 0 else {
             say("the demo did not see the expected events; the agent's log follows")
             say((try? String(contentsOfFile: agentLog, encoding: .utf8)) ?? "")
             throw ExitCode(1)
         }
+    }
+}
+
+extension DemoCommand {
+    /// One line for a `state` message: which geofences the boat is inside, and how many are undecided.
+    static func describeState(_ o: [String: Any]) -> String? {
+        guard let monitors = o["monitors"] as? [String: Any] else { return nil }
+        var inside: [String] = [], unknown = 0, total = 0
+        for case let m as [String: Any] in monitors.values {
+            inside += ((m["inside"] as? [String: Any]) ?? [:]).keys.sorted()
+            unknown += m["unknown"] as? Int ?? 0
+            total += m["conditions"] as? Int ?? 0
+        }
+        guard total > 0 else { return nil }
+        let where_ = inside.isEmpty ? "inside none" : "inside \(inside.sorted().joined(separator: ", "))"
+        return "\(where_) (of \(total) geofences\(unknown > 0 ? ", \(unknown) not yet decided" : ""))"
     }
 }
 

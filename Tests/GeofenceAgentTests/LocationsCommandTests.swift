@@ -44,7 +44,7 @@ import TestSupport
         (["--gpsd", "localhost:notaport"], "--gpsd must be HOST or HOST:PORT"),
         (["--gpsd", "127.0.0.1:70000"], "--gpsd must be HOST or HOST:PORT"),
         (["--count", "0"], "--count must be a positive number"),
-        (["--timeout=-3"], "--timeout must be a positive number"),
+        (["--timeout=-3"], "--timeout must be a number of seconds, 0 or more, got -3.0"),
         (["--live", "walking"], "--live must be one of default, automotiveNavigation"),
     ])
     func rejectsABadFlagWithItsName(arguments: [String], message: String) throws {

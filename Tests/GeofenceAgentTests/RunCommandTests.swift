@@ -39,7 +39,9 @@ import TestSupport
         for file in ["config.json", "deploy/config.json"] {
             // `status` parses the configuration without starting anything.
             let result = try AgentBinary.run(["status", "--config", root.appendingPathComponent(file).path, "--json"])
-            #expect(!result.stderr.contains("config"), "\(file): \(result.stderr)")
+            // No agent runs with it: exit 3 and that reason, never a configuration error (exit 2).
+            #expect(result.status == 3, "\(file): \(result.stderr)")
+            #expect(result.stderr.contains("no agent has run with") && !result.stderr.contains("configuration"), "\(file): \(result.stderr)")
         }
     }
 

@@ -36,7 +36,7 @@ public enum StatusJob {
         }
         guard running else {
             let why = conditions == nil
-                ? "no agent has run with \(configurationPath): there is no store at \(paths.database) yet (start one with geofence-agent run --config \(configurationPath))"
+                ? "no agent has run with \(configurationPath): there is no store at \(paths.database) yet; start the agent with it first"
                 : "the agent is not running\(status.map { "; it was last seen at \($0.updated)" } ?? "")"
             throw AgentError(why, exitCode: notRunning)
         }

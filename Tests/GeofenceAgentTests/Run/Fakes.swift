@@ -1,0 +1,126 @@
+import Foundation
+@testable import GeofenceAgent
+import GeofenceCore
+import GeofenceStore
+import GPSD
+import Mosquitto
+import Synchronization
+
+/// An in-memory store of conditions, with the store's rules: versions order updates, and an empty
+/// message deletes an identifier from every monitor. It can be told to fail, as a full disk does.
+final class FakeConditionStore: ConditionStoring, Sendable {
+    struct Row: Equatable { var version: Int64?; var source: String }
+    private let state = Mutex<(rows: [String: [String: Row]], settings: [String: String], failing: Set<String>, failAll: Bool, transactions: Int)>(([:], [:], [], false, 0))
+
+    /// Every change naming one of these identifiers fails, and so does any batch holding one.
+    func fail(identifiers: Set<String>) { state.withLock { $0.failing = identifiers } }
+    func failEverything(_ on: Bool) { state.withLock { $0.failAll = on } }
+
+    var rows: [String: [String: Row]] { state.withLock { $0.rows } }
+    var settings: [String: String] { state.withLock { $0.settings } }
+    var transactions: Int { state.withLock { $0.transactions } }
+
+    func apply(_ changes: [AgentStore.ConditionChange]) async throws(StoreError) -> [AgentStore.ChangeResult] {
+        let failure: StoreError? = state.withLock { s in
+            if s.failAll || changes.contains(where: { s.failing.contains($0.identifier) }) { return .diskFull(detail: "fake: no space left") }
+            return nil
+        }
+        if let failure { throw failure }
+        return state.withLock { s in
+            s.transactions += 1
+            return changes.map { change in
+                switch change {
+                case .put(let input):
+                    if let stored = s.rows[input.monitor]?[input.identifier]?.version, let incoming = input.condition.version, stored >= incoming {
+                        return .olderVersion(stored: stored)
+                    }
+                    s.rows[input.monitor, default: [:]][input.identifier] = Row(version: input.condition.version, source: input.source)
+                    return .stored
+                case .remove(let identifier, let monitor):
+                    let names = s.rows.keys.sorted().filter { (monitor == nil || $0 == monitor) && s.rows[$0]?[identifier] != nil }
+                    for name in names { s.rows[name]?[identifier] = nil }
+                    return .removed(monitors: names)
+                }
+            }
+        }
+    }
+
+    func setSetting(_ key: String, _ value: String?) async throws(StoreError) {
+        let failAll = state.withLock { $0.failAll }
+        if failAll { throw .diskFull(detail: "fake: no space left") }
+        state.withLock { $0.settings[key] = value }
+    }
+}
+
+/// Records what the applier gave the monitors.
+actor FakeMonitorHost: MonitorHost {
+    private(set) var changes: [MonitorChange] = []
+    private(set) var liveUpdates: Bool?
+    private(set) var locationReports = 0
+
+    func apply(_ changes: [MonitorChange]) { self.changes += changes }
+    func setLiveUpdates(_ started: Bool) { liveUpdates = started }
+    func reportLocation() { locationReports += 1 }
+
+    var identifiers: [String: Set<String>] {
+        var held: [String: Set<String>] = [:]
+        for c in changes {
+            switch c {
+            case .add(let m, let id, _): held[m, default: []].insert(id)
+            case .remove(let m, let id): held[m]?.remove(id)
+            }
+        }
+        return held
+    }
+}
+
+/// A broker connection that records what was published, and can be down.
+final class FakePublisher: MessagePublishing, Sendable {
+    private let state = Mutex<(connected: Bool, messages: [(topic: String, payload: [UInt8], retain: Bool)])>((true, []))
+
+    init(connected: Bool = true) { state.withLock { $0.connected = connected } }
+
+    var isConnected: Bool { state.withLock { $0.connected } }
+    func setConnected(_ on: Bool) { state.withLock { $0.connected = on } }
+
+    func publish(_ topic: String, payload: [UInt8], retain: Bool) async throws(MQTTError) {
+        let connected = state.withLock { $0.connected }
+        guard connected else { throw .notConnected }
+        state.withLock { $0.messages.append((topic, payload, retain)) }
+    }
+
+    var messages: [(topic: String, payload: [UInt8], retain: Bool)] { state.withLock { $0.messages } }
+
+    /// The JSON objects published on a topic.
+    func objects(on topic: String) -> [[String: Any]] {
+        messages.filter { $0.topic == topic }.compactMap { try? JSONSerialization.jsonObject(with: Data($0.payload)) as? [String: Any] }
+    }
+}
+
+/// A fixed present for the reporter: `count` conditions in one monitor, the first `inside` satisfied.
+struct FakeSnapshotSource: SnapshotSource {
+    var monitors: [MonitorEngine]
+
+    func snapshot(listing limit: Int) async -> AgentSnapshot {
+        AgentSnapshot(generation: 1, monitors: monitors.map { $0.summary(listing: limit) }, gps: GPSStatus(state: .fix),
+                      storeProblem: nil, waitingStateChanges: 0, liveUpdates: false, outbox: OutboxStats())
+    }
+
+    func records(monitor: String?) async -> [(monitor: String, identifier: String, record: MonitorRecord)] {
+        monitors.filter { monitor == nil || $0.name == monitor }.flatMap { m in m.records.map { (m.name, $0.identifier, $0.record) } }
+    }
+}
+
+let testTopics = Topics(prefix: "fleet", fleet: "test", vehicle: "v1")
+
+func geofenceMessage(_ identifier: String, _ feature: String?, vehicle: Bool = false) -> MQTTMessage {
+    let topic = vehicle ? testTopics.vehicleGeofence(identifier) : testTopics.fleetGeofence(identifier)
+    return MQTTMessage(topic: topic, payload: Array((feature ?? "").utf8), retained: true)
+}
+
+func circleFeature(_ identifier: String, version: Int? = nil, radius: Double = 50, monitor: String? = nil) -> String {
+    var properties = #""radius":\#(radius)"#
+    if let version { properties += #","version":\#(version)"# }
+    if let monitor { properties += #","monitor":"\#(monitor)""# }
+    return #"{"type":"Feature","id":"\#(identifier)","geometry":{"type":"Point","coordinates":[5.0,52.0]},"properties":{\#(properties)}}"#
+}

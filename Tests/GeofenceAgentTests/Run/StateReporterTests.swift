@@ -1,0 +1,89 @@
+import Foundation
+@testable import GeofenceAgent
+import GeofenceCore
+import GeofenceStore
+import Logging
+import Testing
+
+/// The state topic stays small whatever the number of conditions, and the detail comes in pages.
+struct StateReporterTests {
+    /// A monitor of `count` circles, where the first `inside` are satisfied and the next `unknown` unknown.
+    static func monitor(_ name: String = "default", count: Int, inside: Int, unknown: Int) -> MonitorEngine {
+        var engine = MonitorEngine(name: name)
+        for k in 0..<count {
+            let state: ConditionState = k < inside ? .satisfied : (k < inside + unknown ? .unknown : .unsatisfied)
+            engine.restore(MonitorRecord(condition: try! Condition.circle(center: Coordinate(latitude: 52, longitude: 5 + Double(k) * 1e-3), radius: 50),
+                                         state: state, since: Date(timeIntervalSince1970: 1_767_225_600)),
+                           identifier: String(format: "customer-%06d", k))
+        }
+        return engine
+    }
+
+    func reporter(_ source: FakeSnapshotSource, _ publisher: FakePublisher) -> StateReporter {
+        let configuration = try! AgentConfiguration.parse(JSONParser.parse(Array(#"{"fleet":"test","vehicle":"v1","mqtt":{"host":"127.0.0.1","port":1883}}"#.utf8)))
+        return StateReporter(source: source, publisher: publisher, topics: testTopics, configuration: configuration,
+                             logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, brokerDescription: { "connected" })
+    }
+
+    @Test(arguments: [(100, 3, 0), (100_000, 2, 0), (100_000, 0, 100_000), (100_000, 5_000, 20_000)])
+    func theStateFitsIn64KilobytesAndItsCountsAreExact(count: Int, inside: Int, unknown: Int) async throws {
+        let source = FakeSnapshotSource(monitors: [Self.monitor(count: count, inside: inside, unknown: unknown)])
+        let publisher = FakePublisher()
+        await reporter(source, publisher).publishStateIfChanged()
+        let message = try #require(publisher.messages.first { $0.topic == testTopics.state })
+        #expect(message.retain)
+        #expect(message.payload.count <= StateReporter.maximumMessageBytes, "\(message.payload.count) bytes")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(message.payload)) as? [String: Any])
+        #expect(object["conditions"] as? Int == count)
+        let m = try #require((object["monitors"] as? [String: Any])?["default"] as? [String: Any])
+        #expect(m["satisfied"] as? Int == inside && m["unknown"] as? Int == unknown && m["unsatisfied"] as? Int == count - inside - unknown)
+        let listed = (m["inside"] as? [String: Any])?.count ?? -1
+        #expect(listed == min(inside, StateReporter.listing) || (m["truncated"] as? Bool == true && listed > 0))
+        #expect((m["truncated"] as? Bool) == (listed < inside || ((m["unknownConditions"] as? [Any])?.count ?? 0) < unknown))
+    }
+
+    @Test func theStateIsPublishedOnlyWhenItChangedAndNotWhileTheBrokerIsAway() async throws {
+        let publisher = FakePublisher(connected: false)
+        let r = reporter(FakeSnapshotSource(monitors: [Self.monitor(count: 10, inside: 1, unknown: 0)]), publisher)
+        await r.publishStateIfChanged()
+        await r.publishStatus()
+        #expect(publisher.messages.isEmpty, "nothing is queued for a broker that is away")
+        publisher.setConnected(true)
+        await r.publishStateIfChanged()
+        await r.publishStateIfChanged()
+        #expect(publisher.messages.filter { $0.topic == testTopics.state }.count == 1, "the same generation is published once")
+        await r.publishStateIfChanged(force: true)
+        #expect(publisher.messages.filter { $0.topic == testTopics.state }.count == 2, "after a reconnect it goes out again")
+    }
+
+    @Test func theDetailOnRequestCoversEveryConditionInPagesOfAtMost64Kilobytes() async throws {
+        let publisher = FakePublisher()
+        let r = reporter(FakeSnapshotSource(monitors: [Self.monitor(count: 20_000, inside: 7, unknown: 0),
+                                                       Self.monitor("depots", count: 3, inside: 1, unknown: 1)]), publisher)
+        await r.publishDetail(monitor: nil)
+        let pages = publisher.messages.filter { $0.topic == testTopics.stateDetail }
+        #expect(pages.count > 1)
+        #expect(pages.allSatisfy { $0.payload.count <= StateReporter.maximumMessageBytes && !$0.retain })
+        let objects = publisher.objects(on: testTopics.stateDetail)
+        let conditions = objects.flatMap { $0["conditions"] as? [[String: Any]] ?? [] }
+        #expect(conditions.count == 20_003)
+        #expect(conditions.filter { $0["state"] as? String == "satisfied" }.count == 8)
+        #expect(objects.map { $0["page"] as? Int ?? 0 } == Array(1...pages.count))
+        #expect(objects.allSatisfy { $0["pages"] as? Int == pages.count })
+    }
+
+    @Test func theStatusFileIsWrittenWithNoBroker() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reporter-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var configuration = try AgentConfiguration.parse(JSONParser.parse(Array(#"{"fleet":"test","vehicle":"v1","mqtt":{"host":"127.0.0.1","port":1883}}"#.utf8)))
+        configuration.storePath = directory.appendingPathComponent("agent.sqlite").path
+        let r = StateReporter(source: FakeSnapshotSource(monitors: [Self.monitor(count: 4, inside: 2, unknown: 0)]), publisher: FakePublisher(connected: false),
+                              topics: testTopics, configuration: configuration, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
+                              brokerDescription: { "unreachable: no connection" })
+        await r.writeStatusFile(online: true)
+        let status = try JSONDecoder().decode(AgentStatus.self, from: Data(contentsOf: URL(fileURLWithPath: StorePaths(configuration.storePath).status)))
+        #expect(status.broker == "unreachable: no connection")
+        #expect(status.conditions == 4 && status.monitors.first?.satisfied == 2)
+    }
+}
