@@ -11,7 +11,8 @@ struct Evaluate: ParsableCommand {
             evaluated and the exit status is 1. Unusable input exits with status 2.
 
             Example:
-              geofence-agent evaluate --conditions examples/ijsselmeer.geojson --points examples/points.csv
+              geofence-agent evaluate --conditions examples/ijsselmeer.geojson \\
+                --points examples/points.csv
             """
     )
 

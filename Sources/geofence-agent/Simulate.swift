@@ -11,7 +11,8 @@ struct Simulate: ParsableCommand {
             goes to stderr.
 
             Example:
-              geofence-agent simulate --conditions examples/ijsselmeer.geojson --track examples/ijsselmeer-sail.gpx --accuracy 5
+              geofence-agent simulate --conditions examples/ijsselmeer.geojson \\
+                --track examples/ijsselmeer-sail.gpx --accuracy 5
             """
     )
 

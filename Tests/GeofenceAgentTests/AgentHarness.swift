@@ -1,5 +1,6 @@
 import Foundation
 import GeofenceAgent
+import GeofenceStore
 import LocalServers
 import Logging
 import Mosquitto
@@ -96,6 +97,29 @@ final class AgentFixture: @unchecked Sendable {
             Glibc.kill(pid, SIGKILL)
             _ = LocalProcess.reap(pid, within: 5)
         }
+    }
+
+    /// Sends SIGTERM and returns the seconds until the process ended, or nil when it had not within
+    /// `seconds` (it is then killed).
+    func terminate(within seconds: Double) -> Double? {
+        guard let pid else { return nil }
+        self.pid = nil
+        let start = ContinuousClock.now
+        Glibc.kill(pid, SIGTERM)
+        guard LocalProcess.reap(pid, within: seconds) else {
+            Glibc.kill(pid, SIGKILL)
+            _ = LocalProcess.reap(pid, within: 5)
+            return nil
+        }
+        let elapsed = ContinuousClock.now - start
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+
+    var statusPath: String { StorePaths(storePath).status }
+
+    /// The agent's status file, when there is one.
+    var status: [String: Any]? {
+        (try? Data(contentsOf: URL(fileURLWithPath: statusPath))).flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
     }
 
     /// Waits for the agent to exit by itself (the replay ended); false if it did not within `seconds`.
