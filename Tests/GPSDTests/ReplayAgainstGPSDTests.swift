@@ -14,7 +14,12 @@ import Testing
         // falls behind cannot take, and on a loaded 2-core machine the reader can fall behind a burst.
         let rig = try GPSDRig(log: log, interval: 0.0002)
         defer { rig.stop() }
-        let recorder = SourceRecorder(rig.configuration())
+        // Epochs close when the next one starts, or when complete; the quiet period only closes the last
+        // one. At 0.05 s a busy machine that pauses the feed mid-epoch would split an epoch in two, so
+        // here it is long: the result then depends on the log alone, not on scheduling.
+        var configuration = rig.configuration()
+        configuration.epochQuietPeriod = 2
+        let recorder = SourceRecorder(configuration)
         // The whole log is written once gpsd reads it; then the last epoch closes by quiet.
         let fed = await recorder.wait(30) { _ in rig.feed.linesSent == rig.feed.lineCount }
         #expect(fed, "the feed wrote \(rig.feed.linesSent) of \(rig.feed.lineCount) lines")
