@@ -73,12 +73,14 @@ public actor AgentStore {
         }
     }
 
-    /// Releases the database and the lock.
+    /// Releases the database and the lock, and lets the store's thread end (a later call still runs, on
+    /// a thread started for it).
     public func close() {
         db?.close()
         db = nil
         if lockFD >= 0 { Glibc.close(lockFD) }
         lockFD = -1
+        executor.finish()
     }
 
     private func database() throws(StoreError) -> Database {

@@ -54,6 +54,34 @@ func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Locat
         }
     }
 
+    @Test func aVersion1StoreKeepsItsConditionsAndRecordsThroughStep2() async throws {
+        let path = temporaryStorePath()
+        let circle = try Condition.circle(center: depot, radius: 150, name: "Depot")
+        do {
+            let db = try Database(path: path)
+            try Migrations.migrate(db, to: 1, now: 0)
+            try db.execute("INSERT INTO monitors (name, created_at) VALUES ('default', 0)")
+            try db.statement("""
+                INSERT INTO conditions (monitor, identifier, definition, compiled, version, source, updated_at, state, since)
+                VALUES ('default', 'depot', '{"text":"as written"}', ?1, 3, 'local:x', 0, 'satisfied', 1700000000)
+                """).bind(.blob(ConditionCodec.encode(circle))).run()
+        }
+        let store = try await AgentStore.open(path: path, logger: quietLogger)
+        let listed = try await store.conditions()
+        #expect(listed.map(\.identifier) == ["depot"])
+        #expect(listed.first?.definition == #"{"text":"as written"}"#, "a version-1 definition is read as it was stored")
+        #expect(listed.first?.state == .satisfied && listed.first?.version == 3)
+        let engine = try await store.openMonitor("default")
+        #expect(engine.record(for: "depot")?.state == .satisfied, "the record is restored")
+        // A new write stores the definition deflated; both read back the same through the reader.
+        _ = try await store.putConditions([.init(monitor: "default", identifier: "gate", condition: circle, definition: #"{"id":"gate"}"#, source: "local:y")])
+        await store.close()
+        let reader = try #require(try StoreReader.open(path))
+        #expect(try reader.definitions(of: "gate").map(\.definition) == [#"{"id":"gate"}"#])
+        #expect(try reader.definitions(of: "depot").map(\.definition) == [#"{"text":"as written"}"#])
+        #expect(try reader.conditions().map(\.identifier) == ["depot", "gate"])
+    }
+
     @Test func aStoreFromANewerAgentIsRefused() async throws {
         let path = temporaryStorePath()
         do {

@@ -76,7 +76,12 @@ final class AgentService: Service, Sendable {
             switch source {
             case .gpsd(let gps):
                 let locations = gps.locations(), statuses = gps.statusUpdates()
-                group.addTask { for await s in statuses { await self.processor.gps(s) } }
+                group.addTask {
+                    for await s in statuses {
+                        await self.processor.gps(s)
+                        await self.reporter.publishStatus()
+                    }
+                }
                 group.addTask { await self.processor.follow(locations) }
                 try? await gracefulShutdown()
             case .replay(let replay):
