@@ -32,16 +32,14 @@ struct E2EBench: AsyncParsableCommand {
     @Option(help: "Epochs fed per run.")
     var epochs = 900
 
-    @Option(help: "The geofence-agent executable (default: beside this benchmark).")
-    var agent: String?
+    @OptionGroup var agent: AgentExecutable
 
     func validate() throws {
         guard LocalGPSD.isInstalled else { throw ValidationError("gpsd is not installed: run scripts/setup") }
     }
 
     func run() async throws {
-        let agentPath = try agent ?? URL(fileURLWithPath: FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-            .deletingLastPathComponent().appendingPathComponent("geofence-agent").path
+        let agentPath = try agent.path()
         for earlyClose in [true, false] {
             let (latencies, transitions) = try await measure(agentPath: agentPath, earlyClose: earlyClose)
             let sorted = latencies.sorted()

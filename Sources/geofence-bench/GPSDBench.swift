@@ -31,8 +31,7 @@ struct GPSDBench: ParsableCommand {
     @Option(help: "The receiver log to replay.")
     var log = "Tests/GPSDTests/Fixtures/gpsd-logs/bundg_zeus_9.log"
 
-    @Option(help: "The geofence-agent executable (default: beside this benchmark).")
-    var agent: String?
+    @OptionGroup var agent: AgentExecutable
 
     @Option(help: "Feed the log this many times over in each round, so that start-up weighs little.")
     var repeats = 10
@@ -48,9 +47,7 @@ struct GPSDBench: ParsableCommand {
     }
 
     func run() throws {
-        let agentPath = try agent ?? URL(fileURLWithPath: FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-            .deletingLastPathComponent().appendingPathComponent("geofence-agent").path
-        guard FileManager.default.isExecutableFile(atPath: agentPath) else { throw ValidationError("no geofence-agent at \(agentPath); build it or pass --agent") }
+        let agentPath = try agent.path()
         var agentCPU: [Double] = [], pipeCPU: [Double] = [], ratios: [Double] = []
         var agentStart: [Double] = [], pipeStart: [Double] = [], netRatios: [Double] = []
         var agentLines = 0, pipeLines = 0

@@ -31,8 +31,7 @@ struct SyncBench: AsyncParsableCommand {
     @Option(help: "Comma-separated numbers of geofences.")
     var counts = "1000,10000,100000"
 
-    @Option(help: "The geofence-agent executable (default: beside this benchmark).")
-    var agent: String?
+    @OptionGroup var agent: AgentExecutable
 
     @Option(help: "Seconds to wait for a sync before giving up.")
     var timeout = 300.0
@@ -41,8 +40,7 @@ struct SyncBench: AsyncParsableCommand {
     var keep = false
 
     func run() async throws {
-        let agentPath = try agent ?? URL(fileURLWithPath: FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-            .deletingLastPathComponent().appendingPathComponent("geofence-agent").path
+        let agentPath = try agent.path()
         for count in counts.split(separator: ",").compactMap({ Int($0.trimmingCharacters(in: .whitespaces)) }) {
             print(try await measure(count: count, agentPath: agentPath))
         }
