@@ -63,6 +63,8 @@ final class AgentService: Service, Sendable {
                     // back, so that the agent's resident size after a sync is what it holds.
                     if count >= 1_000 { HeapTrim.giveBackFreedMemory() }
                 })
+                // Stopping: the batch being stored finishes before the store closes.
+                await storing?.value
             }
             group.addTask { for await m in commands { await self.command(m) } }
             group.addTask { await self.localLoop() }

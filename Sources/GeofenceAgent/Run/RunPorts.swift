@@ -58,6 +58,8 @@ struct AgentSnapshot: Sendable {
 
 /// Where the reporter reads the present from (the fix processor).
 protocol SnapshotSource: Sendable {
+    /// Moves whenever a condition's state or the set of conditions changes; cheap to read.
+    var generation: Int { get async }
     func snapshot(listing limit: Int) async -> AgentSnapshot
     func records(monitor: String?) async -> [(monitor: String, identifier: String, record: MonitorRecord)]
 }

@@ -97,8 +97,10 @@ actor StateReporter {
     /// `force`d, after a reconnect).
     func publishStateIfChanged(force: Bool = false) async {
         guard publisher.isConnected else { return }
+        // The generation first: reading it costs nothing, a summary one pass over the watched conditions.
+        let generation = await source.generation
+        guard force || generation != publishedGeneration else { return }
         let snapshot = await source.snapshot(listing: Self.listing)
-        guard force || snapshot.generation != publishedGeneration else { return }
         do {
             try await publisher.publish(topics.state, payload: Self.stateSummary(snapshot, vehicle: configuration.vehicle), retain: true)
             publishedGeneration = snapshot.generation

@@ -100,6 +100,7 @@ final class FakePublisher: MessagePublishing, Sendable {
 /// A fixed present for the reporter: `count` conditions in one monitor, the first `inside` satisfied.
 struct FakeSnapshotSource: SnapshotSource {
     var monitors: [MonitorEngine]
+    var generation: Int { 1 }
 
     func snapshot(listing limit: Int) async -> AgentSnapshot {
         AgentSnapshot(generation: 1, monitors: monitors.map { $0.summary(listing: limit) }, gps: GPSStatus(state: .fix),
