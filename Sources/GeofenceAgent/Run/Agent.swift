@@ -39,6 +39,8 @@ public enum AgentRunner {
             await store.close()
             throw AgentError("cannot start: \(error)")
         }
+        // Restoring 100,000 conditions decodes them in parallel parts and leaves freed heap behind.
+        HeapTrim.giveBackFreedMemory()
         let reporter = StateReporter(source: processor, publisher: client, topics: topics, configuration: configuration, logger: logger,
                                      brokerDescription: { "\(client.status)" })
         let applier = ChangeApplier(store: store, host: processor, publisher: client, topics: topics, logger: logger,
