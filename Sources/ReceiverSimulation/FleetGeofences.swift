@@ -7,8 +7,13 @@ import GeofenceCore
 public struct FleetGeofences: Sendable {
     public struct Geofence: Sendable {
         public var identifier: String
-        /// The GeoJSON Feature as an operator would publish it.
+        /// The GeoJSON Feature as an operator would publish it (empty: a deletion).
         public var feature: String
+
+        public init(identifier: String, feature: String) {
+            self.identifier = identifier
+            self.feature = feature
+        }
     }
 
     public var count: Int

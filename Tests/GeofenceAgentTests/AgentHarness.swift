@@ -161,6 +161,9 @@ final class EventSubscriber: Sendable {
 
     var count: Int { received.withLock { $0.count } }
 
+    /// Each message's size in bytes, in arrival order.
+    var sizes: [Int] { received.withLock { $0.map(\.count) } }
+
     /// First copy of each event id, in arrival order.
     var unique: [[String: Any]] {
         var seen: Set<String> = []
