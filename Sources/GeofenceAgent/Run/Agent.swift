@@ -78,10 +78,12 @@ public enum AgentRunner {
         services.append(.init(service: agentService, successTerminationBehavior: .gracefullyShutdownGroup))
         services.append(.init(service: SystemdNotifier(logger: logger)))
         var groupConfiguration = ServiceGroupConfiguration(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-        // A stop must always finish (systemd and a reboot wait for it): what has not ended gracefully by
-        // then is cancelled. The outbox is intact either way; it is a transaction log.
+        // A stop must always finish (systemd and a reboot wait for it): what has not ended gracefully after
+        // 3 s is cancelled, and every part ends promptly on cancellation (AgentStopTests). Should one ever
+        // not, service-lifecycle ends the process 5 s later rather than hang; the outbox is intact either
+        // way, it is a transaction log.
         groupConfiguration.maximumGracefulShutdownDuration = .seconds(3)
-        groupConfiguration.maximumCancellationDuration = .seconds(1)
+        groupConfiguration.maximumCancellationDuration = .seconds(5)
         let group = ServiceGroup(configuration: groupConfiguration)
         do {
             try await group.run()

@@ -51,20 +51,8 @@ final class AgentService: Service, Sendable {
             group.addTask { for await m in fleetGeofences { batcher.add(m) } }
             group.addTask { for await m in vehicleGeofences { batcher.add(m) } }
             group.addTask {
-                // Two stages: the next batch is validated (on every core) while the last one is stored.
-                var storing: Task<Void, Never>?
-                await batcher.run({ messages in
-                    let batch = await ChangeApplier.validate(messages)
-                    await storing?.value
-                    storing = Task { await self.applier.apply(batch) }
-                }, drained: { count in
-                    await storing?.value
-                    // A burst of thousands of messages leaves freed heap behind that malloc keeps; give it
-                    // back, so that the agent's resident size after a sync is what it holds.
-                    if count >= 1_000 { HeapTrim.giveBackFreedMemory() }
-                })
-                // Stopping: the batch being stored finishes before the store closes.
-                await storing?.value
+                // Stopping ends the sync at once, whatever else still runs: the broker resends the rest.
+                await cancelWhenGracefulShutdown { await self.sync(batcher) }
             }
             group.addTask { for await m in commands { await self.command(m) } }
             group.addTask { await self.localLoop() }
@@ -102,6 +90,25 @@ final class AgentService: Service, Sendable {
             batcher.finish()
             group.cancelAll()
         }
+    }
+
+    /// Geofence messages in batches, in two stages: the next batch is validated (on every core) while
+    /// the last one is stored.
+    private func sync(_ batcher: MessageBatcher) async {
+        var storing: Task<Void, Never>?
+        await batcher.run({ messages in
+            let batch = await ChangeApplier.validate(messages)
+            await storing?.value
+            guard !Task.isCancelled else { return }
+            storing = Task { await self.applier.apply(batch) }
+        }, drained: { count in
+            await storing?.value
+            // A burst of thousands of messages leaves freed heap behind that malloc keeps; give it back, so
+            // that the agent's resident size after a sync is what it holds.
+            if count >= 1_000 { HeapTrim.giveBackFreedMemory() }
+        })
+        // Stopping: the batch being stored finishes before the store closes.
+        await storing?.value
     }
 
     private func command(_ message: MQTTMessage) async {

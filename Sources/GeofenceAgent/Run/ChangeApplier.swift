@@ -47,19 +47,30 @@ actor ChangeApplier {
     }
 
     /// Validates messages in parallel (GeoJSON decoding is pure work): in chunks, one per core, in order.
+    /// Cancelled, it returns an empty batch.
     static func validate(_ messages: [MQTTMessage]) async -> ValidatedBatch {
         let cores = max(1, ProcessInfo.processInfo.activeProcessorCount)
         let chunk = max(64, (messages.count + cores - 1) / cores)
         let parts = await withTaskGroup(of: (Int, [Result<AgentStore.ConditionChange, Refusal>]).self) { group in
             for (k, start) in stride(from: 0, to: messages.count, by: chunk).enumerated() {
                 let slice = Array(messages[start..<min(messages.count, start + chunk)])
-                group.addTask { (k, slice.map(validate)) }
+                group.addTask {
+                    // A stopping agent does not finish a batch: the broker sends what was not stored again.
+                    var results: [Result<AgentStore.ConditionChange, Refusal>] = []
+                    results.reserveCapacity(slice.count)
+                    for message in slice {
+                        if Task.isCancelled { break }
+                        results.append(validate(message))
+                    }
+                    return (k, results)
+                }
             }
             var parts: [(Int, [Result<AgentStore.ConditionChange, Refusal>])] = []
             for await part in group { parts.append(part) }
             return parts.sorted { $0.0 < $1.0 }.flatMap(\.1)
         }
         var batch = ValidatedBatch(messages: messages.count)
+        if Task.isCancelled { return ValidatedBatch() }
         for (message, result) in zip(messages, parts) {
             switch result {
             case .success(let change): batch.changes.append((change, message.topic))

@@ -37,12 +37,13 @@ final class MessageBatcher: Sendable {
         }
     }
 
-    /// Calls `apply` with each batch until `finish()` (or cancellation), and `drained` with the number
-    /// of messages applied whenever a burst of them has been.
+    /// Calls `apply` with each batch until `finish()` or cancellation (which leaves the rest: the broker
+    /// sends it again at the next connection), and `drained` with the number of messages applied whenever
+    /// a burst of them has been.
     func run(_ apply: ([MQTTMessage]) async -> Void, drained: (Int) async -> Void = { _ in }) async {
         for await _ in wakes {
             var applied = 0
-            while true {
+            while !Task.isCancelled {
                 let batch = take()
                 if batch.isEmpty { break }
                 await apply(batch)
