@@ -2,13 +2,14 @@ import Foundation
 import LocalServers
 import SQLite
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// The real agent process, a real mosquitto and a dashboard on a persistent session, under the faults a
 /// vehicle meets. The drive is `SyntheticDrive`; what must arrive is what `simulate` finds on it.
-@Suite(.serialized) struct AgentFaultTests {
+@Suite(.serialized, .offTheCooperativePool(.waiting)) struct AgentFaultTests {
     @Test func killedTwentyTimesNothingLostNothingInvented() async throws {
         let broker = try LocalMosquitto()
         try broker.start()

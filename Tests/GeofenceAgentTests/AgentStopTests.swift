@@ -6,13 +6,14 @@ import Mosquitto
 import ReceiverSimulation
 import SQLite
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// SIGTERM stops the real agent within 5 s whatever the weather: no broker, a broker gone, a broker that
 /// refuses, a full disk, the middle of a sync. The outbox stays intact and the status file says offline.
-@Suite(.serialized) struct AgentStopTests {
+@Suite(.serialized, .offTheCooperativePool(.waiting)) struct AgentStopTests {
     static let limit = 5.0
 
     /// Stops the agent and checks what every stop must leave behind.

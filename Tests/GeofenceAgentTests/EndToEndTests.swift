@@ -3,13 +3,14 @@ import LocalServers
 import Logging
 import Mosquitto
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// The product as a fleet runs it: a real gpsd replaying a real sail, a real mosquitto, the agent, an
 /// operator pushing geofences over MQTT (one of them malformed) and a dashboard.
-@Suite struct EndToEndTests {
+@Suite(.offTheCooperativePool(.waiting)) struct EndToEndTests {
     static let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("examples")
     static let log = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

@@ -3,13 +3,14 @@ import LocalServers
 import Logging
 import Mosquitto
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// What a new user met on the CLI, each as the binary runs: every one ends, with a reason and a
 /// documented exit status.
-struct FirstUseTests {
+@Suite(.offTheCooperativePool(.waiting)) struct FirstUseTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     /// A configuration whose broker and gpsd ports have nothing listening, and whose store does not exist.

@@ -4,6 +4,7 @@ import Logging
 import Mosquitto
 import ReceiverSimulation
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,7 +12,7 @@ import Glibc
 /// A national fleet's geofences through the real path: 100,000 retained on a real mosquitto, a bad one
 /// among them, then deletions pushed live. Speed and memory are `geofence-bench sync`'s to measure; this
 /// checks that everything arrives, every refusal is named and the state stays small.
-@Suite(.serialized) struct FleetSyncTests {
+@Suite(.serialized, .offTheCooperativePool(.waiting)) struct FleetSyncTests {
     @Test func oneHundredThousandRetainedGeofencesAreHeldAndTheStateStaysSmall() async throws {
         let broker = try LocalMosquitto()
         try broker.start()

@@ -1,12 +1,13 @@
 import Foundation
 import LocalServers
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// A vehicle spends hours without a broker: everything local goes on.
-struct WithoutABrokerTests {
+@Suite(.offTheCooperativePool(.waiting)) struct WithoutABrokerTests {
     @Test func theStatusStaysFreshAndLocalChangesApply() async throws {
         let agent = try AgentFixture(brokerPort: try LocalProcess.freePort(), speedFactor: 5)
         try agent.start()

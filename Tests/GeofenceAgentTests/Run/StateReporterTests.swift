@@ -4,9 +4,10 @@ import GeofenceCore
 import GeofenceStore
 import Logging
 import Testing
+import TestSupport
 
 /// The state topic stays small whatever the number of conditions, and the detail comes in pages.
-struct StateReporterTests {
+@Suite(.offTheCooperativePool(.computing)) struct StateReporterTests {
     /// A monitor of `count` circles, where the first `inside` are satisfied and the next `unknown` unknown.
     static func monitor(_ name: String = "default", count: Int, inside: Int, unknown: Int) -> MonitorEngine {
         var engine = MonitorEngine(name: name)
