@@ -11,12 +11,12 @@ import Synchronization
 /// Everything it reads and deletes goes through the `Outbox`.
 public final class OutboxPublisher: Service, Sendable {
     private let outbox: Outbox
-    private let client: MQTTClient
+    private let client: any OutboxTransport
     private let logger: Logger
     /// Acknowledged entries waiting to leave the outbox; deleted in batches, one transaction each.
     private let acknowledged = Mutex<[OutboxEntry]>([])
 
-    public init(outbox: Outbox, client: MQTTClient, logger: Logger) {
+    init(outbox: Outbox, client: any OutboxTransport, logger: Logger) {
         self.outbox = outbox
         self.client = client
         self.logger = logger
@@ -50,7 +50,7 @@ public final class OutboxPublisher: Service, Sendable {
     }
 
     /// An entry handed to the client, and the ticket for its acknowledgement.
-    private typealias Issued = (entry: OutboxEntry, ticket: PublishTicket)
+    private typealias Issued = (entry: OutboxEntry, ticket: any PublishAcknowledgement)
 
     /// Acknowledgements still awaited.
     private let awaiting = Atomic<Int>(0)
@@ -77,9 +77,9 @@ public final class OutboxPublisher: Service, Sendable {
                 continue
             }
             for entry in batch {
-                let ticket: PublishTicket
+                let ticket: any PublishAcknowledgement
                 do {
-                    ticket = try await client.issue(entry.topic, payload: entry.payload, retain: entry.retain)
+                    ticket = try await client.issueInOrder(entry.topic, payload: entry.payload, retain: entry.retain)
                 } catch {
                     // Stopping: what was not acknowledged stays in the outbox for next time.
                     logger.debug("outbox publisher stops", metadata: ["reason": "\(error)"])

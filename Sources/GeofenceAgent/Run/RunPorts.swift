@@ -21,6 +21,24 @@ extension MQTTClient: MessagePublishing {
     }
 }
 
+/// A broker's acknowledgement of one message, awaited later.
+protocol PublishAcknowledgement: Sendable {
+    func acknowledgement() async throws(MQTTError) -> MQTTReasonCode
+}
+
+extension PublishTicket: PublishAcknowledgement {}
+
+/// Where the outbox publisher sends: messages go out in call order, several in flight at once.
+protocol OutboxTransport: Sendable {
+    func issueInOrder(_ topic: String, payload: [UInt8], retain: Bool) async throws(MQTTError) -> any PublishAcknowledgement
+}
+
+extension MQTTClient: OutboxTransport {
+    func issueInOrder(_ topic: String, payload: [UInt8], retain: Bool) async throws(MQTTError) -> any PublishAcknowledgement {
+        try await issue(topic, payload: payload, retain: retain)
+    }
+}
+
 /// Where conditions are kept.
 protocol ConditionStoring: Sendable {
     func apply(_ changes: [AgentStore.ConditionChange]) async throws(StoreError) -> [AgentStore.ChangeResult]

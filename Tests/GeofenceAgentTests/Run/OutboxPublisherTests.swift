@@ -1,0 +1,119 @@
+import Foundation
+@testable import GeofenceAgent
+import GeofenceStore
+import Logging
+import Mosquitto
+import Synchronization
+import Testing
+
+/// The outbox publisher with an in-memory broker connection: what it sends, in which order, what it
+/// deletes, and that it stops at once with acknowledgements outstanding.
+struct OutboxPublisherTests {
+    /// An acknowledgement the test gives (or never gives).
+    final class FakeTicket: PublishAcknowledgement, @unchecked Sendable {
+        private let state = Mutex<(result: Result<MQTTReasonCode, MQTTError>?, waiters: [CheckedContinuation<Result<MQTTReasonCode, MQTTError>, Never>])>((nil, []))
+
+        func complete(_ result: Result<MQTTReasonCode, MQTTError>) {
+            let waiters = state.withLock { s in
+                s.result = result
+                defer { s.waiters = [] }
+                return s.waiters
+            }
+            for w in waiters { w.resume(returning: result) }
+        }
+
+        /// Like `PublishTicket`: a cancelled caller stops waiting with `.cancelled`.
+        func acknowledgement() async throws(MQTTError) -> MQTTReasonCode {
+            let result = await withTaskCancellationHandler {
+                await withCheckedContinuation { (c: CheckedContinuation<Result<MQTTReasonCode, MQTTError>, Never>) in
+                    let done = state.withLock { s -> Result<MQTTReasonCode, MQTTError>? in
+                        if Task.isCancelled { return .failure(.cancelled) }
+                        if s.result == nil { s.waiters.append(c) }
+                        return s.result
+                    }
+                    if let done { c.resume(returning: done) }
+                }
+            } onCancel: {
+                let waiters = state.withLock { s in
+                    defer { s.waiters = [] }
+                    return s.waiters
+                }
+                for w in waiters { w.resume(returning: .failure(.cancelled)) }
+            }
+            return try result.get()
+        }
+    }
+
+    /// Records what is issued; the test acknowledges.
+    final class FakeTransport: OutboxTransport, @unchecked Sendable {
+        private let state = Mutex<[(topic: String, payload: [UInt8], ticket: FakeTicket)]>([])
+        func issueInOrder(_ topic: String, payload: [UInt8], retain: Bool) async throws(MQTTError) -> any PublishAcknowledgement {
+            let ticket = FakeTicket()
+            state.withLock { $0.append((topic, payload, ticket)) }
+            return ticket
+        }
+        var issued: [(topic: String, payload: [UInt8], ticket: FakeTicket)] { state.withLock { $0 } }
+    }
+
+    let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+
+    func store() async throws -> AgentStore {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("publisher-\(UUID().uuidString)/agent.sqlite").path
+        return try await AgentStore.open(path: path, logger: logger)
+    }
+
+    static func item(_ n: Int) -> OutboxItem {
+        OutboxItem(kind: .transition, topic: "t/\(n)") { _, sequence in Array("\(n):\(sequence)".utf8) }
+    }
+
+    func waitUntil(_ condition: () async -> Bool) async -> Bool {
+        for _ in 0..<500 {
+            if await condition() { return true }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return await condition()
+    }
+
+    @Test func entriesGoOutInSequenceAndLeaveOnlyWhenAcknowledged() async throws {
+        let store = try await store()
+        let outbox = Outbox(store: store)
+        let transport = FakeTransport()
+        let publisher = OutboxPublisher(outbox: outbox, client: transport, logger: logger)
+        // Three rows before the publisher starts (a restart), three handed over while it runs.
+        try await outbox.enqueue((1...3).map(Self.item))
+        let running = Task { try await publisher.run() }
+        outbox.wake()
+        try await outbox.enqueue((4...6).map(Self.item))
+        #expect(await waitUntil { transport.issued.count == 6 })
+        #expect(transport.issued.map(\.topic) == (1...6).map { "t/\($0)" }, "in sequence order")
+        // The broker acknowledges all but the fifth, which it refuses.
+        for (k, sent) in transport.issued.enumerated() {
+            sent.ticket.complete(k == 4 ? .failure(.refused(topic: sent.topic, reason: MQTTReasonCode(0x97))) : .success(.success))
+        }
+        #expect(await waitUntil { await outbox.stats.rows == 1 }, "acknowledged rows are deleted, the refused one stays")
+        #expect(try await store.pending(after: 0, limit: 10).map(\.topic) == ["t/5"])
+        running.cancel()
+        try await running.value
+        await store.close()
+    }
+
+    @Test func itStopsAtOnceWithAcknowledgementsOutstandingAndKeepsTheirRows() async throws {
+        let store = try await store()
+        let outbox = Outbox(store: store)
+        let transport = FakeTransport()
+        let publisher = OutboxPublisher(outbox: outbox, client: transport, logger: logger)
+        try await outbox.enqueue((1...4).map(Self.item))
+        let running = Task { try await publisher.run() }
+        outbox.wake()
+        #expect(await waitUntil { transport.issued.count == 4 })
+        transport.issued[0].ticket.complete(.success(.success))
+        // The broker goes away: the other three are never acknowledged.
+        #expect(await waitUntil { await outbox.stats.rows == 3 })
+        let start = ContinuousClock.now
+        running.cancel()
+        try await running.value
+        #expect(ContinuousClock.now - start < .seconds(3), "it does not wait for a broker that is away")
+        #expect(try await store.pending(after: 0, limit: 10).map(\.topic) == ["t/2", "t/3", "t/4"], "what was not acknowledged is sent again next time")
+        await store.close()
+    }
+}
