@@ -33,8 +33,6 @@ public final class StoreReader {
         self.path = path
     }
 
-    deinit { db.close() }
-
     /// Every condition, by monitor then identifier.
     public func conditions() throws(StoreError) -> [Listing] {
         do {

@@ -32,6 +32,10 @@ final class MessageBatcher: Sendable {
             if b.head == b.messages.count {
                 b.messages.removeAll(keepingCapacity: false)
                 b.head = 0
+            } else if b.head > 4_096 && b.head * 2 > b.messages.count {
+                // Messages that keep arriving never let it drain: drop what was handed out.
+                b.messages.removeFirst(b.head)
+                b.head = 0
             }
             return batch
         }

@@ -28,9 +28,6 @@ public final class Outbox: Sendable {
         (wakes, wakeContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
-    /// The caps the store enforces.
-    public var limits: OutboxLimits { store.limits }
-
     /// What the outbox holds and has dropped.
     public var stats: OutboxStats { get async { await store.outboxStats } }
 

@@ -61,7 +61,7 @@ public enum Payloads {
     }
 
     /// A refused definition or command, or a store failure, on `.../errors`.
-    public static func error(kind: ErrorKind = .geofence, topic: String, identifier: String?, reason: String, vehicle: String) -> [UInt8] {
+    public static func error(kind: ErrorKind, topic: String, identifier: String?, reason: String, vehicle: String) -> [UInt8] {
         var line = JSONLine()
         line.add("time", iso8601(Date()))
         line.add("vehicle", vehicle)
