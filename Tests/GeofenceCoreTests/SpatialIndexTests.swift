@@ -103,6 +103,41 @@ import TestSupport
             }
         }
     }
+
+    /// With regions inserted, cell masks drop segments that stay in sub-cells a region does not reach; a
+    /// region the segment really meets must still be offered. Segments pass near boundaries, at every scale.
+    @Test func segmentQueriesThroughMasksFindEveryRegionTheSegmentMeets() async {
+        let conditions = Self.conditions(seed: 17, count: 3000)
+        var index = SpatialIndex()
+        for (i, c) in conditions.enumerated() { index.insert(slot: i, region: c.region) }
+        var meetings = 0
+        await propertyCheck(count: 400, input: Gen.int(in: 0...2999), Gen.double(in: 0...360), Gen.double(in: 0...1), Gen.double(in: -1...1)) { which, bearing, scale, shift in
+            // A point on or near the chosen condition's boundary, and a segment through it.
+            let near: Coordinate
+            switch conditions[which].region {
+            case .circle(let c): near = offset(c.center, metres: c.radius * (1 + shift * 0.01), bearing: bearing)
+            case .polygon(let g):
+                // A point along one of its edges, or just beside it.
+                let k = 1 + Int(scale * 1e6) % (g.vertices.count - 1)
+                let t = (shift + 1) / 2
+                let v = g.vertices[k - 1] + t * (g.vertices[k] - g.vertices[k - 1])
+                near = Coordinate(latitude: v.y, longitude: wrappedLongitudeDelta(v.x))
+            case .corridor: return
+            }
+            let length = exp(log(1.0) + scale * (log(5_000.0) - log(1.0)))
+            let a = offset(near, metres: length / 2, bearing: bearing + 90)
+            let b = offset(near, metres: length / 2, bearing: bearing + 270)
+            guard a.isValid, b.isValid, abs(a.latitude) < 89, abs(b.latitude) < 89 else { return }
+            var found = Set<Int>()
+            var copy = index
+            copy.forEachCandidate(alongSegmentFrom: a, to: b) { found.insert($0) }
+            for i in conditions.indices where conditions[i].region.intersectsSegment(from: a, to: b) {
+                meetings += 1
+                #expect(found.contains(i), "condition \(i) meets \(a) to \(b) but was not offered")
+            }
+        }
+        #expect(meetings > 200)
+    }
 }
 
 /// A restore may hand the index its saved floor; whatever the floor, the answers are the same.

@@ -87,3 +87,13 @@ extension Geodesic {
         return c < ChordBounds.maximumChord ? ChordBounds.upper(chord: c) : .infinity
     }
 }
+
+extension Geodesic {
+    /// A distance the geodesic surely does not exceed, with no trigonometry: the path along the meridian and
+    /// then along the parallel is at least as long, and no degree of either is longer than 111,700 m (a
+    /// meridian's degree is longest at the poles, 111,694 m; a parallel's at the equator, 111,320 m).
+    @inline(__always)
+    static func upperBound(degreesBetween a: Coordinate, _ b: Coordinate) -> Double {
+        (abs(b.latitude - a.latitude) + abs(wrappedLongitudeDelta(b.longitude - a.longitude))) * 111_700
+    }
+}

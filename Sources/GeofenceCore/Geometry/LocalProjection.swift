@@ -11,12 +11,20 @@ struct LocalProjection: Sendable {
     let metresPerDegreeLatitude: Double
 
     init(origin: Coordinate) {
+        let rad = Double.pi / 180
+        self.init(origin: origin, primeVerticalRadius: WGS84.primeVerticalRadius(latitude: origin.latitude),
+                  meridionalRadius: WGS84.meridionalRadius(latitude: origin.latitude), cosLatitude: cos(origin.latitude * rad))
+    }
+
+    /// From the ellipsoid's radii of curvature and the cosine at the origin's latitude, when the caller
+    /// has them already.
+    @inline(__always)
+    init(origin: Coordinate, primeVerticalRadius: Double, meridionalRadius: Double, cosLatitude: Double) {
         self.origin = origin
         let rad = Double.pi / 180
-        metresPerDegreeLatitude = WGS84.meridionalRadius(latitude: origin.latitude) * rad
+        metresPerDegreeLatitude = meridionalRadius * rad
         // Keep a tiny positive scale at the pole itself so that divisions stay finite.
-        metresPerDegreeLongitude = max(
-            WGS84.primeVerticalRadius(latitude: origin.latitude) * cos(origin.latitude * rad) * rad, 1e-6)
+        metresPerDegreeLongitude = max(primeVerticalRadius * cosLatitude * rad, 1e-6)
     }
 
     /// Planar metres east and north of the origin. `longitude` may be unwrapped (beyond ±180).

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A position with what every region test needs computed once per fix, not once per condition.
 public struct PreparedPoint: Sendable {
     public let coordinate: Coordinate
@@ -6,8 +8,14 @@ public struct PreparedPoint: Sendable {
 
     public init(_ coordinate: Coordinate) {
         self.coordinate = coordinate
-        ecef = ECEF(coordinate)
-        projection = LocalProjection(origin: coordinate)
+        // One sine and cosine of each angle, shared by the ECEF position and the projection's scales.
+        let phi = coordinate.latitude * .pi / 180, lambda = coordinate.longitude * .pi / 180
+        let sinPhi = sin(phi), cosPhi = cos(phi)
+        let w = 1 - WGS84.e2 * sinPhi * sinPhi
+        let n = WGS84.a / w.squareRoot()
+        ecef = ECEF(x: n * cosPhi * cos(lambda), y: n * cosPhi * sin(lambda), z: n * (1 - WGS84.e2) * sinPhi)
+        projection = LocalProjection(origin: coordinate, primeVerticalRadius: n, meridionalRadius: WGS84.a * (1 - WGS84.e2) / (w * w.squareRoot()),
+                                     cosLatitude: cosPhi)
     }
 
     @inline(__always) var longitude: Double { coordinate.longitude }

@@ -38,6 +38,13 @@ struct ECEF: Sendable {
         self.init(parallel: Parallel(latitude: c.latitude), meridian: Meridian(longitude: c.longitude))
     }
 
+    @inline(__always)
+    init(x: Double, y: Double, z: Double) {
+        self.x = x
+        self.y = y
+        self.z = z
+    }
+
     /// The point where a parallel and a meridian meet: a grid of points shares their sines and cosines.
     @inline(__always)
     init(parallel: Parallel, meridian: Meridian) {

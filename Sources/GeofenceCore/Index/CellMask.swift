@@ -29,6 +29,16 @@ struct CellMask: Sendable, Equatable {
 }
 
 extension CellMask {
+    /// The bits of a rectangle of sub-cells.
+    @inline(__always)
+    static func rectangle(columns: ClosedRange<Int>, rows: ClosedRange<Int>) -> UInt64 {
+        let width = columns.upperBound - columns.lowerBound + 1
+        let row: UInt64 = (width >= side ? 0xFF : (1 << UInt64(width)) - 1) << UInt64(columns.lowerBound)
+        var bits: UInt64 = 0
+        for j in rows { bits |= row << UInt64(j * side) }
+        return bits
+    }
+
     /// The largest rectangle of sub-cells (columns `i0...i1`, rows `j0...j1`) that are all inside,
     /// or nil when none is.
     func largestInsideRectangle() -> (i0: Int, j0: Int, i1: Int, j1: Int)? {

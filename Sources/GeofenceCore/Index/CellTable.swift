@@ -124,7 +124,9 @@ struct StepOctagon: Sendable {
     /// Lanes whose bound is an upper one, in the order of the bounds: flipping both sides of
     /// such a lane turns `x <= bound` into `~x >= ~bound`, so that one unsigned comparison of all eight
     /// lanes tests the whole octagon with no branch.
-    static let upperLanes = SIMD8<UInt8>(0, 0, 0xFF, 0xFF, 0, 0xFF, 0, 0xFF)
+    /// (Computed, not stored: a stored static is read through a `swift_once` on every query.)
+    @inline(__always)
+    static var upperLanes: SIMD8<UInt8> { SIMD8(0, 0, 0xFF, 0xFF, 0, 0xFF, 0, 0xFF) }
 
     /// A point's steps laid out against the bounds, upper lanes flipped: for `holds(_:)`.
     @inline(__always)
@@ -244,12 +246,16 @@ struct CellTable: Sendable {
         return Span(start: b.start, count: b.count)
     }
 
-    /// Calls `body` with each entry of a cell.
+    /// Calls `body` with each entry of a cell and its mask.
     @inline(__always)
-    func forEach(in key: UInt64, _ body: (CellEntry) -> Void) {
+    func forEach(in key: UInt64, _ body: (CellEntry, CellMask) -> Void) {
         guard let b = span(of: key) else { return }
+        // Locals, so that the closures below capture two arrays rather than a copy of the whole table.
+        let pool = self.pool, masks = self.masks
         pool.withUnsafeBufferPointer { p in
-            for k in Int(b.start)..<Int(b.start + b.count) { body(p[k]) }
+            masks.withUnsafeBufferPointer { m in
+                for k in Int(b.start)..<Int(b.start + b.count) { body(p[k], m[k]) }
+            }
         }
     }
 
@@ -259,6 +265,7 @@ struct CellTable: Sendable {
     @inline(__always)
     func forEach(in key: UInt64, u: UInt8, v: UInt8, bit: UInt64, _ body: (UInt32, _ surelyInside: Bool) -> Void) {
         guard let b = span(of: key) else { return }
+        let pool = self.pool, masks = self.masks
         pool.withUnsafeBufferPointer { p in
             masks.withUnsafeBufferPointer { m in
                 let (s, d) = StepOctagon.diagonals(u: u, v: v)

@@ -251,8 +251,8 @@ public struct SpatialIndex: Sendable {
         let inverse = inverseSizes[level]
         // Cells are a power of two of degrees wide, so `u - c` and the sub-cell are exact.
         let u = (longitude + 180) * inverse, v = (latitude + 90) * inverse
-        var c = Int(u.rounded(.down))
-        let r = min(Int(v.rounded(.down)), rowCounts[level] - 1)
+        var c = floorInt(u)
+        let r = min(floorInt(v), rowCounts[level] - 1)
         let fu = u - Double(c), fv = v - Double(r)
         let bit = CellMask.bit(fractionU: fu, fractionV: fv)
         if c >= columnCounts[level] { c -= columnCounts[level] }
@@ -280,7 +280,8 @@ public struct SpatialIndex: Sendable {
         levels.withUnsafeBufferPointer { tables in
             for level in activeLevels {
                 let (key, bit, u, v) = locate(longitude: longitude, latitude: latitude, level: level)
-                tables[level].forEach(in: key, u: u, v: v, bit: bit) { slot, surelyInside in body(Int(slot), surelyInside) }
+                // Through the pointer: a buffer's subscript would copy the table (and retain its arrays).
+                tables.baseAddress.unsafelyUnwrapped[level].forEach(in: key, u: u, v: v, bit: bit) { slot, surelyInside in body(Int(slot), surelyInside) }
             }
         }
         for slot in large where boxes[Int(slot)].unsafelyUnwrapped.contains(longitude: longitude, latitude: latitude) {
@@ -288,48 +289,28 @@ public struct SpatialIndex: Sendable {
         }
     }
 
-    /// Calls `body` once with every slot whose box may meet the lon/lat-straight segment from `a` to `b`.
+    /// Calls `body` once with every slot whose region may meet the lon/lat-straight segment from `a` to `b`:
+    /// its box meets the segment's box, and in some cell the segment passes, its region reaches into a
+    /// sub-cell the segment's box there touches. (Regions are tested on lon/lat-straight segments, or in
+    /// projections affine in lon/lat, so a segment inside sub-cells a region does not reach misses it.)
     public mutating func forEachCandidate(alongSegmentFrom a: Coordinate, to b: Coordinate, _ body: (Int) -> Void) {
         stamp &+= 1
         if stamp == 0 { for i in stamps.indices { stamps[i] = 0 }; stamp = 1 }
         let x0 = a.longitude, y0 = a.latitude
         let x1 = a.longitude + wrappedLongitudeDelta(b.longitude - a.longitude), y1 = b.latitude
-        let segmentBox = BoundingBox(unwrapped: [SIMD2(x0, y0), SIMD2(x1, y1)])
+        let west = min(x0, x1), shift = west < -180 ? 360.0 : (west >= 180 ? -360.0 : 0)
+        let segmentBox = BoundingBox(minLongitude: west + shift, minLatitude: min(y0, y1), maxLongitude: max(x0, x1) + shift, maxLatitude: max(y0, y1))
         func visit(_ slot: Int) {
             guard stamps[slot] != stamp else { return }
             stamps[slot] = stamp
             if let box = boxes[slot], box.intersects(segmentBox) { body(slot) }
         }
-        for level in activeLevels {
-            let size = Self.cellSize(level)
-            let columns = columnCounts[level], rows = rowCounts[level]
-            let u0 = (x0 + 180) / size, u1 = (x1 + 180) / size
-            let v0 = (y0 + 90) / size, v1 = (y1 + 90) / size
-            let cFirst = Int(min(u0, u1).rounded(.down)), cLast = Int(max(u0, u1).rounded(.down))
-            // Walk the columns the segment passes; in each, the rows between its entry and exit.
-            for c in cFirst...cLast {
-                let uLow = max(Double(c), min(u0, u1)), uHigh = min(Double(c + 1), max(u0, u1))
-                let vLow: Double, vHigh: Double
-                if u1 == u0 {
-                    vLow = min(v0, v1); vHigh = max(v0, v1)
-                } else {
-                    let vA = v0 + (uLow - u0) / (u1 - u0) * (v1 - v0)
-                    let vB = v0 + (uHigh - u0) / (u1 - u0) * (v1 - v0)
-                    vLow = min(vA, vB); vHigh = max(vA, vB)
-                }
-                let rFirst = min(max(Int(vLow.rounded(.down)), 0), rows - 1)
-                let rLast = min(max(Int(vHigh.rounded(.down)), 0), rows - 1)
-                let column = ((c % columns) + columns) % columns
-                let (uMin, uMax) = Self.stepRange(uLow - Double(c), uHigh - Double(c))
-                for r in rFirst...rLast {
-                    // Only entries whose outer box meets the segment's box in this cell: most do not, and
-                    // they are answered from the entry itself, without reading the slot's box.
-                    let (vMin, vMax) = Self.stepRange(vLow - Double(r), vHigh - Double(r))
-                    levels[level].forEach(in: Self.key(column: column, row: r)) { e in
-                        let o = e.outer
-                        if o.minU <= uMax, o.maxU >= uMin, o.minV <= vMax, o.maxV >= vMin, o.minU <= o.maxU { visit(Int(e.slot)) }
-                    }
-                }
+        // Through a buffer pointer, so that no table is copied (and retained) per cell.
+        let levels = self.levels
+        levels.withUnsafeBufferPointer { tables in
+            for level in activeLevels {
+                Self.walk(tables.baseAddress.unsafelyUnwrapped + level, inverse: inverseSizes[level], columns: columnCounts[level], rows: rowCounts[level],
+                          from: (x0, y0), to: (x1, y1)) { visit($0) }
             }
         }
         for slot in large { visit(Int(slot)) }
@@ -337,13 +318,64 @@ public struct SpatialIndex: Sendable {
 }
 
 extension SpatialIndex {
+    /// Calls `visit` with the entries of one level's table that may meet the lon/lat-straight segment from
+    /// `a` to `b` (longitudes unwrapped, within a turn of each other): the columns the segment passes, and
+    /// in each the rows between its entry and exit. Static, so that the caller's `visit` may mutate the
+    /// index without a copy of it.
+    @inline(__always)
+    fileprivate static func walk(_ table: UnsafePointer<CellTable>, inverse: Double, columns: Int, rows: Int,
+                                 from a: (Double, Double), to b: (Double, Double), _ visit: (Int) -> Void) {
+        let u0 = (a.0 + 180) * inverse, u1 = (b.0 + 180) * inverse
+        let v0 = (a.1 + 90) * inverse, v1 = (b.1 + 90) * inverse
+        let cFirst = floorInt(min(u0, u1)), cLast = floorInt(max(u0, u1))
+        for c in cFirst...cLast {
+            let uLow = max(Double(c), min(u0, u1)), uHigh = min(Double(c + 1), max(u0, u1))
+            let vLow: Double, vHigh: Double
+            if cFirst == cLast {
+                vLow = min(v0, v1); vHigh = max(v0, v1)
+            } else {
+                let vA = v0 + (uLow - u0) / (u1 - u0) * (v1 - v0)
+                let vB = v0 + (uHigh - u0) / (u1 - u0) * (v1 - v0)
+                vLow = min(vA, vB); vHigh = max(vA, vB)
+            }
+            let rFirst = min(max(floorInt(vLow), 0), rows - 1)
+            let rLast = min(max(floorInt(vHigh), 0), rows - 1)
+            // The segment's longitudes are within a turn of the grid's, so one wrap either way suffices.
+            let column = c < 0 ? c + columns : c >= columns ? c - columns : c
+            let (uMin, uMax) = Self.stepRange(uLow - Double(c), uHigh - Double(c))
+            for r in rFirst...rLast {
+                // Only entries whose outer box meets the segment's box in this cell, and whose region reaches
+                // into a sub-cell of that box: most do not, and they are answered from the entry and its mask,
+                // without reading the slot's box or region.
+                let (vMin, vMax) = Self.stepRange(vLow - Double(r), vHigh - Double(r))
+                let n = CellEntry.stepsPerSubcell
+                let reach = CellMask.rectangle(columns: Int(uMin) / n...Int(uMax) / n, rows: Int(vMin) / n...Int(vMax) / n)
+                table.pointee.forEach(in: Self.key(column: column, row: r)) { e, mask in
+                    let o = e.outer
+                    if o.minU <= uMax, o.maxU >= uMin, o.minV <= vMax, o.maxV >= vMin, o.minU <= o.maxU,
+                       (mask.inside | mask.boundary) & reach != 0 { visit(Int(e.slot)) }
+                }
+            }
+        }
+    }
+}
+
+extension SpatialIndex {
     /// The steps of a cell (0...255) that a span of fractions of it covers, rounded out.
     @inline(__always)
     static func stepRange(_ low: Double, _ high: Double) -> (UInt8, UInt8) {
-        let lo = min(max((low * CellEntry.steps).rounded(.down), 0), CellEntry.steps - 1)
-        let hi = min(max((high * CellEntry.steps).rounded(.down), 0), CellEntry.steps - 1)
+        let lo = min(max(floorInt(low * CellEntry.steps), 0), Int(CellEntry.steps) - 1)
+        let hi = min(max(floorInt(high * CellEntry.steps), 0), Int(CellEntry.steps) - 1)
         return (UInt8(lo), UInt8(hi))
     }
+}
+
+/// ⌊x⌋ as an integer, by truncation and one correction: `rounded(.down)` is a call into libm on CPUs
+/// without SSE4.1's rounding instruction, and the index floors several values per query.
+@inline(__always)
+func floorInt(_ x: Double) -> Int {
+    let t = Int(x)
+    return Double(t) > x ? t - 1 : t
 }
 
 extension Octagon {

@@ -84,7 +84,7 @@ public struct StationaryDetector: Sendable {
             motionRun = 0
         }
         if motionRun == 0, agrees(fix, accuracy, origin) {
-            outside.removeAll(keepingCapacity: true)
+            if !outside.isEmpty { outside.removeAll(keepingCapacity: true) }
             add(fix, accuracy)
         } else {
             outside.append((fix, accuracy))
@@ -192,7 +192,7 @@ public struct StationaryDetector: Sendable {
         latest = nil
         sumX = 0; sumY = 0; sumXX = 0; sumYY = 0; sumVariance = 0; count = 0
         add(fix, accuracy)
-        outside.removeAll(keepingCapacity: true)
+        if !outside.isEmpty { outside.removeAll(keepingCapacity: true) }
     }
 }
 

@@ -1,13 +1,38 @@
-/// What one fix's decisions rest on: a point, how far beyond a boundary it must lie, and the location the
-/// events it causes carry.
+/// What one fix's decisions rest on: a position, how far beyond a boundary it must lie, and, at rest, the
+/// rest whose mean it is.
 struct Evidence {
-    var point: PreparedPoint
+    var coordinate: Coordinate
     var margin: Double
-    /// At rest: the fix moved to the rest's mean, with the mean's accuracy, for the events to carry. nil:
-    /// the fix itself.
-    var restLocation: Location?
+    /// At rest: the rest the position is the mean of. nil: the position is the fix itself.
+    var rest: RestEstimate?
+    /// The position prepared for exact tests, made on the first one: most fixes need none.
+    private var prepared: PreparedPoint?
+
+    init(coordinate: Coordinate, margin: Double, rest: RestEstimate? = nil) {
+        self.coordinate = coordinate
+        self.margin = margin
+        self.rest = rest
+    }
+
     /// At rest: no `crossed` between noisy fixes of a vehicle that does not move.
-    var atRest: Bool
+    var atRest: Bool { rest != nil }
+
+    mutating func point() -> PreparedPoint {
+        if let prepared { return prepared }
+        let made = PreparedPoint(coordinate)
+        prepared = made
+        return made
+    }
+
+    /// The location the events this evidence causes carry: the fix, or at rest the fix moved to the rest's
+    /// mean with the mean's accuracy.
+    func location(_ fix: Location) -> Location {
+        guard let rest else { return fix }
+        var location = fix
+        location.coordinate = rest.mean
+        location.horizontalAccuracy = rest.horizontalAccuracy
+        return location
+    }
 }
 
 /// A transition that has been confident since `location`'s time but has not yet held for the

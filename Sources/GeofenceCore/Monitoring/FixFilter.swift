@@ -15,22 +15,18 @@ public struct FixFilter: Sendable {
     public var configuration: MonitorConfiguration
     /// The last fix accepted.
     public private(set) var lastAccepted: Location?
-    /// The last accepted fix's point, prepared.
-    private(set) var lastPoint: PreparedPoint?
+    /// Where and when the last accepted fix was, without the rest of it.
+    private(set) var lastPosition: (coordinate: Coordinate, timestamp: Date)?
     private var speedRejections = 0
 
     public init(configuration: MonitorConfiguration, lastAccepted: Location? = nil) {
         self.configuration = configuration
         self.lastAccepted = lastAccepted
+        lastPosition = lastAccepted.map { ($0.coordinate, $0.timestamp) }
     }
 
     /// Accepts the fix (and remembers it) or says why not.
     public mutating func admit(_ fix: Location) -> FixRejection? {
-        admit(fix, PreparedPoint(fix.coordinate))
-    }
-
-    /// The same, with the fix's point already prepared (the monitor prepares it once per fix).
-    mutating func admit(_ fix: Location, _ point: PreparedPoint) -> FixRejection? {
         if fix.mode == .noFix { return .noFix }
         if !fix.coordinate.isValid { return .invalidCoordinate }
         // A fix with no accuracy is judged by the conservative `unknownAccuracy`, not rejected.
@@ -42,8 +38,8 @@ public struct FixFilter: Sendable {
             if dt <= configuration.speedCheckMaximumGap {
                 // Both fixes may be off by their accuracies; only the rest of the jump needs explaining.
                 let allowance = configuration.maximumSpeed * dt + accuracy + configuration.usableAccuracy(last.horizontalAccuracy)
-                // The chord bounds the distance from above: an ordinary jump needs no geodesic.
-                let surelyWithin = lastPoint.map { Geodesic.upperBound(chordBetween: $0, point) <= allowance } ?? false
+                // A bound from the degrees alone settles an ordinary jump without a geodesic.
+                let surelyWithin = Geodesic.upperBound(degreesBetween: last.coordinate, fix.coordinate) <= allowance
                 if !surelyWithin, Geodesic.distance(last.coordinate, fix.coordinate) > allowance {
                     speedRejections += 1
                     if speedRejections <= configuration.speedRejectionsBeforeReanchor { return .impossibleSpeed }
@@ -52,7 +48,7 @@ public struct FixFilter: Sendable {
         }
         speedRejections = 0
         lastAccepted = fix
-        lastPoint = point
+        lastPosition = (fix.coordinate, fix.timestamp)
         return nil
     }
 }

@@ -3,24 +3,24 @@ import Foundation
 extension MonitorEngine {
     /// Decides every condition the evidence may change: those the index offers for its point, and the
     /// watched ones (satisfied, unknown, waiting).
-    mutating func decideAll(_ evidence: Evidence, _ fix: Location, _ events: inout [MonitorEvent]) {
+    mutating func decideAll(_ evidence: inout Evidence, _ fix: Location, _ events: inout [MonitorEvent]) {
         var candidates = takeScratch()
         // A slot the index says surely holds the point is stored complemented (negative).
-        index.forEachCandidate(longitude: evidence.point.longitude, latitude: evidence.point.latitude) { slot, surelyInside in
+        index.forEachCandidate(longitude: evidence.coordinate.longitude, latitude: evidence.coordinate.latitude) { slot, surelyInside in
             candidates.append(surelyInside ? ~slot : slot)
         }
         for candidate in candidates {
             let slot = candidate < 0 ? ~candidate : candidate
             // Satisfied with the point surely inside: only "outside by the margin" could change it, so no
             // exact test is needed.
-            if candidate < 0, let entry = slots[slot], entry.record.state == .satisfied, entry.pending == nil {
+            if candidate < 0, status[slot].state == .satisfied, !status[slot].waiting {
                 stamps[slot] = stamp
                 continue
             }
-            decide(slot, evidence, fix, &events)
+            decide(slot, &evidence, fix, &events)
         }
         scratch = candidates
-        for slot in watched { decide(Int(slot), evidence, fix, &events) }
+        for slot in watched { decide(Int(slot), &evidence, fix, &events) }
     }
 
     /// The candidate buffer, emptied, moved out of `self` so the index can be walked while it fills.
@@ -31,43 +31,53 @@ extension MonitorEngine {
         return buffer
     }
 
-    private mutating func decide(_ slot: Int, _ evidence: Evidence, _ fix: Location, _ events: inout [MonitorEvent]) {
+    /// A slot's region, read in place rather than through a copy of the whole slot.
+    @inline(__always)
+    func region(_ slot: Int) -> Region? {
+        slots.withUnsafeBufferPointer { $0[slot]?.record.condition.region }
+    }
+
+    private mutating func decide(_ slot: Int, _ evidence: inout Evidence, _ fix: Location, _ events: inout [MonitorEvent]) {
         guard stamps[slot] != stamp else { return }
         stamps[slot] = stamp
-        guard let entry = slots[slot] else { return }
+        guard let region = region(slot) else { return }
         let verdict: ConditionState?
-        switch entry.record.condition.region.classify(evidence.point, margin: evidence.margin) {
+        switch region.classify(evidence.point(), margin: evidence.margin) {
         case .inside: verdict = .satisfied
         case .outside: verdict = .unsatisfied
         case .uncertain: verdict = nil
         }
-        settle(slot, verdict, evidence.restLocation ?? fix, fix, &events)
+        settle(slot, verdict, evidence, fix, &events)
+    }
+
+    /// The seconds a slot's new side must hold before its transition is published.
+    private func hold(_ slot: Int) -> Double {
+        slots[slot]?.record.condition.minimumDuration ?? configuration.minimumDuration
     }
 
     /// Turns a slot's confident verdict (nil: uncertain) into a state change, a pending one, or nothing.
-    private mutating func settle(_ slot: Int, _ verdict: ConditionState?, _ evidence: Location, _ fix: Location, _ events: inout [MonitorEvent]) {
-        guard let entry = slots[slot] else { return }
-        let current = entry.record.state
-        let hold = entry.record.condition.minimumDuration ?? configuration.minimumDuration
+    private mutating func settle(_ slot: Int, _ verdict: ConditionState?, _ evidence: Evidence, _ fix: Location, _ events: inout [MonitorEvent]) {
+        let current = status[slot].state, waiting = status[slot].waiting
         switch verdict {
         case current?:
             // The old side again: a waiting transition did not hold.
-            if entry.pending != nil {
+            if waiting {
                 slots[slot]!.pending = nil
                 updateWatch(slot)
             }
         case let state? where current == .unknown:
-            commit(slot, .initial, state, at: evidence, &events)
+            commit(slot, .initial, state, at: evidence.location(fix), &events)
         case let state?:
             let kind: EventKind = state == .satisfied ? .enter : .exit
-            if hold <= 0 { return commit(slot, kind, state, at: evidence, &events) }
-            if entry.pending?.state != state {
-                slots[slot]!.pending = PendingTransition(kind: kind, state: state, location: evidence)
+            let hold = hold(slot)
+            if hold <= 0 { return commit(slot, kind, state, at: evidence.location(fix), &events) }
+            if slots[slot]!.pending?.state != state {
+                slots[slot]!.pending = PendingTransition(kind: kind, state: state, location: evidence.location(fix))
                 updateWatch(slot)
             }
             commitIfHeld(slot, hold, fix, &events)
         case nil:
-            commitIfHeld(slot, hold, fix, &events)
+            if waiting { commitIfHeld(slot, hold(slot), fix, &events) }
         }
     }
 
@@ -86,49 +96,52 @@ extension MonitorEngine {
         entry.record.lastEvent = event
         entry.record.dwellReported = false
         entry.pending = nil
-        entry.changedAt = stamp
         slots[slot] = entry
+        status[slot].changedAt = stamp
         updateWatch(slot)
         events.append(event)
     }
 
     mutating func reportDwells(_ fix: Location, _ events: inout [MonitorEvent]) {
+        let now = fix.timestamp.timeIntervalSinceReferenceDate
         for slot in watched {
             let s = Int(slot)
-            guard var entry = slots[s], entry.record.state == .satisfied, !entry.record.dwellReported,
-                  let dwell = entry.record.condition.dwell, dwell > 0, let since = entry.record.since,
-                  fix.timestamp.timeIntervalSince(since) >= dwell else { continue }
+            // The status says when a dwell is due, so the slot itself is read only for one that is.
+            guard now - status[s].staySince >= status[s].dwell, var entry = slots[s] else { continue }
             let event = MonitorEvent(
                 identifier: entry.identifier, kind: .dwell, state: .satisfied, date: fix.timestamp, location: fix,
                 conditionName: entry.record.condition.name)
             entry.record.dwellReported = true
             entry.record.lastEvent = event
             slots[s] = entry
+            updateWatch(s)
             events.append(event)
         }
     }
 
     /// `crossed` for unsatisfied conditions that the straight path between two moving fixes passed through.
-    mutating func reportCrossings(from previous: (fix: Location, point: PreparedPoint), to current: (fix: Location, point: PreparedPoint),
+    mutating func reportCrossings(from previous: (coordinate: Coordinate, timestamp: Date), to fix: Location, _ current: inout Evidence,
                                   _ events: inout [MonitorEvent]) {
-        let fix = current.fix
-        guard fix.timestamp.timeIntervalSince(previous.fix.timestamp) <= configuration.crossingMaximumInterval else { return }
+        guard fix.timestamp.timeIntervalSince(previous.timestamp) <= configuration.crossingMaximumInterval else { return }
         var candidates = takeScratch()
         defer { scratch = candidates }
-        index.forEachCandidate(alongSegmentFrom: previous.fix.coordinate, to: fix.coordinate) { candidates.append($0) }
-        // Most paths meet no condition's box; the chord settles the distance for almost all others.
+        index.forEachCandidate(alongSegmentFrom: previous.coordinate, to: fix.coordinate) { candidates.append($0) }
+        // Most paths meet no condition's region; a bound from the degrees settles the distance for almost all
+        // others.
         let limit = configuration.crossingMaximumDistance
-        guard !candidates.isEmpty, Geodesic.upperBound(chordBetween: previous.point, current.point) <= limit
-                || Geodesic.distance(previous.fix.coordinate, fix.coordinate) <= limit else { return }
-        let before = previous.point, after = current.point
+        guard !candidates.isEmpty, Geodesic.upperBound(degreesBetween: previous.coordinate, fix.coordinate) <= limit
+                || Geodesic.distance(previous.coordinate, fix.coordinate) <= limit else { return }
+        var before: PreparedPoint?
         for slot in candidates {
             // A condition that changed state on this fix has its own event; one waiting to change is not
             // merely passed by.
-            guard var entry = slots[slot], entry.changedAt != stamp, entry.record.state == .unsatisfied,
-                  entry.pending == nil else { continue }
-            let region = entry.record.condition.region
-            guard !region.contains(before), !region.contains(after),
-                  region.intersectsSegment(from: previous.fix.coordinate, to: fix.coordinate) else { continue }
+            let st = status[slot]
+            guard st.changedAt != stamp, st.state == .unsatisfied, !st.waiting, let region = region(slot) else { continue }
+            let start = before ?? PreparedPoint(previous.coordinate)
+            before = start
+            guard !region.contains(start), !region.contains(current.point()),
+                  region.intersectsSegment(from: previous.coordinate, to: fix.coordinate),
+                  var entry = slots[slot] else { continue }
             let event = MonitorEvent(
                 identifier: entry.identifier, kind: .crossed, state: .unsatisfied, date: fix.timestamp, location: fix,
                 conditionName: entry.record.condition.name)

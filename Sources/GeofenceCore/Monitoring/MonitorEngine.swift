@@ -33,11 +33,24 @@ public struct MonitorEngine: Sendable {
         var identifier: String
         var record: MonitorRecord
         var pending: PendingTransition?
+    }
+
+    /// What every fix reads of a slot, kept apart from the slot (a few hundred bytes with references) so
+    /// that reading it copies nothing. `updateWatch` keeps it in step with the slot.
+    struct SlotStatus: Sendable {
+        var state: ConditionState = .unsatisfied
+        /// A transition waits for its minimum duration.
+        var waiting = false
         /// The fix stamp at which the state last changed.
         var changedAt: UInt32 = 0
+        /// While a dwell event is due: when the stay began (seconds since the reference date) and the dwell
+        /// time; otherwise the dwell is infinite.
+        var staySince = 0.0
+        var dwell = Double.infinity
     }
 
     var slots: [Slot?] = []
+    var status: [SlotStatus] = []
     private var slotByIdentifier: [String: Int] = [:]
     private var freeSlots: [Int] = []
     var index = SpatialIndex()
@@ -123,6 +136,7 @@ public struct MonitorEngine: Sendable {
         slotByIdentifier.reserveCapacity(slotByIdentifier.count + total)
         watchedPosition.reserveCapacity(watchedPosition.count + total)
         stamps.reserveCapacity(stamps.count + total)
+        status.reserveCapacity(status.count + total)
         var regions: [(slot: Int, region: Region)] = []
         regions.reserveCapacity(total)
         for records in parts {
@@ -158,15 +172,30 @@ public struct MonitorEngine: Sendable {
     private mutating func newSlot() -> Int {
         if let free = freeSlots.popLast() { return free }
         slots.append(nil)
+        status.append(SlotStatus())
         watchedPosition.append(-1)
         stamps.append(0)
         return slots.count - 1
     }
 
-    /// Watches a slot exactly while it is not a plain `unsatisfied`.
+    /// Brings the slot's status in step with it, and watches it exactly while it is not a plain
+    /// `unsatisfied`. Called after every change to a slot.
     mutating func updateWatch(_ slot: Int) {
-        guard let entry = slots[slot] else { return unwatch(slot) }
-        if entry.record.state != .unsatisfied || entry.pending != nil { watch(slot) } else { unwatch(slot) }
+        guard let entry = slots[slot] else {
+            status[slot] = SlotStatus()
+            return unwatch(slot)
+        }
+        let record = entry.record
+        status[slot].state = record.state
+        status[slot].waiting = entry.pending != nil
+        if record.state == .satisfied, !record.dwellReported, let dwell = record.condition.dwell, dwell > 0, let since = record.since {
+            status[slot].staySince = since.timeIntervalSinceReferenceDate
+            status[slot].dwell = dwell
+        } else {
+            status[slot].staySince = 0
+            status[slot].dwell = .infinity
+        }
+        if record.state != .unsatisfied || entry.pending != nil { watch(slot) } else { unwatch(slot) }
     }
 
     private mutating func watch(_ slot: Int) {
@@ -190,45 +219,41 @@ public struct MonitorEngine: Sendable {
 
     /// Offers a fix: filters it, then updates every condition it decides and returns the events.
     public mutating func process(_ fix: Location) -> FixOutcome {
-        let previous = filter.lastAccepted, previousPoint = filter.lastPoint
-        let point = PreparedPoint(fix.coordinate)
-        if let rejection = filter.admit(fix, point) { return .rejected(rejection) }
+        let previous = filter.lastPosition
+        if let rejection = filter.admit(fix) { return .rejected(rejection) }
         stamp &+= 1
         if stamp == 0 {
             for i in stamps.indices { stamps[i] = 0 }
-            for i in slots.indices { slots[i]?.changedAt = 0 }
+            for i in status.indices { status[i].changedAt = 0 }
             stamp = 1
         }
         var events: [MonitorEvent] = []
-        if let evidence = evidence(for: fix, point) {
-            decideAll(evidence, fix, &events)
-            if !evidence.atRest, let previous, let previousPoint {
-                reportCrossings(from: (previous, previousPoint), to: (fix, point), &events)
+        if var evidence = evidence(for: fix) {
+            decideAll(&evidence, fix, &events)
+            if !evidence.atRest, let previous {
+                reportCrossings(from: previous, to: fix, &evidence, &events)
             }
         }
         reportDwells(fix, &events)
-        events.sort { $0.identifier < $1.identifier }
+        if events.count > 1 { events.sort { $0.identifier < $1.identifier } }
         return .accepted(events)
     }
 
     /// The fix itself while the vehicle moves; the rest's mean while it is stationary; nil while the
     /// first fixes do not yet show which.
-    private mutating func evidence(for fix: Location, _ point: PreparedPoint) -> Evidence? {
+    private mutating func evidence(for fix: Location) -> Evidence? {
         guard configuration.restAveraging else {
-            return Evidence(point: point, margin: rule.margin(forAccuracy: fix.horizontalAccuracy), restLocation: nil, atRest: false)
+            return Evidence(coordinate: fix.coordinate, margin: rule.margin(forAccuracy: fix.horizontalAccuracy))
         }
         rest.update(fix, accuracy: configuration.usableAccuracy(fix.horizontalAccuracy))
         switch rest.motion {
         case .unknown:
             return nil
         case .moving:
-            return Evidence(point: point, margin: rule.margin(forAccuracy: fix.horizontalAccuracy), restLocation: nil, atRest: false)
+            return Evidence(coordinate: fix.coordinate, margin: rule.margin(forAccuracy: fix.horizontalAccuracy))
         case .stationary:
             let estimate = rest.rest!
-            var location = fix
-            location.coordinate = estimate.mean
-            location.horizontalAccuracy = estimate.horizontalAccuracy
-            return Evidence(point: PreparedPoint(estimate.mean), margin: rule.margin(for: estimate), restLocation: location, atRest: true)
+            return Evidence(coordinate: estimate.mean, margin: rule.margin(for: estimate), rest: estimate)
         }
     }
 }
