@@ -23,6 +23,9 @@ public struct Crossing: Sendable {
         public var evidenceDelays: [Double]
         /// The margin each transition's evidence needed.
         public var margins: [Double]
+        /// For each transition: whether it came with the first fix that was past the boundary by its margin
+        /// (within a centimetre), neither earlier nor later: the rule itself then adds no delay.
+        public var atFirstConfidentFix: [Bool] = []
         /// Whether it behaved: one enter on the way in, one exit on the way out.
         public var isExact: Bool { transitions == [.enter, .exit] }
     }
@@ -81,6 +84,8 @@ public struct Crossing: Sendable {
         let steps = Int((4 * leg / speed).rounded(.up))
         var truths: [Date: Coordinate] = [:]
         var result = Result(transitions: [], delays: [], evidenceDelays: [], margins: [])
+        // Per leg (in, out): the first fix that may be, and the first that surely is, past its margin.
+        var firstMaybe: [Date?] = [nil, nil], firstSure: [Date?] = [nil, nil]
         for k in 0...steps {
             // Along the path: from -leg to +leg (in), then back (out).
             let travelled = Double(k) * speed
@@ -91,6 +96,10 @@ public struct Crossing: Sendable {
             let time = start.addingTimeInterval(Double(k))
             truths[time] = truth
             let fix = receiver.fix(truth: truth, velocity: (sign * speed * direction.east, sign * speed * direction.north), at: time)
+            let leg = inbound ? 0 : 1
+            let past = sign * depth(of: fix.coordinate) - rule.margin(forAccuracy: fix.horizontalAccuracy)
+            if firstMaybe[leg] == nil, past > -0.01 { firstMaybe[leg] = time }
+            if firstSure[leg] == nil, past > 0.01 { firstSure[leg] = time }
             for event in engine.process(fix).events where event.kind != .initial {
                 result.transitions.append(event.kind)
                 let entering = event.kind == .enter
@@ -98,6 +107,9 @@ public struct Crossing: Sendable {
                 result.delays.append(entering ? depth(of: truthThen) : -depth(of: truthThen))
                 result.evidenceDelays.append(entering ? depth(of: event.location.coordinate) : -depth(of: event.location.coordinate))
                 result.margins.append(rule.margin(forAccuracy: event.location.horizontalAccuracy))
+                let eventLeg = entering ? 0 : 1
+                result.atFirstConfidentFix.append(firstMaybe[eventLeg].map { $0 <= event.date } == true
+                                                  && (firstSure[eventLeg].map { event.date <= $0 } ?? true))
             }
         }
         return result

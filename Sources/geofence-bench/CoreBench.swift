@@ -34,6 +34,8 @@ struct CoreBench: ParsableCommand {
         Spec(name: "sparse-random-10k", conditions: 10_000, spanKilometres: 1000, fixes: "random"),
         Spec(name: "sparse-track-1k", conditions: 1_000, spanKilometres: 1000, fixes: "track"),
         Spec(name: "monitor-sparse-track", conditions: 100_000, spanKilometres: 1000, fixes: "track"),
+        // The fixed cost of a fix, whatever the conditions.
+        Spec(name: "monitor-track-1", conditions: 1, spanKilometres: 1000, fixes: "track"),
     ]
 
     @Option(help: "Run one scenario in this process (used by the parent run).")

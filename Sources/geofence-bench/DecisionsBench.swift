@@ -21,7 +21,8 @@ struct DecisionsBench: ParsableCommand {
             {"rule": ..., "flaps_per_vehicle_day": ..., "parked_unknown_fraction": ..., \
             "delay_p50_m_1mps": ..., "delay_p95_m_1mps": ..., "bound_m_1mps": ..., ...}
             where a delay is how far past the boundary the vehicle truly was when the transition was reported,
-            and the bound is the margin plus one fix's travel.
+            and the bound is the margin plus one fix's travel. transitions_at_first_confident_fix is the share
+            of transitions reported with the first fix that was past the boundary by its margin.
 
             Example:
               swift run -c release geofence-bench decisions --days 6
@@ -81,6 +82,7 @@ struct DecisionsBench: ParsableCommand {
             ("parked_unknown_fraction", rounded(Double(unknown) / Double(fences), 4)),
         ]
         var exact = 0, total = 0
+        let firstConfident = Mutex((at: 0, of: 0))
         // Crossings with the receiver of issue 15: 3.5 m, τ 20 s, under-reporting one epoch in ten.
         let crossingReceiver = SimulatedReceiver.Profile(accuracy: 3.5, correlationTime: 20, underReportingRate: 0.1)
         for speed in Self.speeds {
@@ -94,6 +96,7 @@ struct DecisionsBench: ParsableCommand {
                     for i in r.delays.indices { all.append((r.delays[i], r.evidenceDelays[i], r.margins[i] + speed)) }
                 }
                 if r.isExact { exactCount.withLock { $0 += 1 } }
+                firstConfident.withLock { $0.at += r.atFirstConfidentFix.filter { $0 }.count; $0.of += r.atFirstConfidentFix.count }
             }
             let all = samples.withLock { $0 }
             total += jobs
@@ -105,6 +108,8 @@ struct DecisionsBench: ParsableCommand {
         }
         exact = exactCount.withLock { $0 }
         pairs.append(("crossings_with_exactly_one_transition", rounded(Double(exact) / Double(max(total, 1)), 4)))
+        let first = firstConfident.withLock { $0 }
+        pairs.append(("transitions_at_first_confident_fix", rounded(Double(first.at) / Double(max(first.of, 1)), 4)))
         return jsonLine(pairs)
     }
 

@@ -41,6 +41,10 @@ import TestSupport
                 let crossing = Crossing(shape: shape, speed: speed, angle: shallow ? 20 : 90)
                 let result = crossing.run(profile, seed: UInt64(seed))
                 #expect(result.isExact, "\(shape) at \(speed) m/s, \(shallow ? 20 : 90)°, \(profile): \(result.transitions)")
+                // The rule adds no delay of its own: each transition comes with the first fix past the
+                // boundary by its margin.
+                #expect(result.atFirstConfidentFix.count == result.transitions.count && result.atFirstConfidentFix.allSatisfy { $0 },
+                        "\(shape) at \(speed) m/s, \(profile): \(result.atFirstConfidentFix)")
                 // Reported past the boundary, and not far past it: within the margin, one fix's travel and
                 // four σ of the error's normal component.
                 let sigma = accuracy / 2.0.squareRoot()

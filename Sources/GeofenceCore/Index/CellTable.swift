@@ -124,9 +124,7 @@ struct StepOctagon: Sendable {
     /// Lanes whose bound is an upper one, in the order of the bounds: flipping both sides of
     /// such a lane turns `x <= bound` into `~x >= ~bound`, so that one unsigned comparison of all eight
     /// lanes tests the whole octagon with no branch.
-    /// (Computed, not stored: a stored static is read through a `swift_once` on every query.)
-    @inline(__always)
-    static var upperLanes: SIMD8<UInt8> { SIMD8(0, 0, 0xFF, 0xFF, 0, 0xFF, 0, 0xFF) }
+    static let upperLanes = SIMD8<UInt8>(0, 0, 0xFF, 0xFF, 0, 0xFF, 0, 0xFF)
 
     /// A point's steps laid out against the bounds, upper lanes flipped: for `holds(_:)`.
     @inline(__always)
@@ -265,7 +263,6 @@ struct CellTable: Sendable {
     @inline(__always)
     func forEach(in key: UInt64, u: UInt8, v: UInt8, bit: UInt64, _ body: (UInt32, _ surelyInside: Bool) -> Void) {
         guard let b = span(of: key) else { return }
-        let pool = self.pool, masks = self.masks
         pool.withUnsafeBufferPointer { p in
             masks.withUnsafeBufferPointer { m in
                 let (s, d) = StepOctagon.diagonals(u: u, v: v)

@@ -251,8 +251,8 @@ public struct SpatialIndex: Sendable {
         let inverse = inverseSizes[level]
         // Cells are a power of two of degrees wide, so `u - c` and the sub-cell are exact.
         let u = (longitude + 180) * inverse, v = (latitude + 90) * inverse
-        var c = floorInt(u)
-        let r = min(floorInt(v), rowCounts[level] - 1)
+        var c = Int(u.rounded(.down))
+        let r = min(Int(v.rounded(.down)), rowCounts[level] - 1)
         let fu = u - Double(c), fv = v - Double(r)
         let bit = CellMask.bit(fractionU: fu, fractionV: fv)
         if c >= columnCounts[level] { c -= columnCounts[level] }
@@ -280,8 +280,7 @@ public struct SpatialIndex: Sendable {
         levels.withUnsafeBufferPointer { tables in
             for level in activeLevels {
                 let (key, bit, u, v) = locate(longitude: longitude, latitude: latitude, level: level)
-                // Through the pointer: a buffer's subscript would copy the table (and retain its arrays).
-                tables.baseAddress.unsafelyUnwrapped[level].forEach(in: key, u: u, v: v, bit: bit) { slot, surelyInside in body(Int(slot), surelyInside) }
+                tables[level].forEach(in: key, u: u, v: v, bit: bit) { slot, surelyInside in body(Int(slot), surelyInside) }
             }
         }
         for slot in large where boxes[Int(slot)].unsafelyUnwrapped.contains(longitude: longitude, latitude: latitude) {
