@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "Mosquitto", targets: ["Mosquitto"]),
         .library(name: "GPSD", targets: ["GPSD"]),
         .library(name: "GeofenceStore", targets: ["GeofenceStore"]),
+        .library(name: "Geocoding", targets: ["Geocoding"]),
         .executable(name: "geofence-agent", targets: ["geofence-agent"]),
         .executable(name: "geofence-bench", targets: ["geofence-bench"]),
         .executable(name: "geofence-demo", targets: ["geofence-demo"]),
@@ -62,6 +63,9 @@ let package = Package(
             name: "GeofenceStore",
             dependencies: ["SQLite", "Deflate", "GeofenceCore", .product(name: "Logging", package: "swift-log")]
         ),
+        // Offline geocoding, shaped like CLGeocoder: lookups over the gazetteer that
+        // scripts/build-gazetteer.py builds from GeoNames and Natural Earth data. Pure: bytes in, answers out.
+        .target(name: "Geocoding", dependencies: ["GeofenceCore", "Deflate"]),
         // A simulated GNSS receiver (correlated Gaussian error, optimistic accuracies, Doppler speed) and the
         // parked and crossing scenarios that the decision tests and `geofence-bench decisions` share.
         .target(name: "ReceiverSimulation", dependencies: ["GeofenceCore"]),
@@ -71,7 +75,7 @@ let package = Package(
         .target(
             name: "GeofenceAgent",
             dependencies: [
-                "GeofenceCore", "GPSD", "GeofenceStore", "Mosquitto", "SQLite",
+                "GeofenceCore", "GPSD", "GeofenceStore", "Mosquitto", "SQLite", "Geocoding",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -94,6 +98,7 @@ let package = Package(
                 "LocalServers",
                 "GeofenceStore",
                 "ReceiverSimulation",
+                "Geocoding",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -116,6 +121,10 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
+            name: "GeocodingTests",
+            dependencies: ["Geocoding", "GeofenceCore", "TestSupport"]
         ),
         .testTarget(
             name: "MosquittoTests",

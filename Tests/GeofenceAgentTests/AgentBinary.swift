@@ -19,14 +19,20 @@ struct AgentBinary {
         Bundle.module.url(forResource: name, withExtension: nil, subdirectory: "Fixtures")!.path
     }
 
-    static func run(_ arguments: [String]) throws -> Result {
+    static func run(_ arguments: [String], stdin input: String? = nil) throws -> Result {
         let process = Process()
         process.executableURL = url
         process.arguments = arguments
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
+        let inPipe = Pipe()
+        if input != nil { process.standardInput = inPipe }
         try process.run()
+        if let input {
+            inPipe.fileHandleForWriting.write(Data(input.utf8))
+            try inPipe.fileHandleForWriting.close()
+        }
         // Read both pipes fully before waiting, so a large output cannot stall the child.
         let outData = out.fileHandleForReading.readDataToEndOfFile()
         let errData = err.fileHandleForReading.readDataToEndOfFile()

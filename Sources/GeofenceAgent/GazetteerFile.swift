@@ -1,0 +1,54 @@
+import Foundation
+import Geocoding
+
+/// Where the gazetteer file is, and reading it: the I/O edge of `Geocoding`.
+public enum GazetteerFile {
+    /// The environment variable that names the file.
+    public static let environmentVariable = "GEOFENCE_GAZETTEER"
+    /// Where the file is looked for, relative to a directory above the executable (a checkout's
+    /// `.build/debug/`), and where a package installs it.
+    static let relativePath = "gazetteer/gazetteer.bin"
+    static let installedPaths = ["/usr/local/share/geofence-agent/gazetteer.bin", "/usr/share/geofence-agent/gazetteer.bin"]
+
+    /// The file to use: `explicit`, else `$GEOFENCE_GAZETTEER`, else `gazetteer/gazetteer.bin` in a directory
+    /// above the executable, else an installed copy. nil when none exists.
+    public static func locate(explicit: String? = nil) -> String? {
+        if let explicit { return explicit }
+        if let path = ProcessInfo.processInfo.environment[environmentVariable], !path.isEmpty { return path }
+        var directory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+        for _ in 0..<5 {
+            let candidate = directory.appendingPathComponent(relativePath).path
+            if FileManager.default.fileExists(atPath: candidate) { return candidate }
+            directory.deleteLastPathComponent()
+        }
+        return installedPaths.first { FileManager.default.fileExists(atPath: $0) }
+    }
+
+    /// Reads and parses the file.
+    public static func load(_ path: String) throws(GeocodingError) -> Gazetteer {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw .dataNotLoaded("cannot read \(path) (scripts/setup builds it; GEOFENCE_GAZETTEER names another)")
+        }
+        do {
+            return try Gazetteer(fileBytes: [UInt8](data))
+        } catch {
+            throw .dataNotLoaded("\(path): \(error)")
+        }
+    }
+
+    /// A geocoder over the located file, or one that says why there is none.
+    public static func geocoder(explicit: String? = nil) -> Geocoder {
+        guard let path = locate(explicit: explicit) else {
+            return Geocoder(unavailable: .dataNotLoaded(
+                "no gazetteer found: scripts/setup builds gazetteer/gazetteer.bin; --gazetteer or \(environmentVariable) names another"))
+        }
+        do {
+            return Geocoder(gazetteer: try load(path))
+        } catch {
+            return Geocoder(unavailable: error)
+        }
+    }
+
+    /// The attribution the data's licence asks for.
+    public static let attribution = "Place data from GeoNames (geonames.org), CC BY 4.0; country outlines from Natural Earth (public domain)."
+}
