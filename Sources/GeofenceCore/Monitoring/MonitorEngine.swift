@@ -165,6 +165,7 @@ public struct MonitorEngine: Sendable {
         unwatch(slot)
         index.remove(slot: slot)
         slots[slot] = nil
+        status[slot] = SlotStatus()
         freeSlots.append(slot)
     }
 
