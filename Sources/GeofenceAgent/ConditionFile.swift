@@ -9,7 +9,11 @@ public struct ConditionFile: Sendable {
     public var featureTexts: [String: String] = [:]
 
     public static func load(_ path: String, limits: GeoJSONLimits = .default) throws(AgentError) -> ConditionFile {
-        let bytes = try FileInput.bytes(path, what: "conditions")
+        try parse(try FileInput.bytes(path, what: "conditions"), path: path, limits: limits)
+    }
+
+    /// The same from bytes already read; `path` names them in messages.
+    public static func parse(_ bytes: [UInt8], path: String, limits: GeoJSONLimits = .default) throws(AgentError) -> ConditionFile {
         let load = GeoJSONConditions.decode(bytes, limits: limits)
         // A document-level error (not JSON, not GeoJSON) leaves nothing to work with.
         if let unusable = load.errors.first(where: \.isDocumentLevel) {
@@ -19,7 +23,7 @@ public struct ConditionFile: Sendable {
             throw AgentError("\(path): \(unusable)")
         }
         var file = ConditionFile(path: path, definitions: load.definitions, errors: load.errors)
-        if let document = try? JSONParser.parse(try FileInput.bytes(path, what: "conditions")) {
+        if let document = try? JSONParser.parse(bytes) {
             let features: [JSONValue]
             if case .array(let list)? = document["features"] { features = list } else { features = [document] }
             for feature in features {

@@ -36,6 +36,34 @@ import Glibc
         await fleet.stop()
     }
 
+    @Test func pushByPlaceNamePublishesACircleAroundThePlaceItNames() async throws {
+        let broker = try LocalMosquitto()
+        try broker.start()
+        defer { broker.stop() }
+        let agent = try AgentFixture(brokerPort: broker.port, speedFactor: 10)
+        let fleet = try await EventSubscriber(port: broker.port, topic: "fleet/test/geofences/#")
+        let pushed = try AgentBinary.run(["push", "--config", agent.configURL.path, "--place", "zwolle, nl", "--radius", "2500", "--id", "zwolle"])
+        #expect(pushed.status == 0, "\(pushed.stderr)")
+        #expect(pushed.lines.first?.hasPrefix("place: Zwolle, Overijssel, NL (52.51250, 6.09444") == true, "\(pushed.stdout)")
+        #expect(pushed.lines.last == "published fleet/test/geofences/zwolle")
+        #expect(await waitUntil(20) { fleet.events.contains { $0["id"] as? String == "zwolle" } })
+        let feature = fleet.events.first { $0["id"] as? String == "zwolle" }!
+        let coordinates = (feature["geometry"] as? [String: Any])?["coordinates"] as? [Double]
+        #expect(coordinates.map { abs($0[0] - 6.09444) < 1e-4 && abs($0[1] - 52.5125) < 1e-4 } == true)
+        let properties = feature["properties"] as? [String: Any]
+        #expect(properties?["radius"] as? Double == 2500 && properties?["name"] as? String == "Zwolle")
+
+        let unknown = try AgentBinary.run(["push", "--config", agent.configURL.path, "--place", "Xqzzyplorf", "--radius", "100", "--id", "x"])
+        #expect(unknown.status == 1 && unknown.stderr.contains(#"--place "Xqzzyplorf": no place matches"#))
+        let noRadius = try AgentBinary.run(["push", "--config", agent.configURL.path, "--place", "Zwolle", "--id", "x"])
+        #expect(noRadius.status == 64 && noRadius.stderr.contains("--place needs --radius"))
+        let both = try AgentBinary.run(["push", "--config", agent.configURL.path, "--place", "Zwolle", "--conditions", "x.geojson"])
+        #expect(both.status == 64 && both.stderr.contains("not both"))
+        let badId = try AgentBinary.run(["push", "--config", agent.configURL.path, "--place", "Zwolle", "--radius", "10", "--id", "a/b"])
+        #expect(badId.status != 0 && badId.stderr.contains("nothing was published"))
+        await fleet.stop()
+    }
+
     @Test func conditionsAddListShowRemoveWithAndWithoutTheAgent() async throws {
         let broker = try LocalMosquitto()
         try broker.start()

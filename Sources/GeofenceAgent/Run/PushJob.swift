@@ -1,5 +1,6 @@
 import Foundation
 import GeofenceCore
+import Geocoding
 import Logging
 import Mosquitto
 
@@ -8,8 +9,41 @@ import Mosquitto
 public enum PushJob {
     public static func run(configurationPath: String, conditionsPath: String, vehicle: String?, delete: Bool,
                            logger: Logger, emit: @Sendable (String) -> Void) async throws(AgentError) {
+        try await run(configurationPath: configurationPath, file: try ConditionFile.load(conditionsPath), vehicle: vehicle, delete: delete,
+                      logger: logger, emit: emit)
+    }
+
+    /// A circle of `radius` metres around the place `query` names (the most populous match, printed),
+    /// published as the condition `identifier`.
+    public static func run(configurationPath: String, place query: String, radius: Double, identifier: String, name: String?,
+                           geocoder: Geocoder, vehicle: String?, delete: Bool, logger: Logger,
+                           emit: @Sendable (String) -> Void) async throws(AgentError) {
+        let place: Placemark
+        do {
+            place = try await geocoder.geocodeAddressString(query, limit: 1)[0]
+        } catch {
+            throw GeocodeJobs.agentError(error, at: "--place \"\(query)\"")
+        }
+        emit("place: \(GeocodeJobs.text(place))")
+        var properties = JSONLine()
+        properties.add("radius", radius)
+        properties.add("name", name ?? place.name)
+        var geometry = JSONLine()
+        geometry.add("type", "Point")
+        geometry.addRaw("coordinates", "[\(place.location.longitude),\(place.location.latitude)]")
+        var feature = JSONLine()
+        feature.add("type", "Feature")
+        feature.add("id", identifier)
+        feature.addRaw("geometry", geometry.text)
+        feature.addRaw("properties", properties.text)
+        let file = try ConditionFile.parse(Array(feature.text.utf8), path: "--place \"\(query)\"")
+        try await run(configurationPath: configurationPath, file: file, vehicle: vehicle, delete: delete, logger: logger, emit: emit)
+    }
+
+    public static func run(configurationPath: String, file: ConditionFile, vehicle: String?, delete: Bool,
+                           logger: Logger, emit: @Sendable (String) -> Void) async throws(AgentError) {
+        let conditionsPath = file.path
         let configuration = try AgentConfiguration.load(configurationPath)
-        let file = try ConditionFile.load(conditionsPath)
         if !file.errors.isEmpty {
             throw AgentError("nothing was published: \(file.errors.count) of \(file.errors.count + file.definitions.count) features are invalid:\n" + file.errorLines.joined(separator: "\n"))
         }
