@@ -143,7 +143,7 @@ let package = Package(
         .testTarget(
             name: "GeofenceAgentTests",
             dependencies: [
-                "GeofenceAgent", "GeofenceCore", "GeofenceStore", "GPSD", "LocalServers", "Mosquitto", "ReceiverSimulation", "SQLite", "TestSupport", "geofence-agent",
+                "GeofenceAgent", "GeofenceCore", "GeofenceStore", "Geocoding", "GPSD", "LocalServers", "Mosquitto", "ReceiverSimulation", "SQLite", "TestSupport", "geofence-agent",
                 .product(name: "Logging", package: "swift-log"),
             ],
             resources: [.copy("Fixtures")]

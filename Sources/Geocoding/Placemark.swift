@@ -24,6 +24,21 @@ public struct Placemark: Sendable, Equatable, Codable {
     public var distance: Double?
 
     public var timeZone: TimeZone? { timeZoneIdentifier.flatMap(TimeZone.init(identifier:)) }
+
+    public init(name: String, locality: String, subAdministrativeArea: String? = nil, administrativeArea: String? = nil,
+                isoCountryCode: String? = nil, country: String? = nil, timeZoneIdentifier: String? = nil, location: Coordinate,
+                population: Int, distance: Double? = nil) {
+        self.name = name
+        self.locality = locality
+        self.subAdministrativeArea = subAdministrativeArea
+        self.administrativeArea = administrativeArea
+        self.isoCountryCode = isoCountryCode
+        self.country = country
+        self.timeZoneIdentifier = timeZoneIdentifier
+        self.location = location
+        self.population = population
+        self.distance = distance
+    }
 }
 
 /// Why a lookup gave no answer.

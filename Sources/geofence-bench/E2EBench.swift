@@ -19,10 +19,11 @@ struct E2EBench: AsyncParsableCommand {
             written together) every 100 ms, fed to a gpsd of our own. The agent (the real binary, store on \
             disk with synchronous=FULL) publishes every transition; a subscriber on loopback timestamps it. \
             Latency = arrival at the subscriber - the moment the epoch that caused the event was written to \
-            gpsd. Run once with the default configuration and once with the early epoch close turned off \
-            (gpsd.epochEarlyClose: false), which shows what waiting for the epoch's end costs:
+            gpsd. Run with the default configuration; with the early epoch close turned off \
+            (gpsd.epochEarlyClose: false), which shows what waiting for the epoch's end costs; and with places \
+            off (places.enabled: false), which shows what naming each event's place costs:
 
-            {"scenario": "e2e-latency", "epoch_early_close": ..., "p50_ms": ..., "p99_ms": ..., "transitions": ...}
+            {"scenario": "e2e-latency", "epoch_early_close": ..., "places": ..., "p50_ms": ..., "p99_ms": ..., "transitions": ...}
 
             Example:
               swift build -c release && .build/release/geofence-bench e2e
@@ -40,18 +41,20 @@ struct E2EBench: AsyncParsableCommand {
 
     func run() async throws {
         let agentPath = try agent.path()
-        for earlyClose in [true, false] {
-            let (latencies, transitions) = try await measure(agentPath: agentPath, earlyClose: earlyClose)
+        // As configured by default (places on), without the early close, and without places: the last is the
+        // same-run cost of naming each event's place.
+        for (earlyClose, places) in [(true, true), (false, true), (true, false)] {
+            let (latencies, transitions) = try await measure(agentPath: agentPath, earlyClose: earlyClose, places: places)
             let sorted = latencies.sorted()
             func q(_ p: Double) -> Double { sorted.isEmpty ? .nan : sorted[min(sorted.count - 1, Int(p * Double(sorted.count)))] }
-            print(jsonLine(["scenario": "e2e-latency", "epoch_early_close": earlyClose, "p50_ms": rounded(q(0.5), 2),
+            print(jsonLine(["scenario": "e2e-latency", "epoch_early_close": earlyClose, "places": places, "p50_ms": rounded(q(0.5), 2),
                             "p99_ms": rounded(q(0.99), 2), "max_ms": rounded(sorted.last ?? .nan, 2), "transitions": transitions,
                             "measured": latencies.count]))
         }
     }
 
     /// One run: returns each transition's latency in ms.
-    private func measure(agentPath: String, earlyClose: Bool) async throws -> ([Double], Int) {
+    private func measure(agentPath: String, earlyClose: Bool, places: Bool) async throws -> ([Double], Int) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("e2e-bench-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -88,6 +91,7 @@ struct E2EBench: AsyncParsableCommand {
             "gpsd": ["host": "127.0.0.1", "port": gpsd.port, "epochEarlyClose": earlyClose],
             "store": ["path": "state/agent.sqlite"],
             "conditions": ["file": "zone.geojson"],
+            "places": ["enabled": places],
         ]
         let configURL = directory.appendingPathComponent("config.json")
         try JSONSerialization.data(withJSONObject: config).write(to: configURL)

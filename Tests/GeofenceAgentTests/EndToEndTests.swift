@@ -61,6 +61,10 @@ import Glibc
         agent.kill(signal: SIGTERM)
         let got = dashboard.unique.map { "\($0["identifier"] as? String ?? "") \($0["event"] as? String ?? "")" }
         #expect(got.contains("channel enter") && got.contains("channel dwell") && got.contains("channel exit") && got.contains("start-buoy exit"), "\(got)")
+        // Places are on by default: every event names the nearest place (at sea, with no country).
+        let places = dashboard.unique.compactMap { $0["place"] as? [String: Any] }
+        #expect(places.count == dashboard.unique.count, "\(dashboard.unique)")
+        #expect(places.allSatisfy { ($0["locality"] as? String)?.isEmpty == false && $0["distance"] is Double }, "\(places)")
 
         // The clean stop left the retained status offline.
         let status = try await EventSubscriber(port: broker.port, topic: "fleet/test/vehicles/v1/status")

@@ -32,9 +32,17 @@ public enum AgentRunner {
         }
         let outbox = Outbox(store: store)
         let publisher = OutboxPublisher(outbox: outbox, client: client, logger: logger)
+        var places: GazetteerPlaces?
+        if configuration.places.enabled {
+            // Without the gazetteer the agent still runs; its messages then say "place": null.
+            switch await GazetteerPlaces.load(path: configuration.places.gazetteer) {
+            case .success(let loaded): places = loaded
+            case .failure(let error): logger.warning("places are off", metadata: ["reason": "\(error)"])
+            }
+        }
         let processor: FixProcessor
         do {
-            processor = try await FixProcessor(configuration: configuration, store: store, outbox: outbox, logger: logger)
+            processor = try await FixProcessor(configuration: configuration, store: store, outbox: outbox, places: places, logger: logger)
         } catch {
             await store.close()
             throw AgentError("cannot start: \(error)")

@@ -45,6 +45,14 @@ public struct AgentConfiguration: Sendable, Equatable {
         public var exitAtEnd = false
     }
 
+    /// The place (nearest locality, area, country) on events, live updates and status, from the offline
+    /// gazetteer.
+    public struct Places: Sendable, Equatable {
+        public var enabled = true
+        /// The gazetteer file; nil: found as `geofence-agent geocode` finds it.
+        public var gazetteer: String?
+    }
+
     public struct LiveUpdates: Sendable, Equatable {
         public var configuration: LiveConfiguration = .default
         /// Whether live updates run before any `startLiveUpdates` command (the persisted flag wins).
@@ -62,6 +70,7 @@ public struct AgentConfiguration: Sendable, Equatable {
     public var monitor = MonitorConfiguration()
     public var liveUpdates = LiveUpdates()
     public var outbox = OutboxLimits()
+    public var places = Places()
 
     public init(fleet: String, vehicle: String) {
         self.fleet = fleet
@@ -88,6 +97,7 @@ public struct AgentConfiguration: Sendable, Equatable {
                 c.replay = replay
             }
             c.mqtt.passwordFile = c.mqtt.passwordFile.map(resolve)
+            c.places.gazetteer = c.places.gazetteer.map(resolve)
             if var tls = c.mqtt.tls {
                 tls.caFile = resolve(tls.caFile)
                 tls.certificateFile = tls.certificateFile.map(resolve)
@@ -251,6 +261,11 @@ public struct AgentConfiguration: Sendable, Equatable {
             }
             c.liveUpdates.startedByDefault = try l.bool("startedByDefault") ?? c.liveUpdates.startedByDefault
             try l.finish()
+        }
+        if var p = try top.object("places") {
+            c.places.enabled = try p.bool("enabled") ?? c.places.enabled
+            c.places.gazetteer = try p.string("gazetteer")
+            try p.finish()
         }
         if var o = try top.object("outbox") {
             c.outbox.maximumRows = try o.integer("maximumRows", in: 1...100_000_000) ?? c.outbox.maximumRows

@@ -36,4 +36,6 @@ public struct AgentStatus: Sendable, Codable, Equatable {
     /// State changes made but not yet written (the store refused writes, e.g. a full disk).
     public var waitingStateChanges: Int
     public var liveUpdates: Bool
+    /// The place of the last fix (places on, a fix seen); absent otherwise.
+    public var place: PlaceSummary?
 }

@@ -17,6 +17,8 @@ actor FixProcessor: MonitorHost, SnapshotSource {
     private let configuration: AgentConfiguration
     private let topics: Topics
     private let logger: Logger
+    /// Names the place of each event, live update and status; nil when places are off or not loaded.
+    private let places: (any PlaceFinding)?
     private var engines: [String: MonitorEngine] = [:]
     private var liveFilter: LiveUpdateFilter
     private var liveUpdatesStarted: Bool
@@ -31,8 +33,9 @@ actor FixProcessor: MonitorHost, SnapshotSource {
     static let transitionKinds: Set<EventKind> = [.enter, .exit, .dwell, .crossed]
 
     /// Restores every monitor the store holds (and the default one) before any fix is evaluated.
-    init(configuration: AgentConfiguration, store: AgentStore, outbox: Outbox, logger: Logger) async throws {
+    init(configuration: AgentConfiguration, store: AgentStore, outbox: Outbox, places: (any PlaceFinding)? = nil, logger: Logger) async throws {
         self.configuration = configuration
+        self.places = places
         topics = Topics(prefix: configuration.mqtt.topicPrefix, fleet: configuration.fleet, vehicle: configuration.vehicle)
         self.store = store
         self.outbox = outbox
@@ -111,8 +114,10 @@ actor FixProcessor: MonitorHost, SnapshotSource {
                 return (e.identifier, r)
             }
             let items = events.filter { Self.transitionKinds.contains($0.kind) }.map { event in
-                OutboxItem(kind: .transition, topic: topics.events) { [configuration] id, sequence in
-                    Payloads.event(event, monitor: name, fleet: configuration.fleet, vehicle: configuration.vehicle, eventID: id, sequence: sequence)
+                let place = places.map { $0.place(at: event.location.coordinate) }
+                return OutboxItem(kind: .transition, topic: topics.events) { [configuration] id, sequence in
+                    Payloads.event(event, monitor: name, fleet: configuration.fleet, vehicle: configuration.vehicle, eventID: id, sequence: sequence,
+                                   place: place)
                 }
             }
             if pending.count >= Self.maximumPendingCommits {
@@ -156,8 +161,9 @@ actor FixProcessor: MonitorHost, SnapshotSource {
     }
 
     private func enqueueLocation(_ update: LiveUpdate) async {
+        let place = places.map { $0.place(at: update.location.coordinate) }
         let item = OutboxItem(kind: .location, topic: topics.location, retain: true) { [configuration] id, sequence in
-            Payloads.location(update, fleet: configuration.fleet, vehicle: configuration.vehicle, eventID: id, sequence: sequence)
+            Payloads.location(update, fleet: configuration.fleet, vehicle: configuration.vehicle, eventID: id, sequence: sequence, place: place)
         }
         do {
             try await outbox.enqueue([item])
@@ -178,7 +184,7 @@ actor FixProcessor: MonitorHost, SnapshotSource {
     func snapshot(listing limit: Int) async -> AgentSnapshot {
         AgentSnapshot(generation: generation, monitors: engines.keys.sorted().map { engines[$0]!.summary(listing: limit) },
                       gps: gpsStatus, storeProblem: storeProblem, waitingStateChanges: pending.count, liveUpdates: liveUpdatesStarted,
-                      outbox: await outbox.stats)
+                      outbox: await outbox.stats, place: lastLocation.flatMap { location in places?.place(at: location.coordinate) })
     }
 
     /// Every record of one monitor (or of all), for a dashboard that asks for the full detail.

@@ -8,7 +8,9 @@ import GPSD
 public enum Payloads {
     /// A transition or dwell on `.../events`. `eventId` is unique; `sequence` grows per vehicle and never
     /// repeats, so a consumer drops duplicates after a redelivery by either.
-    public static func event(_ event: MonitorEvent, monitor: String, fleet: String, vehicle: String, eventID: String, sequence: Int64) -> [UInt8] {
+    /// `place`: nil leaves the key out (places are off); `.some(nil)` writes null (no answer).
+    public static func event(_ event: MonitorEvent, monitor: String, fleet: String, vehicle: String, eventID: String, sequence: Int64,
+                             place: PlaceSummary?? = nil) -> [UInt8] {
         var line = JSONLine()
         line.add("eventId", eventID)
         line.add("sequence", Int(sequence))
@@ -21,11 +23,18 @@ public enum Payloads {
         line.add("time", iso8601(event.date))
         line.add("name", orNull: event.conditionName)
         line.addRaw("location", locationObject(event.location))
+        addPlace(place, to: &line)
         return Array(line.text.utf8)
     }
 
+    static func addPlace(_ place: PlaceSummary??, to line: inout JSONLine) {
+        guard let place else { return }
+        line.addRaw("place", place?.json ?? "null")
+    }
+
     /// A live update on `.../location` (retained: the latest).
-    public static func location(_ update: LiveUpdate, fleet: String, vehicle: String, eventID: String, sequence: Int64) -> [UInt8] {
+    public static func location(_ update: LiveUpdate, fleet: String, vehicle: String, eventID: String, sequence: Int64,
+                                place: PlaceSummary?? = nil) -> [UInt8] {
         var line = JSONLine()
         line.add("eventId", eventID)
         line.add("sequence", Int(sequence))
@@ -34,6 +43,7 @@ public enum Payloads {
         line.add("time", iso8601(update.location.timestamp))
         line.add("isStationary", update.isStationary)
         line.addRaw("location", locationObject(update.location))
+        addPlace(place, to: &line)
         return Array(line.text.utf8)
     }
 

@@ -70,6 +70,8 @@ struct AgentSnapshot: Sendable {
     var waitingStateChanges: Int
     var liveUpdates: Bool
     var outbox: OutboxStats
+    /// Where the last fix was, when places are on.
+    var place: PlaceSummary? = nil
 
     var conditions: Int { monitors.reduce(0) { $0 + $1.conditions } }
 }

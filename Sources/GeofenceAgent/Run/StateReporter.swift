@@ -57,7 +57,7 @@ actor StateReporter {
                        fixAgeSeconds: s.gps.lastFixAtNanoseconds.map { Double(now &- $0) / 1e9 }, horizontalAccuracy: s.gps.lastHorizontalAccuracy),
             monitors: s.monitors.map { .init(name: $0.name, conditions: $0.conditions, satisfied: $0.satisfiedCount) },
             conditions: s.conditions, outbox: s.outbox, outboxCaps: configuration.outbox, store: configuration.storePath,
-            storeProblem: s.storeProblem, waitingStateChanges: s.waitingStateChanges, liveUpdates: s.liveUpdates)
+            storeProblem: s.storeProblem, waitingStateChanges: s.waitingStateChanges, liveUpdates: s.liveUpdates, place: s.place)
     }
 
     /// The agent's services run from now on: the status file is kept from here.

@@ -2,6 +2,7 @@ import Foundation
 @testable import GeofenceAgent
 import GeofenceCore
 import GeofenceStore
+import Geocoding
 import Logging
 import Testing
 
@@ -44,5 +45,60 @@ struct FixProcessorTests {
         #expect(after.monitors.first?.satisfiedCount == 0 && after.monitors.first?.unsatisfiedCount == 1)
         #expect(after.outbox.transitions == 2 && after.storeProblem == nil)
         await store.close()
+    }
+
+    /// A place finder that answers by the position's side of a meridian, or not at all.
+    struct FakePlaces: PlaceFinding {
+        var answers = true
+        func place(at coordinate: Coordinate) -> PlaceSummary? {
+            guard answers else { return nil }
+            var p = PlaceSummary(Placemark(name: coordinate.longitude < 5 ? "West" : "East", locality: coordinate.longitude < 5 ? "West" : "East",
+                                           location: coordinate, population: 1000, distance: 12.34))
+            p.isoCountryCode = "NL"
+            return p
+        }
+    }
+
+    @Test(arguments: [true, false])
+    func eventsCarryThePlaceOfTheirPositionWhenPlacesAreOn(answers: Bool) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("processor-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var configuration = try AgentConfiguration.parse(JSONParser.parse(Array(#"{"fleet":"test","vehicle":"v1"}"#.utf8)))
+        configuration.storePath = directory.appendingPathComponent("agent.sqlite").path
+        configuration.monitor = .eachFixAlone
+        let store = try await AgentStore.open(path: configuration.storePath, logger: logger)
+        let processor = try await FixProcessor(configuration: configuration, store: store, outbox: Outbox(store: store),
+                                               places: FakePlaces(answers: answers), logger: logger)
+        await processor.apply([.add(monitor: "default", identifier: "depot", condition: try Condition.circle(center: Coordinate(latitude: 52, longitude: 5), radius: 100))])
+        let start = Date(timeIntervalSince1970: 1_767_225_600)
+        for k in 0...60 {
+            let east = -300.0 + Double(k) * 10
+            let at = Coordinate(latitude: 52, longitude: 5 + east / (111_320 * cos(52 * Double.pi / 180)))
+            await processor.handle(Location(coordinate: at, horizontalAccuracy: 3, speed: 10, course: 90, timestamp: start.addingTimeInterval(Double(k))))
+        }
+        let entries = try await store.pending(after: 0, limit: 100)
+        let events = entries.compactMap { try? JSONSerialization.jsonObject(with: Data($0.payload)) as? [String: Any] }
+        #expect(events.map { $0["event"] as? String } == ["enter", "exit"])
+        if answers {
+            let places = events.compactMap { $0["place"] as? [String: Any] }
+            // Entered west of the centre, left east of it.
+            #expect(places.map { $0["locality"] as? String } == ["West", "East"])
+            #expect(places.allSatisfy { $0["isoCountryCode"] as? String == "NL" && $0["distance"] as? Double == 12.3 })
+            #expect(await processor.snapshot(listing: 0).place?.locality == "East")
+        } else {
+            #expect(events.allSatisfy { $0.keys.contains("place") && $0["place"] is NSNull }, "no answer: null")
+        }
+        await store.close()
+    }
+
+    @Test func withPlacesOffEventsHaveNoPlaceKey() async throws {
+        let payload = Payloads.event(MonitorEvent(identifier: "a", kind: .enter, state: .satisfied, date: Date(), location: Location(coordinate: Coordinate(latitude: 1, longitude: 2), horizontalAccuracy: 3, timestamp: Date())),
+                                     monitor: "default", fleet: "f", vehicle: "v", eventID: "e", sequence: 1)
+        #expect(!String(decoding: payload, as: UTF8.self).contains("place"))
+        var off = try AgentConfiguration.parse(JSONParser.parse(Array(#"{"fleet":"f","vehicle":"v","places":{"enabled":false}}"#.utf8)))
+        #expect(off.places.enabled == false)
+        off = try AgentConfiguration.parse(JSONParser.parse(Array(#"{"fleet":"f","vehicle":"v"}"#.utf8)))
+        #expect(off.places.enabled == true && off.places.gazetteer == nil)
+        #expect(throws: (any Error).self) { try AgentConfiguration.parse(JSONParser.parse(Array(#"{"fleet":"f","vehicle":"v","places":{"on":true}}"#.utf8))) }
     }
 }

@@ -1,0 +1,63 @@
+import Foundation
+import GeofenceCore
+import Geocoding
+
+/// Where a position is, as events, live updates and the status carry it (docs/topics.md): the nearest
+/// place, its first-level administrative area, the country whose outline holds the position, and how far
+/// the place is.
+public struct PlaceSummary: Sendable, Codable, Equatable {
+    public var locality: String
+    public var administrativeArea: String?
+    public var isoCountryCode: String?
+    /// Metres from the position to the place.
+    public var distance: Double
+
+    public init(_ p: Placemark) {
+        locality = p.locality
+        administrativeArea = p.administrativeArea
+        isoCountryCode = p.isoCountryCode
+        distance = ((p.distance ?? 0) * 10).rounded() / 10
+    }
+
+    var json: String {
+        var line = JSONLine()
+        line.add("locality", locality)
+        line.add("administrativeArea", orNull: administrativeArea)
+        line.add("isoCountryCode", orNull: isoCountryCode)
+        line.add("distance", distance)
+        return line.text
+    }
+}
+
+/// Names the place at a position, in microseconds and with no I/O (the fix path calls it).
+protocol PlaceFinding: Sendable {
+    func place(at coordinate: Coordinate) -> PlaceSummary?
+}
+
+/// Places from the offline gazetteer.
+struct GazetteerPlaces: PlaceFinding {
+    let gazetteer: Gazetteer
+
+    func place(at coordinate: Coordinate) -> PlaceSummary? {
+        (try? gazetteer.reverse(coordinate)).map(PlaceSummary.init)
+    }
+
+    /// Loads the gazetteer on a thread of its own (reading an 8 MB file and building its index blocks for
+    /// about 120 ms), or says why it could not.
+    static func load(path explicit: String?) async -> Result<GazetteerPlaces, GeocodingError> {
+        guard let path = GazetteerFile.locate(explicit: explicit) else {
+            return .failure(.dataNotLoaded("no gazetteer found (scripts/setup builds gazetteer/gazetteer.bin; places.gazetteer names another)"))
+        }
+        return await withCheckedContinuation { continuation in
+            let thread = Thread {
+                do throws(GeocodingError) {
+                    continuation.resume(returning: .success(GazetteerPlaces(gazetteer: try GazetteerFile.load(path))))
+                } catch {
+                    continuation.resume(returning: .failure(error))
+                }
+            }
+            thread.name = "gazetteer-load"
+            thread.start()
+        }
+    }
+}
