@@ -94,7 +94,7 @@ struct DemoCommand: AsyncParsableCommand {
         let pid = try LocalProcess.spawn(agentPath, ["run", "--config", configURL.path], standardOutput: agentLog, standardError: agentLog)
         defer { LocalProcess.terminate(pid) }
 
-        say("   each EVENT shows the sail's GPS time, the geofence, what happened and the state after it;")
+        say("   each EVENT shows the sail's GPS time, the geofence, what happened, the state after it and the nearest place;")
         say("   #N is its sequence number: it grows per vehicle, and a dashboard drops a redelivered event by it")
         say("   (or by eventId). STATE lines are the retained state topic: where the boat is, whenever it changes.")
         var counts: [String: Int] = [:]
@@ -110,7 +110,7 @@ struct DemoCommand: AsyncParsableCommand {
                     // The sail's own time (gpsTime), not the moment the demo replays it.
                     let location = o["location"] as? [String: Any] ?? [:]
                     let time = location["gpsTime"] as? String ?? o["time"] as? String ?? ""
-                    say("   EVENT  \(time)  \(o["identifier"] as? String ?? "") \(o["event"] as? String ?? "") -> \(o["state"] as? String ?? "")  (\(o["name"] as? String ?? ""))  #\(o["sequence"] as? Int ?? 0)")
+                    say("   EVENT  \(time)  \(o["identifier"] as? String ?? "") \(o["event"] as? String ?? "") -> \(o["state"] as? String ?? "")  (\(o["name"] as? String ?? ""))\(Self.near(o["place"]))  #\(o["sequence"] as? Int ?? 0)")
                 case "state":
                     if let line = Self.describeState(o), line != lastInside {
                         say("   STATE  \(line)")
@@ -177,4 +177,14 @@ extension DemoCommand {
 func say(_ text: String) {
     print(text)
     fflush(nil)
+}
+
+extension DemoCommand {
+    /// ", 10.2 km from Bakhuizen, Friesland, NL" for an event's `place` (places on), else nothing.
+    static func near(_ place: Any?) -> String {
+        guard let p = place as? [String: Any], let locality = p["locality"] as? String else { return "" }
+        let area = [locality, p["administrativeArea"] as? String, p["isoCountryCode"] as? String].compactMap { $0 }.joined(separator: ", ")
+        let metres = p["distance"] as? Double ?? 0
+        return metres < 1000 ? ", at \(area)" : ", \(String(format: "%.1f", metres / 1000)) km from \(area)"
+    }
 }
