@@ -29,11 +29,12 @@ public enum LocationsJob {
         let locations = source.locations()
         let statuses = source.statusUpdates()
         let lastStatus = LastStatus()
+        // Not in the group below: a reader thread stuck in a blocking connect (a host that drops SYNs, a
+        // listener that never accepts) would hold the group for minutes after the timeout asked it to stop.
+        // The command ends at its count or timeout whatever the thread does; the process's exit ends it.
+        let runner = Task { try? await source.run() }
+        defer { runner.cancel() }
         let seen = await withTaskGroup(of: Int?.self) { group -> Int in
-            group.addTask {
-                try? await source.run()
-                return nil
-            }
             group.addTask {
                 for await status in statuses {
                     if status.state != .stopped { lastStatus.set(status) }
@@ -67,12 +68,12 @@ public enum LocationsJob {
                     return nil
                 }
             }
+            // The first task to finish with an answer (the count reached, or the timeout's nil after it
+            // stopped the source) ends the others: the stream loops end when cancelled.
             var printed = 0
             while let result = await group.next() {
-                if let result {
-                    printed = result
-                    group.cancelAll()
-                }
+                if let result { printed = result }
+                group.cancelAll()
             }
             return printed
         }

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import LocalServers
 import Testing
 import TestSupport
@@ -38,6 +41,34 @@ import TestSupport
         #expect(result.stdout.isEmpty)
         #expect(result.stderr.contains("no location from gpsd at 127.0.0.1:\(port) within 1.0 s"))
         #expect(result.stderr.contains("can't connect"), "\(result.stderr)")
+    }
+
+    /// A gpsd address whose listener never accepts (its backlog full): the connect blocks for minutes, and
+    /// the command must still end at its timeout.
+    @Test func endsAtItsTimeoutWhenTheConnectHangs() throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        try #require(withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) } } == 0)
+        try #require(listen(listener, 0) == 0)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) } }
+        // Fill the backlog with connections nobody accepts, so that the next connect's SYN is dropped.
+        var fillers: [Int32] = []
+        defer { fillers.forEach { close($0) } }
+        for _ in 0..<4 {
+            let c = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+            _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(c, $0, length) } }
+            fillers.append(c)
+        }
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        let start = ContinuousClock.now
+        let result = try AgentBinary.run(["locations", "--gpsd", "127.0.0.1:\(port)", "--timeout", "2"])
+        #expect(result.status == 1)
+        #expect(ContinuousClock.now - start < .seconds(30), "it ended at its timeout, not after the connect's retries")
+        #expect(result.stderr.contains("no location from gpsd at 127.0.0.1:\(port) within 2.0 s"), "\(result.stderr)")
     }
 
     @Test(arguments: [
