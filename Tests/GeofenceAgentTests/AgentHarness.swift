@@ -68,6 +68,9 @@ final class AgentFixture: @unchecked Sendable {
             "store": ["path": "state/agent.sqlite"],
             "conditions": ["file": "conditions.geojson"],
             "replay": ["gpx": "drive.gpx", "speedFactor": speedFactor, "exitAtEnd": true],
+            // Off unless a test is about them: loading the gazetteer costs a debug build seconds of CPU,
+            // which every parallel test would share. EndToEndTests turns them on.
+            "places": ["enabled": false],
         ]
         extra(&config)
         try JSONSerialization.data(withJSONObject: config, options: [.prettyPrinted]).write(to: configURL)

@@ -47,6 +47,7 @@ import Glibc
             config["replay"] = nil
             config["conditions"] = nil
             config["gpsd"] = ["host": "127.0.0.1", "port": gpsd.port]
+            config["places"] = ["enabled": true]
         }
         try agent.start()
         defer { agent.kill(signal: SIGKILL) }
