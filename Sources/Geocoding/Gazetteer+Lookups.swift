@@ -39,8 +39,8 @@ extension Gazetteer {
     public func reverse(_ coordinate: Coordinate) throws(GeocodingError) -> Placemark {
         guard coordinate.isValid else { throw .invalidCoordinate(latitude: coordinate.latitude, longitude: coordinate.longitude) }
         guard count > 0 else { throw .noMatch("\(coordinate.latitude), \(coordinate.longitude)") }
-        let q = KDTree.ecef(latitude: coordinate.latitude, longitude: coordinate.longitude)
         let point = PreparedPoint(coordinate)
+        let q = point.earthCentred
         let nearest = tree.nearest(to: q) { _ in true }!.index
         var place = nearest
         let holder = country(at: point)
@@ -60,7 +60,7 @@ extension Gazetteer {
         let parts = query.split(separator: ",").map { NameKey.normalized(String($0)) }.filter { !$0.isEmpty }
         guard let first = parts.first else { throw .emptyQuery }
         let qualifiers = Array(parts.dropFirst()) + (hint.map { [NameKey.normalized($0)] } ?? []).filter { !$0.isEmpty }
-        let hash = NameKey.hash(first)
+        let hash = NameKey.hash(ofKey: first)
         var places: [Int] = []
         let low = hash << UInt64(GazetteerFormat.idBits)
         var i = lowerBound(low)
@@ -86,8 +86,8 @@ extension Gazetteer {
 
     /// Whether a normalized qualifier names the place's country (ISO code or name) or one of its areas.
     private func matches(_ place: Int, _ qualifier: String) -> Bool {
-        let country = Int(countryIndex[place])
-        if NameKey.normalized(countryCodes[country]) == qualifier || NameKey.normalized(countryNames[country]) == qualifier { return true }
+        let country = countryKeys[Int(countryIndex[place])]
+        if country.code == qualifier || country.name == qualifier { return true }
         for offset in [admin1Offset[place], admin2Offset[place]] {
             if let area = Self.string(strings, offset), NameKey.normalized(area) == qualifier { return true }
         }
@@ -98,8 +98,8 @@ extension Gazetteer {
 extension Gazetteer {
     /// The distance to the nearest place by testing every one (in a country, when given): the baseline
     /// the tree is checked against.
-    public func nearestByScan(_ coordinate: Coordinate, inCountry code: String?) -> Double {
-        let q = KDTree.ecef(latitude: coordinate.latitude, longitude: coordinate.longitude)
+    func nearestByScan(_ coordinate: Coordinate, inCountry code: String?) -> Double {
+        let q = PreparedPoint(coordinate).earthCentred
         var best = -1, bestChord = Double.infinity
         for place in 0..<count where code == nil || countryCodes[Int(countryIndex[place])] == code {
             let dx = q.x - tree.x[place], dy = q.y - tree.y[place], dz = q.z - tree.z[place]

@@ -22,6 +22,8 @@ public struct Gazetteer: Sendable {
     let keys: [UInt64]
     let countryCodes: [String]
     let countryNames: [String]
+    /// Each country's ISO code and name as name keys, for qualifiers.
+    let countryKeys: [(code: String, name: String)]
     let zoneNames: [String]
     let strings: [UInt8]
     /// Country outlines in pieces, in a few sets built side by side, each piece tagged with its country's index.
@@ -69,6 +71,12 @@ public struct Gazetteer: Sendable {
         func text(_ offset: UInt32) -> String { Self.string(stringsCopy, offset) ?? "" }
         countryCodes = (0..<countries).map { String(decoding: codeBytes[(2 * $0)..<(2 * $0 + 2)], as: UTF8.self) }
         countryNames = countryNameOffsets.map(text)
+        countryKeys = zip(countryCodes, countryNames).map { (NameKey.normalized($0), NameKey.normalized($1)) }
+        // Indices the lookups follow without checks: a file that breaks them is refused here.
+        guard countryIndex.allSatisfy({ Int($0) < countries }), zoneIndex.allSatisfy({ Int($0) < zones }),
+              keys.allSatisfy({ Int($0 & ((1 << UInt64(GazetteerFormat.idBits)) - 1)) < places }) else {
+            throw .init(description: "the gazetteer names a country, time zone or place it does not hold")
+        }
         zoneNames = zoneOffsets.map(text)
         tree = KDTree(latitudeMicro: latitudeMicro, longitudeMicro: longitudeMicro)
         (outlines, outlineCountry) = try Self.outlines(countryRings: countryRings, ringStarts: ringStarts, steps: steps)

@@ -12,17 +12,10 @@ struct KDTree: Sendable {
         let n = latitudeMicro.count
         var x = [Double](repeating: 0, count: n), y = x, z = x
         for i in 0..<n {
-            let p = Self.ecef(latitude: Double(latitudeMicro[i]) / 1e6, longitude: Double(longitudeMicro[i]) / 1e6)
+            let p = PreparedPoint(Coordinate(latitude: Double(latitudeMicro[i]) / 1e6, longitude: Double(longitudeMicro[i]) / 1e6)).earthCentred
             x[i] = p.x; y[i] = p.y; z[i] = p.z
         }
         self.x = x; self.y = y; self.z = z
-    }
-
-    static func ecef(latitude: Double, longitude: Double) -> SIMD3<Double> {
-        let phi = latitude * .pi / 180, lambda = longitude * .pi / 180
-        let s = sin(phi), c = cos(phi)
-        let n = WGS84.a / (1 - WGS84.e2 * s * s).squareRoot()
-        return SIMD3(n * c * cos(lambda), n * c * sin(lambda), n * (1 - WGS84.e2) * s)
     }
 
     /// The point nearest to `q` that `accept` allows, and its squared chord; nil when it allows none.

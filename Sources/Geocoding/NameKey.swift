@@ -32,10 +32,10 @@ enum NameKey {
         return String(out)
     }
 
-    /// FNV-1a over the key's UTF-8, its top `hashBits` bits.
-    static func hash(_ text: String) -> UInt64 {
+    /// FNV-1a over a key's UTF-8 (a `normalized` name), its top `hashBits` bits.
+    static func hash(ofKey key: String) -> UInt64 {
         var h: UInt64 = 0xCBF2_9CE4_8422_2325
-        for byte in normalized(text).utf8 {
+        for byte in key.utf8 {
             h ^= UInt64(byte)
             h = h &* 0x100_0000_01B3
         }

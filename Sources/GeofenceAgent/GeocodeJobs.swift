@@ -52,12 +52,9 @@ public enum GeocodeJobs {
         let gazetteer: Gazetteer
         do { gazetteer = try geocoder.data() } catch { throw agentError(error) }
         var columns = (lat: 0, lon: 1), first = 0, failures = 0
-        if let header = lines.first {
-            let names = header.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: " \"").lowercased() }
-            if let lat = names.firstIndex(of: "lat"), let lon = names.firstIndex(of: "lon") {
-                columns = (lat, lon)
-                first = 1
-            }
+        if let header = lines.first, let named = PointsCSV.columns(header[...]) {
+            columns = named
+            first = 1
         }
         for n in first..<lines.count {
             let where_ = "\(source):\(n + 1)"

@@ -4,10 +4,7 @@ enum PointsCSV {
         let text = String(decoding: bytes, as: UTF8.self)
         var lines = text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated().makeIterator()
         guard let (_, header) = lines.next() else { throw AgentError("\(path): empty file; expected a header with lat,lon") }
-        let names = header.split(separator: ",", omittingEmptySubsequences: false).map {
-            $0.trimmingCharacters(in: " \"").lowercased()
-        }
-        guard let latColumn = names.firstIndex(of: "lat"), let lonColumn = names.firstIndex(of: "lon") else {
+        guard let (latColumn, lonColumn) = columns(header) else {
             throw AgentError("\(path):1: the header must name 'lat' and 'lon' columns, found '\(header)'")
         }
         var points: [(Double, Double)] = []
@@ -27,6 +24,13 @@ enum PointsCSV {
             points.append((lat, lon))
         }
         return points
+    }
+
+    /// The `lat` and `lon` columns a header line names, or nil when it names not both.
+    static func columns(_ header: Substring) -> (lat: Int, lon: Int)? {
+        let names = header.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: " \"").lowercased() }
+        guard let lat = names.firstIndex(of: "lat"), let lon = names.firstIndex(of: "lon") else { return nil }
+        return (lat, lon)
     }
 }
 

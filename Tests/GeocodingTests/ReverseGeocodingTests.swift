@@ -1,5 +1,5 @@
 import GeofenceCore
-import Geocoding
+@testable import Geocoding
 import Testing
 import TestSupport
 

@@ -18,6 +18,10 @@ public struct PreparedPoint: Sendable {
                                      cosLatitude: cosPhi)
     }
 
+    /// The position in earth-centred, earth-fixed metres on the WGS84 ellipsoid: the chord between two of
+    /// these orders places by distance along the ellipsoid.
+    public var earthCentred: SIMD3<Double> { SIMD3(ecef.x, ecef.y, ecef.z) }
+
     @inline(__always) var longitude: Double { coordinate.longitude }
     @inline(__always) var latitude: Double { coordinate.latitude }
 }

@@ -15,14 +15,16 @@ public struct FixFilter: Sendable {
     public var configuration: MonitorConfiguration
     /// The last fix accepted.
     public private(set) var lastAccepted: Location?
-    /// Where and when the last accepted fix was, without the rest of it.
-    private(set) var lastPosition: (coordinate: Coordinate, timestamp: Date)?
+    /// Where and when the last accepted fix was, read in place rather than through a copy of the fix.
+    var lastPosition: (coordinate: Coordinate, timestamp: Date)? {
+        guard let coordinate = lastAccepted?.coordinate, let timestamp = lastAccepted?.timestamp else { return nil }
+        return (coordinate, timestamp)
+    }
     private var speedRejections = 0
 
     public init(configuration: MonitorConfiguration, lastAccepted: Location? = nil) {
         self.configuration = configuration
         self.lastAccepted = lastAccepted
-        lastPosition = lastAccepted.map { ($0.coordinate, $0.timestamp) }
     }
 
     /// Accepts the fix (and remembers it) or says why not.
@@ -48,7 +50,6 @@ public struct FixFilter: Sendable {
         }
         speedRejections = 0
         lastAccepted = fix
-        lastPosition = (fix.coordinate, fix.timestamp)
         return nil
     }
 }
