@@ -65,7 +65,7 @@ let package = Package(
         ),
         // Offline geocoding, shaped like CLGeocoder: lookups over the gazetteer that
         // scripts/build-gazetteer.py builds from GeoNames and Natural Earth data. Pure: bytes in, answers out.
-        .target(name: "Geocoding", dependencies: ["GeofenceCore", "Deflate"]),
+        .target(name: "Geocoding", dependencies: ["GeofenceCore"]),
         // A simulated GNSS receiver (correlated Gaussian error, optimistic accuracies, Doppler speed) and the
         // parked and crossing scenarios that the decision tests and `geofence-bench decisions` share.
         .target(name: "ReceiverSimulation", dependencies: ["GeofenceCore"]),

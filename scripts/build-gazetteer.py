@@ -18,13 +18,14 @@ import struct
 import sys
 import unicodedata
 import zipfile
-import zlib
 
-VERSION = 1
+VERSION = 2
 # Country outlines are simplified (Douglas-Peucker): land borders, whose vertices two countries share, to
 # 0.0005 degrees (about 50 m), so that a border town gets its own country; coasts to 0.01 degrees (about 1 km).
 BORDER_DEGREES = 0.0005
 COAST_DEGREES = 0.01
+WGS84_A = 6378137.0
+WGS84_F = 1 / 298.257223563
 HASH_BITS = 46
 ID_BITS = 18
 SPECIAL_FOLDS = {"ß": "ss", "æ": "ae", "œ": "oe", "ø": "o", "ł": "l", "đ": "d", "ð": "d", "þ": "th", "ı": "i"}
@@ -53,7 +54,8 @@ def normalized(text):
 
 def names_kept(city):
     """Alternate names for places of 15,000 or more (exonyms such as Munich, old and local names); smaller
-    places are found by their own name, diacritics folded. All of them would take the file past 8 MB."""
+    places are found by their own name, diacritics folded. Every alternate name of every place would multiply
+    the name keys the agent holds in memory."""
     return list(city["alternatenames"]) if (city["population"] or 0) >= 15000 else []
 
 
@@ -192,7 +194,8 @@ def tiles(part):
 
 def kd_order(ids, xyz):
     """Reorders ids into an implicit k-d tree: the median of each range at its middle, split by x, y, z
-    in turn with depth."""
+    in turn with depth. The coordinates are the ones written to the file, so the tree's order holds
+    exactly for the agent's search."""
     out = list(ids)
     stack = [(0, len(out), 0)]
     while stack:
@@ -205,6 +208,16 @@ def kd_order(ids, xyz):
         stack.append((lo, mid, depth + 1))
         stack.append((mid + 1, hi, depth + 1))
     return out
+
+
+def ecef_centimetres(latitude, longitude):
+    """A place's WGS84 earth-centred position on the ellipsoid, in whole centimetres (as PreparedPoint
+    computes it in metres)."""
+    phi, lam = latitude * math.pi / 180, longitude * math.pi / 180
+    e2 = WGS84_F * (2 - WGS84_F)
+    n = WGS84_A / math.sqrt(1 - e2 * math.sin(phi) ** 2)
+    return (round(n * math.cos(phi) * math.cos(lam) * 100), round(n * math.cos(phi) * math.sin(lam) * 100),
+            round(n * (1 - e2) * math.sin(phi) * 100))
 
 
 def main(wheel_dir, out_path):
@@ -238,25 +251,28 @@ def main(wheel_dir, out_path):
 
     cities = [c for c in cities if c["countrycode"] in country_index]
     cities.sort(key=lambda c: c["geonameid"])
-    xyz = []
-    for c in cities:
-        la, lo = math.radians(c["latitude"]), math.radians(c["longitude"])
-        xyz.append((math.cos(la) * math.cos(lo), math.cos(la) * math.sin(lo), math.sin(la)))
+    # Positions as the file keeps them (microdegrees), and their ECEF from those.
+    xyz = [ecef_centimetres(round(c["latitude"] * 1e6) / 1e6, round(c["longitude"] * 1e6) / 1e6) for c in cities]
     order = kd_order(range(len(cities)), xyz)
     zones = sorted({c["timezone"] or "" for c in cities})
     zone_index = {z: i for i, z in enumerate(zones)}
 
-    lat, lon, pop, name, adm1, adm2, ctry, zone = [], [], [], [], [], [], [], []
+    lat, lon, pop, text, ctry, zone, ecef = [], [], [], [], [], [], []
     keys = set()
     for slot, i in enumerate(order):
         c = cities[i]
         lat.append(round(c["latitude"] * 1e6))
         lon.append(round(c["longitude"] * 1e6))
+        ecef.extend(xyz[i])
         pop.append(min(int(c["population"] or 0), 0xFFFFFFFF))
-        name.append(string(c["name"]))
+        # The place's own text, in tree order: its name, then its areas' names, side by side, so that a
+        # placemark reads one stretch of memory. (Area names repeat per place; 4 MB, not deduplicated.)
         a1, a2 = admin.get((c["countrycode"], round(c["latitude"], 4), round(c["longitude"], 4)), ("", ""))
-        adm1.append(string(a1))
-        adm2.append(string(a2))
+        text.append(len(strings))
+        for t in (c["name"], a1, a2):
+            data = t.encode("utf-8")[:65535]
+            strings.extend(struct.pack("<H", len(data)))
+            strings.extend(data)
         ctry.append(country_index[c["countrycode"]])
         zone.append(zone_index[c["timezone"] or ""])
         for n in [c["name"]] + names_kept(c):
@@ -298,12 +314,8 @@ def main(wheel_dir, out_path):
             for n, ring in enumerate(part):
                 # A hole's start carries bit 31; the first ring of a piece starts the piece.
                 ring_starts.append(len(vertices) // 2 | (0x80000000 if n > 0 else 0))
-                # Each vertex as its step from the one before (the first from 0): small numbers that deflate well.
-                px, py = 0, 0
                 for x, y in ring:
-                    ix, iy = round(x * 1e6), round(y * 1e6)
-                    vertices.extend((ix - px, iy - py))
-                    px, py = ix, iy
+                    vertices.extend((round(x * 1e6), round(y * 1e6)))
         country_rings.append((first, len(ring_starts)))
     country_names = [string(countries[c]["name"]) for c in country_codes]
     zone_offsets = [string(z) for z in zones]
@@ -320,8 +332,8 @@ def main(wheel_dir, out_path):
     out.extend(header)
     while len(out) % 8:
         out.append(0)
-    section("i", lat); section("i", lon); section("I", pop); section("I", name); section("I", adm1); section("I", adm2)
-    section("H", ctry); section("H", zone)
+    section("i", lat); section("i", lon); section("I", pop); section("I", text)
+    section("H", ctry); section("H", zone); section("i", ecef)
     section("Q", keys)
     section("c", [c.encode()[k:k + 1] for c in country_codes for k in range(2)])
     section("I", country_names)
@@ -330,11 +342,11 @@ def main(wheel_dir, out_path):
     section("i", vertices)
     section("I", zone_offsets)
     out.extend(strings)
-    packed = struct.pack("<4sII", b"GFGZ", VERSION, len(out)) + zlib.compress(bytes(out), 9)
+    # Stored as it is read, not compressed: loading is then a read and a few copies (an inflate took 60 ms).
     with open(out_path, "wb") as f:
-        f.write(packed)
+        f.write(out)
     print(f"build-gazetteer: {len(cities)} places, {len(keys)} name keys, {len(country_codes)} countries "
-          f"({tile_count} outline pieces, {len(vertices) // 2} vertices), {len(out)} bytes inflated, {len(packed)} written to {out_path}")
+          f"({tile_count} outline pieces, {len(vertices) // 2} vertices), {len(out)} bytes written to {out_path}")
 
 
 if __name__ == "__main__":

@@ -7,13 +7,7 @@ extension Gazetteer {
 
     /// The country whose outline holds the point, if any.
     func country(at point: PreparedPoint) -> Int? {
-        var found: Int?
-        for (set, owners) in zip(outlines, outlineCountry) where found == nil {
-            set.forEachContaining(point) { region in
-                if found == nil { found = owners[region] }
-            }
-        }
-        return found
+        outlines.country(at: point)
     }
 
     /// Whether another country's outline, or the sea, lies within `borderUncertainty` of the point: probed
@@ -41,17 +35,21 @@ extension Gazetteer {
         guard count > 0 else { throw .noMatch("\(coordinate.latitude), \(coordinate.longitude)") }
         let point = PreparedPoint(coordinate)
         let q = point.earthCentred
-        let nearest = tree.nearest(to: q) { _ in true }!.index
-        var place = nearest
+        var found = tree.nearest(to: q)!
         let holder = country(at: point)
-        if let holder, Int(countryIndex[nearest]) != holder, !isNearBorder(coordinate, of: holder) {
-            // Through a buffer, so that the predicate neither copies nor retains the gazetteer per node.
+        if let holder, Int(countryIndex[found.index]) != holder, !isNearBorder(coordinate, of: holder) {
+            // Through a buffer, so that the filter neither copies nor retains the gazetteer per node.
             let inCountry = countryIndex.withUnsafeBufferPointer { countries in
-                tree.nearest(to: q) { Int(countries[$0]) == holder }
+                tree.nearest(to: q, where: InCountry(countries: countries, country: UInt16(holder)))
             }
-            if let inCountry { place = inCountry.index }
+            if let inCountry { found = inCountry }
         }
-        return placemark(place, distance: Geodesic.distance(coordinate, self.coordinate(of: place)), countryKnown: holder != nil)
+        // From the exact chord: the tree's is to a position rounded to the centimetre.
+        let place = PreparedPoint(self.coordinate(of: found.index))
+        let d = place.earthCentred - q
+        let distance = Geodesic.distance(chord: (d * d).sum().squareRoot(), atLatitude: coordinate.latitude)
+            ?? Geodesic.distance(coordinate, place.coordinate)
+        return placemark(found.index, distance: distance, countryKnown: holder != nil)
     }
 
     /// Places whose name or alternate name is `name`, with every qualifier matching the place's country (ISO
@@ -61,18 +59,18 @@ extension Gazetteer {
         guard let first = parts.first else { throw .emptyQuery }
         let qualifiers = Array(parts.dropFirst()) + (hint.map { [NameKey.normalized($0)] } ?? []).filter { !$0.isEmpty }
         let hash = NameKey.hash(ofKey: first)
-        var places: [Int] = []
+        var found: [Int] = []
         let low = hash << UInt64(GazetteerFormat.idBits)
         var i = lowerBound(low)
         let idMask: UInt64 = (1 << UInt64(GazetteerFormat.idBits)) - 1
         while i < keys.count, keys[i] >> UInt64(GazetteerFormat.idBits) == hash {
             let place = Int(keys[i] & idMask)
-            if qualifiers.allSatisfy({ matches(place, $0) }) { places.append(place) }
+            if qualifiers.allSatisfy({ matches(place, $0) }) { found.append(place) }
             i += 1
         }
-        guard !places.isEmpty else { throw .noMatch(query) }
-        places.sort { population[$0] != population[$1] ? population[$0] > population[$1] : $0 < $1 }
-        return places.prefix(max(limit, 1)).map { placemark($0, distance: nil) }
+        guard !found.isEmpty else { throw .noMatch(query) }
+        found.sort { places[$0].population != places[$1].population ? places[$0].population > places[$1].population : $0 < $1 }
+        return found.prefix(max(limit, 1)).map { placemark($0, distance: nil) }
     }
 
     private func lowerBound(_ key: UInt64) -> Int {
@@ -86,13 +84,22 @@ extension Gazetteer {
 
     /// Whether a normalized qualifier names the place's country (ISO code or name) or one of its areas.
     private func matches(_ place: Int, _ qualifier: String) -> Bool {
-        let country = countryKeys[Int(countryIndex[place])]
+        let record = places[place]
+        let country = countryKeys[Int(record.country)]
         if country.code == qualifier || country.name == qualifier { return true }
-        for offset in [admin1Offset[place], admin2Offset[place]] {
-            if let area = Self.string(strings, offset), NameKey.normalized(area) == qualifier { return true }
+        let names = names(of: record)
+        for area in [names.admin1, names.admin2] {
+            if let area, NameKey.normalized(area) == qualifier { return true }
         }
         return false
     }
+}
+
+/// Places of one country.
+struct InCountry: PointFilter {
+    let countries: UnsafeBufferPointer<UInt16>
+    let country: UInt16
+    @inline(__always) func accepts(_ point: Int) -> Bool { countries[point] == country }
 }
 
 extension Gazetteer {
@@ -102,8 +109,7 @@ extension Gazetteer {
         let q = PreparedPoint(coordinate).earthCentred
         var best = -1, bestChord = Double.infinity
         for place in 0..<count where code == nil || countryCodes[Int(countryIndex[place])] == code {
-            let dx = q.x - tree.x[place], dy = q.y - tree.y[place], dz = q.z - tree.z[place]
-            let d = dx * dx + dy * dy + dz * dz
+            let d = tree.chordSquared(place, q)
             if d < bestChord { best = place; bestChord = d }
         }
         return best < 0 ? .infinity : Geodesic.distance(coordinate, self.coordinate(of: best))

@@ -3,50 +3,86 @@ import GeofenceCore
 
 /// Nearest-place search over points stored as an implicit k-d tree: the builder put the median of every
 /// range at the range's middle, split by x, y and z in turn, so the tree needs no nodes of its own.
-/// Points are ECEF positions on the ellipsoid in metres, so the nearest by chord is the nearest along the
-/// ellipsoid but for ties within millimetres at tens of kilometres.
+/// Points are ECEF positions on the ellipsoid, so the nearest by chord is the nearest along the ellipsoid
+/// but for ties within millimetres at tens of kilometres. They are held in whole centimetres (Int32 holds
+/// ±21,000 km), as the builder computed and ordered them, so the tree's order holds exactly.
 struct KDTree: Sendable {
-    let x: [Double], y: [Double], z: [Double]
+    /// Each point's x, y and z side by side, in centimetres.
+    let xyz: [Int32]
+    /// Ranges this small are scanned rather than split further: cheaper than the recursion's bookkeeping.
+    static let bucketSize = 32
 
-    init(latitudeMicro: [Int32], longitudeMicro: [Int32]) {
-        let n = latitudeMicro.count
-        var x = [Double](repeating: 0, count: n), y = x, z = x
-        for i in 0..<n {
-            let p = PreparedPoint(Coordinate(latitude: Double(latitudeMicro[i]) / 1e6, longitude: Double(longitudeMicro[i]) / 1e6)).earthCentred
-            x[i] = p.x; y[i] = p.y; z[i] = p.z
-        }
-        self.x = x; self.y = y; self.z = z
+    var count: Int { xyz.count / 3 }
+
+    /// A tree over positions the builder ordered (x, y, z of each point in turn, in centimetres).
+    init(centimetres: [Int32]) {
+        xyz = centimetres
     }
 
-    /// The point nearest to `q` that `accept` allows, and its squared chord; nil when it allows none.
-    func nearest(to q: SIMD3<Double>, where accept: (Int) -> Bool) -> (index: Int, chordSquared: Double)? {
+    /// The point's squared chord to `q` (ECEF metres), in square centimetres.
+    func chordSquared(_ i: Int, _ q: SIMD3<Double>) -> Double {
+        let c = q * 100
+        let dx = c.x - Double(xyz[3 * i]), dy = c.y - Double(xyz[3 * i + 1]), dz = c.z - Double(xyz[3 * i + 2])
+        return dx * dx + dy * dy + dz * dz
+    }
+
+    /// The point nearest to `q` (ECEF metres), and its squared chord in square centimetres; nil when the
+    /// tree is empty.
+    func nearest(to q: SIMD3<Double>) -> (index: Int, chordSquared: Double)? {
+        nearest(to: q, where: EveryPoint())
+    }
+
+    /// The point nearest to `q` that `filter` accepts, and its squared chord (cm²); nil when it accepts none.
+    func nearest(to q: SIMD3<Double>, where filter: some PointFilter) -> (index: Int, chordSquared: Double)? {
         var best = (index: -1, chordSquared: Double.infinity)
-        x.withUnsafeBufferPointer { xs in
-            y.withUnsafeBufferPointer { ys in
-                z.withUnsafeBufferPointer { zs in
-                    search(0, xs.count, 0, q, xs, ys, zs, accept, &best)
-                }
-            }
+        xyz.withUnsafeBufferPointer { points in
+            Self.search(0, points.count / 3, axis: 0, q * 100, points, filter, &best)
         }
         return best.index < 0 ? nil : best
     }
 
-    private func search(_ lo: Int, _ hi: Int, _ depth: Int, _ q: SIMD3<Double>, _ xs: UnsafeBufferPointer<Double>,
-                        _ ys: UnsafeBufferPointer<Double>, _ zs: UnsafeBufferPointer<Double>, _ accept: (Int) -> Bool,
-                        _ best: inout (index: Int, chordSquared: Double)) {
-        guard lo < hi else { return }
+    private static func search(_ lo: Int, _ hi: Int, axis: Int, _ q: SIMD3<Double>, _ points: UnsafeBufferPointer<Int32>,
+                               _ filter: some PointFilter, _ best: inout (index: Int, chordSquared: Double)) {
+        if hi - lo <= bucketSize {
+            for i in lo..<hi {
+                let dx = q.x - Double(points[3 * i]), dy = q.y - Double(points[3 * i + 1]), dz = q.z - Double(points[3 * i + 2])
+                let d = dx * dx + dy * dy + dz * dz
+                if Self.improves(i, d, best), filter.accepts(i) { best = (i, d) }
+            }
+            return
+        }
         let mid = (lo + hi) >> 1
-        let dx = q.x - xs[mid], dy = q.y - ys[mid], dz = q.z - zs[mid]
+        let dx = q.x - Double(points[3 * mid]), dy = q.y - Double(points[3 * mid + 1]), dz = q.z - Double(points[3 * mid + 2])
         let d = dx * dx + dy * dy + dz * dz
-        if d < best.chordSquared, accept(mid) { best = (mid, d) }
-        let diff = depth % 3 == 0 ? dx : depth % 3 == 1 ? dy : dz
-        // The side the query is on first; the other only if the splitting plane is nearer than the best.
+        if Self.improves(mid, d, best), filter.accepts(mid) { best = (mid, d) }
+        let diff = axis == 0 ? dx : axis == 1 ? dy : dz
+        let next = axis == 2 ? 0 : axis + 1
+        // The side the query is on first; the other only if the splitting plane is no farther than the best.
         if diff < 0 {
-            search(lo, mid, depth + 1, q, xs, ys, zs, accept, &best)
-            if diff * diff < best.chordSquared { search(mid + 1, hi, depth + 1, q, xs, ys, zs, accept, &best) }
+            search(lo, mid, axis: next, q, points, filter, &best)
+            if diff * diff <= best.chordSquared { search(mid + 1, hi, axis: next, q, points, filter, &best) }
         } else {
-            search(mid + 1, hi, depth + 1, q, xs, ys, zs, accept, &best)
-            if diff * diff < best.chordSquared { search(lo, mid, depth + 1, q, xs, ys, zs, accept, &best) }
+            search(mid + 1, hi, axis: next, q, points, filter, &best)
+            if diff * diff <= best.chordSquared { search(lo, mid, axis: next, q, points, filter, &best) }
         }
     }
+}
+
+extension KDTree {
+    /// Whether a point at `d` beats the best so far: nearer, or as near with a lower index, so that places
+    /// at one position (GeoNames has some) answer the same whichever way the search went.
+    @inline(__always)
+    static func improves(_ i: Int, _ d: Double, _ best: (index: Int, chordSquared: Double)) -> Bool {
+        d < best.chordSquared || (d == best.chordSquared && i < best.index)
+    }
+}
+
+/// Which points a nearest search may answer with; a type rather than a closure, so that each search is
+/// specialized for its filter.
+protocol PointFilter {
+    func accepts(_ point: Int) -> Bool
+}
+
+struct EveryPoint: PointFilter {
+    @inline(__always) func accepts(_ point: Int) -> Bool { true }
 }

@@ -30,7 +30,7 @@ public enum GazetteerFile {
             throw .dataNotLoaded("cannot read \(path) (scripts/setup builds it; GEOFENCE_GAZETTEER names another)")
         }
         do {
-            return try Gazetteer(fileBytes: [UInt8](data))
+            return try Gazetteer(fileBytes: data)
         } catch {
             throw .dataNotLoaded("\(path): \(error)")
         }
