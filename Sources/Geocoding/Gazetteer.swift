@@ -25,7 +25,7 @@ public struct Gazetteer: Sendable {
     let places: [PlaceRecord]
     /// Each place's country alone, for the nearest search within a country.
     let countryIndex: [UInt16]
-    /// Each place's position on the ellipsoid (ECEF, metres), for nearest-place search.
+    /// Each place's position on the ellipsoid (ECEF, centimetres, from the file), for nearest-place search.
     let tree: KDTree
     /// Name hash (top bits) and place (low bits), ascending.
     let keys: [UInt64]
