@@ -1,3 +1,5 @@
+import Foundation
+
 /// Reads one GeoJSON Feature into a condition, naming the path of the first problem it meets.
 struct FeatureReader {
     let basePath: String
@@ -52,13 +54,15 @@ struct FeatureReader {
             throw fail("properties.minimumDuration", "minimumDuration \(minimumDuration) must not be negative")
         }
 
+        let rules = ConditionRules(notify: try notify(properties["notify"]), expires: try expires(properties["expires"]))
+
         guard case .object(let geometry)? = object["geometry"] else {
             let found = object["geometry"]?.typeName ?? "nothing"
             throw fail("geometry", "expected a geometry object, found \(found)")
         }
         let shape = try readGeometry(geometry, properties: properties)
         do {
-            let condition = try Condition(geometry: shape, name: name, dwell: dwell, version: version, minimumDuration: minimumDuration)
+            let condition = try Condition(geometry: shape, name: name, dwell: dwell, version: version, minimumDuration: minimumDuration, rules: rules)
             return ConditionDefinition(identifier: id, condition: condition, monitor: monitor)
         } catch {
             // Radius and width live in properties; everything else is under the geometry.
@@ -157,6 +161,35 @@ struct FeatureReader {
         case .string(let s)?: return s
         case let v?: throw fail(at, "expected a string, found \(v.typeName)")
         }
+    }
+
+    /// `properties.notify`: a list of event kinds, each at most once.
+    private func notify(_ value: JSONValue?) throws(GeoJSONError) -> Set<EventKind>? {
+        switch value {
+        case nil, .null?: return nil
+        case .array(let items)?:
+            var kinds: Set<EventKind> = []
+            for (i, item) in items.enumerated() {
+                guard case .string(let text) = item else { throw fail("properties.notify[\(i)]", "expected an event kind, found \(item.typeName)") }
+                guard let kind = EventKind(rawValue: text) else {
+                    let known = EventKind.allCases.map(\.rawValue).joined(separator: ", ")
+                    throw fail("properties.notify[\(i)]", "'\(text)' is not an event kind (\(known))")
+                }
+                guard kinds.insert(kind).inserted else { throw fail("properties.notify[\(i)]", "'\(text)' is listed twice") }
+            }
+            return kinds
+        case let v?:
+            throw fail("properties.notify", "expected a list of event kinds, found \(v.typeName)")
+        }
+    }
+
+    /// `properties.expires`: an RFC 3339 date-time with its offset.
+    private func expires(_ value: JSONValue?) throws(GeoJSONError) -> Date? {
+        guard let text = try optionalString(value, "properties.expires") else { return nil }
+        guard let date = RFC3339.date(from: text) else {
+            throw fail("properties.expires", "'\(text)' is not an RFC 3339 date-time such as 2026-12-31T18:00:00Z")
+        }
+        return date
     }
 
     private func optionalVersion(_ value: JSONValue?) throws(GeoJSONError) -> Int64? {

@@ -19,6 +19,8 @@ public struct Condition: Sendable {
     /// Seconds the new side must hold before `enter` or `exit` is published (the monitor's
     /// `minimumDuration` when nil).
     public var minimumDuration: Double?
+    /// Which events to publish and when the condition ends.
+    public var rules: ConditionRules
     /// The prepared geometry.
     public let region: Region
 
@@ -29,8 +31,9 @@ public struct Condition: Sendable {
 
     /// Validates the geometry and prepares it. The error names the offending ring or value.
     public init(geometry: ConditionGeometry, name: String? = nil, dwell: Double? = nil, version: Int64? = nil,
-                minimumDuration: Double? = nil) throws(ConditionError) {
+                minimumDuration: Double? = nil, rules: ConditionRules = ConditionRules()) throws(ConditionError) {
         self.name = name
+        self.rules = rules
         self.dwell = dwell
         self.version = version
         if let minimumDuration, !(minimumDuration.isFinite && minimumDuration >= 0) {
@@ -95,7 +98,7 @@ public struct Condition: Sendable {
 extension Condition: Equatable {
     public static func == (l: Condition, r: Condition) -> Bool {
         l.geometry == r.geometry && l.name == r.name && l.dwell == r.dwell && l.version == r.version
-            && l.minimumDuration == r.minimumDuration
+            && l.minimumDuration == r.minimumDuration && l.rules == r.rules
     }
 }
 
@@ -123,8 +126,10 @@ extension Condition {
     /// Prepares a geometry that was validated when it was first accepted (read back from the store):
     /// the same preparation as `init(geometry:...)` without the checks, which for 100,000 polygons would
     /// cost more than the whole restore may take.
-    init(trustedGeometry geometry: ConditionGeometry, name: String?, dwell: Double?, version: Int64?, minimumDuration: Double?) {
+    init(trustedGeometry geometry: ConditionGeometry, name: String?, dwell: Double?, version: Int64?, minimumDuration: Double?,
+         rules: ConditionRules = ConditionRules()) {
         self.name = name
+        self.rules = rules
         self.dwell = dwell
         self.version = version
         self.minimumDuration = minimumDuration

@@ -4,20 +4,23 @@ import Foundation
 /// validation (both were done when the condition was accepted), so 100,000 conditions restore quickly.
 /// Little-endian; the first byte is the format version. Never change a shipped version: add one.
 public enum ConditionCodec {
-    /// 1: name, dwell, version. 2 adds minimumDuration (flag 8); a condition without one is still written
-    /// as 1, so a store stays readable by the release before.
+    /// 1: name, dwell, version. 2 adds minimumDuration (flag 8). 3 adds the rules: notify (flag 16, a u16
+    /// mask of `EventKind.codecBit`) and expires (flag 32, seconds since 1970). A condition is written in
+    /// the lowest format that holds it, so a store stays readable by the releases before.
     static let formatVersion: UInt8 = 1
     static let formatVersionWithMinimumDuration: UInt8 = 2
+    static let formatVersionWithRules: UInt8 = 3
 
     public struct DecodingError: Error, CustomStringConvertible {
         public var description: String
     }
 
     public static func encode(_ condition: Condition) -> [UInt8] {
-        var out: [UInt8] = [condition.minimumDuration == nil ? formatVersion : formatVersionWithMinimumDuration]
+        let rules = condition.rules
+        var out: [UInt8] = [!rules.isEmpty ? formatVersionWithRules : condition.minimumDuration == nil ? formatVersion : formatVersionWithMinimumDuration]
         out.reserveCapacity(64 + condition.vertexCount * 16)
         let flags: UInt8 = (condition.name != nil ? 1 : 0) | (condition.dwell != nil ? 2 : 0) | (condition.version != nil ? 4 : 0)
-            | (condition.minimumDuration != nil ? 8 : 0)
+            | (condition.minimumDuration != nil ? 8 : 0) | (rules.notify != nil ? 16 : 0) | (rules.expires != nil ? 32 : 0)
         out.append(flags)
         if let name = condition.name {
             let bytes = Array(name.utf8)
@@ -27,6 +30,8 @@ public enum ConditionCodec {
         if let dwell = condition.dwell { put(dwell.bitPattern, &out) }
         if let version = condition.version { put(UInt64(bitPattern: version), &out) }
         if let minimumDuration = condition.minimumDuration { put(minimumDuration.bitPattern, &out) }
+        if let notify = rules.notify { put(notify.reduce(UInt16(0)) { $0 | $1.codecBit }, &out) }
+        if let expires = rules.expires { put(expires.timeIntervalSince1970.bitPattern, &out) }
         switch condition.geometry {
         case .circle(let center, let radius):
             out.append(0)
@@ -56,12 +61,15 @@ public enum ConditionCodec {
     public static func decode(_ bytes: ArraySlice<UInt8>) throws(DecodingError) -> Condition {
         var reader = Reader(bytes: bytes, offset: bytes.startIndex)
         let format = try reader.byte()
-        guard format == formatVersion || format == formatVersionWithMinimumDuration else {
+        guard (formatVersion...formatVersionWithRules).contains(format) else {
             throw DecodingError(description: "unknown condition format \(format)")
         }
         let flags = try reader.byte()
-        guard format == formatVersionWithMinimumDuration || flags & 8 == 0 else {
+        guard format >= formatVersionWithMinimumDuration || flags & 8 == 0 else {
             throw DecodingError(description: "format 1 has no minimumDuration")
+        }
+        guard format >= formatVersionWithRules || flags & 48 == 0 else {
+            throw DecodingError(description: "format \(format) has no rules")
         }
         var name: String?
         if flags & 1 != 0 {
@@ -71,6 +79,12 @@ public enum ConditionCodec {
         let dwell = flags & 2 != 0 ? Double(bitPattern: try reader.u64()) : nil
         let version = flags & 4 != 0 ? Int64(bitPattern: try reader.u64()) : nil
         let minimumDuration = flags & 8 != 0 ? Double(bitPattern: try reader.u64()) : nil
+        var rules = ConditionRules()
+        if flags & 16 != 0 {
+            let mask = UInt16(truncatingIfNeeded: try reader.integer(2))
+            rules.notify = Set(EventKind.allCases.filter { mask & $0.codecBit != 0 })
+        }
+        if flags & 32 != 0 { rules.expires = Date(timeIntervalSince1970: Double(bitPattern: try reader.u64())) }
         let geometry: ConditionGeometry
         switch try reader.byte() {
         case 0:
@@ -91,7 +105,7 @@ public enum ConditionCodec {
             throw DecodingError(description: "unknown geometry kind \(kind)")
         }
         guard reader.atEnd else { throw DecodingError(description: "\(bytes.endIndex - reader.offset) bytes left over") }
-        return Condition(trustedGeometry: geometry, name: name, dwell: dwell, version: version, minimumDuration: minimumDuration)
+        return Condition(trustedGeometry: geometry, name: name, dwell: dwell, version: version, minimumDuration: minimumDuration, rules: rules)
     }
 
     private static func put<T: FixedWidthInteger>(_ v: T, _ out: inout [UInt8]) {

@@ -42,9 +42,14 @@ public actor Monitor {
         engine.add(condition, identifier: identifier, assuming: state)
     }
 
-    /// Stops monitoring a condition.
-    public func remove(_ identifier: String) {
+    /// Stops monitoring a condition. A vehicle inside it gets an `exit` (reason `removed`) at the last
+    /// fix, which is also returned.
+    @discardableResult
+    public func remove(_ identifier: String) -> MonitorEvent? {
+        let exit = engine.removalExit(identifier)
         engine.remove(identifier)
+        if let exit, exit.isNotified { broadcaster.yield(exit) }
+        return exit
     }
 
     /// The condition and its last event, as `CLMonitor.record(for:)`.
@@ -55,11 +60,12 @@ public actor Monitor {
     /// The identifiers of every monitored condition, sorted.
     public var identifiers: [String] { engine.identifiers }
 
-    /// Offers a fix. Accepted fixes update states and deliver events to every `events` sequence.
+    /// Offers a fix. Accepted fixes update states and deliver the events their conditions' `notify`
+    /// asks for to every `events` sequence; the outcome lists every event.
     @discardableResult
     public func update(with location: Location) -> FixOutcome {
         let outcome = engine.process(location)
-        for event in outcome.events { broadcaster.yield(event) }
+        for event in outcome.events where event.isNotified { broadcaster.yield(event) }
         return outcome
     }
 

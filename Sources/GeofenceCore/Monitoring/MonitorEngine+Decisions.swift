@@ -90,7 +90,8 @@ extension MonitorEngine {
     private mutating func commit(_ slot: Int, _ kind: EventKind, _ state: ConditionState, at location: Location, _ events: inout [MonitorEvent]) {
         var entry = slots[slot]!
         let event = MonitorEvent(identifier: entry.identifier, kind: kind, state: state, date: location.timestamp,
-                                 location: location, conditionName: entry.record.condition.name)
+                                 location: location, conditionName: entry.record.condition.name,
+                                 isNotified: entry.record.condition.rules.notifies(kind))
         entry.record.state = state
         entry.record.since = location.timestamp
         entry.record.lastEvent = event
@@ -110,7 +111,7 @@ extension MonitorEngine {
             guard now - status[s].staySince >= status[s].dwell, var entry = slots[s] else { continue }
             let event = MonitorEvent(
                 identifier: entry.identifier, kind: .dwell, state: .satisfied, date: fix.timestamp, location: fix,
-                conditionName: entry.record.condition.name)
+                conditionName: entry.record.condition.name, isNotified: entry.record.condition.rules.notifies(.dwell))
             entry.record.dwellReported = true
             entry.record.lastEvent = event
             slots[s] = entry
@@ -144,7 +145,7 @@ extension MonitorEngine {
                   var entry = slots[slot] else { continue }
             let event = MonitorEvent(
                 identifier: entry.identifier, kind: .crossed, state: .unsatisfied, date: fix.timestamp, location: fix,
-                conditionName: entry.record.condition.name)
+                conditionName: entry.record.condition.name, isNotified: entry.record.condition.rules.notifies(.crossed))
             entry.record.lastEvent = event
             slots[slot] = entry
             events.append(event)

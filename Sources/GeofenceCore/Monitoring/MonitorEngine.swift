@@ -62,6 +62,11 @@ public struct MonitorEngine: Sendable {
     var stamp: UInt32 = 0
     /// Reused for each fix's index candidates, so that evaluating a fix allocates nothing for them.
     var scratch: [Int] = []
+    /// The slots whose conditions expire, and the earliest of those times.
+    var expiries: [Int: Date] = [:]
+    var nextExpiry = Date.distantFuture
+    /// The conditions the last fix removed because they expired (their records are gone).
+    public internal(set) var expiredIdentifiers: [String] = []
 
     public init(name: String, configuration: MonitorConfiguration = MonitorConfiguration()) {
         self.name = name
@@ -104,6 +109,7 @@ public struct MonitorEngine: Sendable {
             slots[slot]!.record.condition = condition
             slots[slot]!.pending = nil
             index.insert(slot: slot, region: condition.region)
+            trackExpiry(slot, condition.rules.expires)
             updateWatch(slot)
             return
         }
@@ -112,6 +118,7 @@ public struct MonitorEngine: Sendable {
         slots[slot] = Slot(identifier: identifier, record: record)
         slotByIdentifier[identifier] = slot
         index.insert(slot: slot, region: condition.region)
+        trackExpiry(slot, condition.rules.expires)
         updateWatch(slot)
     }
 
@@ -146,6 +153,7 @@ public struct MonitorEngine: Sendable {
                 slots[slot] = Slot(identifier: identifier, record: record)
                 slotByIdentifier[identifier] = slot
                 regions.append((slot, record.condition.region))
+                if let expires = record.condition.rules.expires { trackExpiry(slot, expires) }
                 updateWatch(slot)
             }
         }
@@ -162,6 +170,7 @@ public struct MonitorEngine: Sendable {
 
     public mutating func remove(_ identifier: String) {
         guard let slot = slotByIdentifier.removeValue(forKey: identifier) else { return }
+        if expiries[slot] != nil { trackExpiry(slot, nil) }
         unwatch(slot)
         index.remove(slot: slot)
         slots[slot] = nil
@@ -221,6 +230,7 @@ public struct MonitorEngine: Sendable {
     /// Offers a fix: filters it, then updates every condition it decides and returns the events.
     public mutating func process(_ fix: Location) -> FixOutcome {
         let previous = filter.lastPosition
+        expiredIdentifiers.removeAll()
         if let rejection = filter.admit(fix) { return .rejected(rejection) }
         stamp &+= 1
         if stamp == 0 {
@@ -229,6 +239,7 @@ public struct MonitorEngine: Sendable {
             stamp = 1
         }
         var events: [MonitorEvent] = []
+        expire(at: fix, &events)
         if var evidence = evidence(for: fix) {
             decideAll(&evidence, fix, &events)
             if !evidence.atRest, let previous {

@@ -8,7 +8,7 @@ public enum ConditionState: String, Sendable, Equatable, Codable {
 }
 
 /// What happened to a condition.
-public enum EventKind: String, Sendable, Equatable, Codable {
+public enum EventKind: String, Sendable, Equatable, Codable, CaseIterable {
     /// The state became known for the first time.
     case initial
     case enter
@@ -18,6 +18,28 @@ public enum EventKind: String, Sendable, Equatable, Codable {
     /// The straight path between two consecutive fixes passed through the condition, though neither
     /// fix was inside it: a fast vehicle passing a small fence.
     case crossed
+}
+
+extension EventKind {
+    /// The kind's bit in the store's compact form (`ConditionCodec`): fixed for ever, whatever the order
+    /// of the cases.
+    var codecBit: UInt16 {
+        switch self {
+        case .initial: 1
+        case .enter: 2
+        case .exit: 4
+        case .dwell: 8
+        case .crossed: 16
+        }
+    }
+}
+
+/// Why an `exit` happened when the vehicle did not leave.
+public enum TransitionReason: String, Sendable, Equatable, Codable {
+    /// The condition was deleted (an empty retained message, `conditions remove`).
+    case removed
+    /// The condition's `expires` time passed.
+    case expired
 }
 
 /// One event of a monitor, shaped like `CLMonitor.Event`, with the fix that caused it.
@@ -31,8 +53,16 @@ public struct MonitorEvent: Sendable, Equatable, Codable {
     public var location: Location
     /// The condition's `name`, if it has one.
     public var conditionName: String?
+    /// Set on an `exit` that the condition's removal or expiry caused.
+    public var reason: TransitionReason?
+    /// Whether the condition's `notify` asks for events of this kind. An event it does not ask for still
+    /// moved the record (which the agent stores) but is not published.
+    public var isNotified: Bool
 
-    public init(identifier: String, kind: EventKind, state: ConditionState, date: Date, location: Location, conditionName: String? = nil) {
+    public init(identifier: String, kind: EventKind, state: ConditionState, date: Date, location: Location, conditionName: String? = nil,
+                reason: TransitionReason? = nil, isNotified: Bool = true) {
+        self.reason = reason
+        self.isNotified = isNotified
         self.identifier = identifier
         self.kind = kind
         self.state = state

@@ -1,0 +1,25 @@
+import Foundation
+
+/// What a condition asks of its monitor beyond its shape: which of its events to publish, and when it
+/// ends. Set as GeoJSON properties (`notify`, `expires`); docs/conditions.md describes both.
+public struct ConditionRules: Sendable, Equatable {
+    /// The event kinds to publish, as `CLCircularRegion`'s `notifyOnEntry` and `notifyOnExit` (nil: every
+    /// kind). The state is tracked and stored regardless, so a condition that notifies only on `exit`
+    /// still knows it is satisfied.
+    public var notify: Set<EventKind>?
+    /// When the condition ends, on the fixes' timeline (Android's `setExpirationDuration`): the first fix
+    /// at or after it removes the condition, with an `exit` (reason `expired`) when it was satisfied.
+    public var expires: Date?
+
+    public init(notify: Set<EventKind>? = nil, expires: Date? = nil) {
+        self.notify = notify
+        self.expires = expires
+    }
+
+    /// Whether events of this kind are published.
+    public func notifies(_ kind: EventKind) -> Bool {
+        notify?.contains(kind) ?? true
+    }
+
+    public var isEmpty: Bool { notify == nil && expires == nil }
+}

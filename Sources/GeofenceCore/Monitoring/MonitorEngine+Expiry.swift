@@ -1,0 +1,41 @@
+import Foundation
+
+extension MonitorEngine {
+    /// Notes (or forgets) when a slot's condition expires, keeping the earliest expiry at hand so that a
+    /// fix before it costs one comparison.
+    mutating func trackExpiry(_ slot: Int, _ expires: Date?) {
+        let old = expiries.removeValue(forKey: slot)
+        if let expires {
+            expiries[slot] = expires
+            nextExpiry = min(nextExpiry, expires)
+        } else if old == nextExpiry {
+            nextExpiry = expiries.values.min() ?? .distantFuture
+        }
+    }
+
+    /// Removes every condition whose `expires` the fix has reached, in identifier order, with an `exit`
+    /// (reason `expired`, dated at the expiry) for one that was satisfied. Their identifiers are left in
+    /// `expiredIdentifiers`, for the store to delete with the events.
+    mutating func expire(at fix: Location, _ events: inout [MonitorEvent]) {
+        guard fix.timestamp >= nextExpiry else { return }
+        let due = expiries.filter { $0.value <= fix.timestamp }.compactMap { slot, date in slots[slot].map { ($0, date) } }
+        for (entry, date) in due.sorted(by: { $0.0.identifier < $1.0.identifier }) {
+            if entry.record.state == .satisfied {
+                events.append(MonitorEvent(identifier: entry.identifier, kind: .exit, state: .unsatisfied, date: date, location: fix,
+                                           conditionName: entry.record.condition.name, reason: .expired,
+                                           isNotified: entry.record.condition.rules.notifies(.exit)))
+            }
+            remove(entry.identifier)
+            expiredIdentifiers.append(entry.identifier)
+        }
+    }
+
+    /// The `exit` that removing a condition means for a vehicle inside it (reason `removed`), at the last
+    /// accepted fix; nil when it is not satisfied. `remove` itself publishes nothing: the agent stores this
+    /// event in the same transaction that deletes the condition.
+    public func removalExit(_ identifier: String) -> MonitorEvent? {
+        guard let record = record(for: identifier), record.state == .satisfied, let fix = lastAcceptedFix else { return nil }
+        return MonitorEvent(identifier: identifier, kind: .exit, state: .unsatisfied, date: fix.timestamp, location: fix,
+                            conditionName: record.condition.name, reason: .removed, isNotified: record.condition.rules.notifies(.exit))
+    }
+}
