@@ -35,7 +35,8 @@ public enum SimulateJob {
                     // Every monitor filters the same fixes alike; count each rejected fix once.
                     if name == names.first { rejected[reason, default: 0] += 1 }
                 case .accepted(let events):
-                    for event in events {
+                    // As the agent: events a condition's `notify` leaves out are not shown.
+                    for event in events where event.isNotified {
                         emit(line(for: event, monitor: name))
                         eventCount += 1
                     }
@@ -60,6 +61,7 @@ public enum SimulateJob {
         line.add("lon", event.location.coordinate.longitude)
         line.add("horizontalAccuracy", event.location.horizontalAccuracy)
         line.add("name", event.conditionName)
+        if let reason = event.reason { line.add("reason", reason.rawValue) }
         return line.text
     }
 }

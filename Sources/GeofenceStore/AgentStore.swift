@@ -252,15 +252,34 @@ public actor AgentStore {
         case removed(monitors: [String])
     }
 
+    /// A condition being deleted while its state is satisfied: the vehicle is inside it.
+    public struct RemovedWhileInside: Sendable {
+        public var monitor: String
+        public var identifier: String
+        /// The condition as stored (for its name and its `notify`); nil when its stored form is unreadable.
+        public var condition: Condition?
+        /// The monitor's last accepted fix: where and when the vehicle was last seen inside.
+        public var lastFix: Location?
+    }
+
     /// Applies a batch of changes in order, in one transaction: a sync of thousands of retained geofences
     /// costs one commit, not one per geofence. Either every change is recorded or none is.
     public func apply(_ changes: [ConditionChange]) throws(StoreError) -> [ChangeResult] {
+        try apply(changes, exits: { _ in nil }).results
+    }
+
+    /// The same, and for each condition deleted while satisfied, the outbox row `exits` builds (its
+    /// `exit`, reason `removed`) in the same transaction: a crash never leaves a deleted condition whose
+    /// vehicle was inside without its exit, nor an exit for a condition still stored.
+    public func apply(_ changes: [ConditionChange], exits: (RemovedWhileInside) -> OutboxItem?) throws(StoreError)
+        -> (results: [ChangeResult], outbox: [OutboxEntry]) {
         defer { checkpointIfDue(frames: Self.checkpointFrames) }
         return try guarded { db in
             try db.transaction {
                 let now = Date().timeIntervalSince1970
                 var monitors: Set<String> = []
-                return try changes.map { change -> ChangeResult in
+                var items: [OutboxItem] = []
+                let results = try changes.map { change -> ChangeResult in
                     switch change {
                     case .put(let input):
                         if monitors.insert(input.monitor).inserted {
@@ -269,15 +288,27 @@ public actor AgentStore {
                         }
                         return try put(input, now: now, db)
                     case .remove(let identifier, let monitor):
-                        let found = try db.statement("SELECT monitor FROM conditions WHERE identifier = ?1 AND (?2 IS NULL OR monitor = ?2) ORDER BY monitor")
-                            .bind(.text(identifier), .optional(monitor))
+                        let found = try db.statement("""
+                            SELECT c.monitor, c.state, c.compiled, m.last_fix FROM conditions c LEFT JOIN monitors m ON m.name = c.monitor
+                            WHERE c.identifier = ?1 AND (?2 IS NULL OR c.monitor = ?2) ORDER BY c.monitor
+                            """).bind(.text(identifier), .optional(monitor))
                         var names: [String] = []
-                        while try found.step() { names.append(found.text(0) ?? "") }
+                        while try found.step() {
+                            let name = found.text(0) ?? ""
+                            names.append(name)
+                            guard found.text(1) == ConditionState.satisfied.rawValue else { continue }
+                            let inside = RemovedWhileInside(
+                                monitor: name, identifier: identifier,
+                                condition: found.isNull(2) ? nil : try? ConditionCodec.decode(found.blob(2)),
+                                lastFix: found.isNull(3) ? nil : try? JSONDecoder().decode(Location.self, from: Data(found.blob(3))))
+                            if let item = exits(inside) { items.append(item) }
+                        }
                         try db.statement("DELETE FROM conditions WHERE identifier = ?1 AND (?2 IS NULL OR monitor = ?2)")
                             .bind(.text(identifier), .optional(monitor)).run()
                         return .removed(monitors: names)
                     }
                 }
+                return (results, try insertOutbox(items, db))
             }
         }
     }
@@ -354,11 +385,16 @@ public actor AgentStore {
     /// Commits what a fix changed in one transaction: the records of the conditions that had events, the
     /// monitor's last accepted fix, and the outbox rows for those events. Nothing is published before
     /// this returns; the entries it returns are what the publisher sends.
+    /// `removing` names conditions the fix removed (they expired): their rows go in the same transaction
+    /// as their exits.
     public func commit(monitor: String, records: [(identifier: String, record: MonitorRecord)], lastFix: Location?,
-                       indexFloor: Int? = nil, outbox items: [OutboxItem]) throws(StoreError) -> [OutboxEntry] {
+                       indexFloor: Int? = nil, removing: [String] = [], outbox items: [OutboxItem]) throws(StoreError) -> [OutboxEntry] {
         defer { checkpointIfDue(frames: Self.checkpointFramesWithoutAcknowledgements) }
         return try guarded { db in
             try db.transaction {
+                for identifier in removing {
+                    try db.statement("DELETE FROM conditions WHERE monitor = ?1 AND identifier = ?2").bind(.text(monitor), .text(identifier)).run()
+                }
                 let upsert = try db.statement("""
                     UPDATE conditions SET state = ?3, since = ?4, dwell_reported = ?5, last_kind = ?6,
                         last_state = ?7, last_date = ?8, last_latitude = ?9, last_longitude = ?10, last_accuracy = ?11

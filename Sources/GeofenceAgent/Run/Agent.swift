@@ -51,7 +51,9 @@ public enum AgentRunner {
         HeapTrim.giveBackFreedMemory()
         let reporter = StateReporter(source: processor, publisher: client, topics: topics, configuration: configuration, logger: logger,
                                      brokerDescription: { "\(client.status)" })
-        let applier = ChangeApplier(store: store, host: processor, publisher: client, topics: topics, logger: logger,
+        let conditions = ConditionStoreWithExits(store: store, outbox: outbox, topics: topics, fleet: configuration.fleet,
+                                                 vehicle: configuration.vehicle, places: places)
+        let applier = ChangeApplier(store: conditions, host: processor, publisher: client, topics: topics, logger: logger,
                                     stateRequest: { await reporter.publishDetail(monitor: $0) },
                                     conditionsChanged: { await reporter.conditionsChanged() })
         if let file = configuration.conditionsFile {

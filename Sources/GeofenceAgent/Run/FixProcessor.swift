@@ -88,6 +88,7 @@ actor FixProcessor: MonitorHost, SnapshotSource {
         var records: [(identifier: String, record: MonitorRecord)]
         var lastFix: Location?
         var indexFloor: Int
+        var removing: [String]
         var items: [OutboxItem]
     }
     private var pending: [PendingCommit] = []
@@ -104,16 +105,19 @@ actor FixProcessor: MonitorHost, SnapshotSource {
         lastLocation = location
         for name in engines.keys.sorted() {
             let outcome = engines[name]!.process(location)
-            guard case .accepted(let events) = outcome, !events.isEmpty else { continue }
-            generation &+= 1
             let engine = engines[name]!
+            // Expired conditions leave the store with their exits, even when they had none.
+            let expired = engine.expiredIdentifiers
+            guard case .accepted(let events) = outcome, !events.isEmpty || !expired.isEmpty else { continue }
+            generation &+= 1
             // Only the conditions that had events: reading every record would cost O(n) per fix at 100k.
             var seen: Set<String> = []
             let records = events.compactMap { e -> (identifier: String, record: MonitorRecord)? in
                 guard seen.insert(e.identifier).inserted, let r = engine.record(for: e.identifier) else { return nil }
                 return (e.identifier, r)
             }
-            let items = events.filter { Self.transitionKinds.contains($0.kind) }.map { event in
+            // Every event moved a record; only those the condition's `notify` asks for are published.
+            let items = events.filter { Self.transitionKinds.contains($0.kind) && $0.isNotified }.map { event in
                 let place = places.map { $0.place(at: event.location.coordinate) }
                 return OutboxItem(kind: .transition, topic: topics.events) { [configuration] id, sequence in
                     Payloads.event(event, monitor: name, fleet: configuration.fleet, vehicle: configuration.vehicle, eventID: id, sequence: sequence,
@@ -124,7 +128,8 @@ actor FixProcessor: MonitorHost, SnapshotSource {
                 pending.removeFirst()
                 logger.error("too many state changes waiting for the store; the oldest is dropped")
             }
-            pending.append(PendingCommit(monitor: name, records: records, lastFix: engine.lastAcceptedFix, indexFloor: engine.indexFloor, items: items))
+            pending.append(PendingCommit(monitor: name, records: records, lastFix: engine.lastAcceptedFix, indexFloor: engine.indexFloor,
+                                         removing: expired, items: items))
         }
         await flushPending()
         if liveUpdatesStarted, let update = liveFilter.update(location) {
@@ -143,7 +148,8 @@ actor FixProcessor: MonitorHost, SnapshotSource {
         var committed = false
         while let next = pending.first {
             do {
-                try await outbox.commit(monitor: next.monitor, records: next.records, lastFix: next.lastFix, indexFloor: next.indexFloor, items: next.items)
+                try await outbox.commit(monitor: next.monitor, records: next.records, lastFix: next.lastFix, indexFloor: next.indexFloor,
+                                        removing: next.removing, items: next.items)
                 pending.removeFirst()
                 committed = true
             } catch {

@@ -34,9 +34,19 @@ public final class Outbox: Sendable {
     /// Commits what a fix changed (records, last fix, events) in one transaction, then hands the new
     /// entries to the publisher. Nothing is published before the commit returns.
     public func commit(monitor: String, records: [(identifier: String, record: MonitorRecord)], lastFix: Location?,
-                       indexFloor: Int, items: [OutboxItem]) async throws(StoreError) {
-        let entries = try await store.commit(monitor: monitor, records: records, lastFix: lastFix, indexFloor: indexFloor, outbox: items)
+                       indexFloor: Int, removing: [String] = [], items: [OutboxItem]) async throws(StoreError) {
+        let entries = try await store.commit(monitor: monitor, records: records, lastFix: lastFix, indexFloor: indexFloor, removing: removing,
+                                             outbox: items)
         await handOver(entries)
+    }
+
+    /// Applies condition changes (a sync, a removal) with the exit of each condition deleted while the
+    /// vehicle was inside, in one transaction, then hands those exits to the publisher.
+    public func apply(_ changes: [AgentStore.ConditionChange], exits: @escaping @Sendable (AgentStore.RemovedWhileInside) -> OutboxItem?)
+        async throws(StoreError) -> [AgentStore.ChangeResult] {
+        let (results, entries) = try await store.apply(changes, exits: exits)
+        await handOver(entries)
+        return results
     }
 
     /// Queues messages that change no state (location updates).

@@ -22,6 +22,7 @@ public enum Payloads {
         line.add("state", event.state.rawValue)
         line.add("time", iso8601(event.date))
         line.add("name", orNull: event.conditionName)
+        if let reason = event.reason { line.add("reason", reason.rawValue) }
         line.addRaw("location", locationObject(event.location))
         addPlace(place, to: &line)
         return Array(line.text.utf8)

@@ -1,0 +1,71 @@
+import Foundation
+import LocalServers
+import Logging
+import Mosquitto
+import SQLite
+import Testing
+import TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Issue 20's rules through the real agent and a real broker, on the synthetic drive (three passes along
+/// 10 km of 52° N from 2026-01-01T00:00:00Z, a fix a second): a geofence that expires mid-drive, one
+/// deleted over MQTT while the vehicle is inside, and one that notifies only its exits.
+@Suite(.offTheCooperativePool(.waiting)) struct ConditionRulesAgentTests {
+    /// A circle around the whole drive, so that the vehicle is inside from the first fix.
+    static func everywhere(_ id: String, _ extra: String = "") -> String {
+        let lon = 5.0 + 5125 / SyntheticDrive.metresPerDegreeLongitude
+        return #"{"type":"Feature","id":"\#(id)","geometry":{"type":"Point","coordinates":[\#(lon),52.0]},"properties":{"radius":6000\#(extra)}}"#
+    }
+
+    @Test func expiryDeletionAndNotifyAsPublished() async throws {
+        let broker = try LocalMosquitto()
+        try broker.start()
+        defer { broker.stop() }
+        let logger = Logger(label: "test.operator") { _ in SwiftLogNoOpLogHandler() }
+        let operatorClient = try MQTTClient(configuration: MQTTConfiguration(port: broker.port, clientID: "operator"), logger: logger)
+        await operatorClient.start()
+        _ = try await operatorClient.publish("fleet/test/geofences/zone", text: Self.everywhere("zone", #","name":"Zone""#), retain: true)
+        let dashboard = try await EventSubscriber(port: broker.port)
+
+        // "quiet" is the drive's 10th circle, asking for its exits only.
+        let quietLon = 5.0 + 10 * SyntheticDrive.spacing / SyntheticDrive.metresPerDegreeLongitude
+        let conditions = """
+            {"type":"FeatureCollection","features":[
+            \(Self.everywhere("expiring", #","expires":"2026-01-01T01:05:00+01:00""#)),
+            {"type":"Feature","id":"quiet","geometry":{"type":"Point","coordinates":[\(quietLon),52.0]},"properties":{"radius":40,"notify":["exit"]}}
+            ]}
+            """
+        let agent = try AgentFixture(brokerPort: broker.port, speedFactor: 40)
+        try conditions.write(to: agent.directory.appendingPathComponent("conditions.geojson"), atomically: true, encoding: .utf8)
+        try agent.start()
+        defer { agent.kill(signal: SIGKILL) }
+
+        func events(_ id: String) -> [[String: Any]] { dashboard.unique.filter { $0["identifier"] as? String == id } }
+        // The expiry comes at 00:05 on the drive's timeline, with its exit dated then.
+        #expect(await waitUntil(60) { !events("expiring").isEmpty })
+        let expired = try #require(events("expiring").first)
+        #expect(expired["event"] as? String == "exit" && expired["reason"] as? String == "expired", "\(expired)")
+        #expect(expired["time"] as? String == "2026-01-01T00:05:00.000Z", "\(expired)")
+
+        // Deleting the retained geofence while the vehicle is inside publishes its exit.
+        #expect(events("zone").isEmpty)
+        _ = try await operatorClient.publish("fleet/test/geofences/zone", payload: [], retain: true)
+        #expect(await waitUntil(30) { !events("zone").isEmpty })
+        let removed = try #require(events("zone").first)
+        #expect(removed["event"] as? String == "exit" && removed["reason"] as? String == "removed" && removed["name"] as? String == "Zone", "\(removed)")
+
+        #expect(agent.waitForExit(within: 90), "the replay ends the agent")
+        // Three passes through "quiet": three exits and not one enter. Each event once.
+        #expect(events("quiet").map { $0["event"] as? String } == ["exit", "exit", "exit"], "\(events("quiet"))")
+        #expect(events("expiring").count == 1 && events("zone").count == 1, "\(dashboard.unique)")
+        // Both are gone from the store; "quiet" is there and was tracked all along.
+        let rows = try Database(path: agent.storePath, create: false, readOnly: true).statement("SELECT identifier FROM conditions ORDER BY identifier")
+        var identifiers: [String] = []
+        while try rows.step() { identifiers.append(rows.text(0) ?? "") }
+        #expect(identifiers == ["quiet"])
+        await dashboard.stop()
+        await operatorClient.shutdown()
+    }
+}
