@@ -62,6 +62,7 @@ public enum SimulateJob {
         line.add("horizontalAccuracy", event.location.horizontalAccuracy)
         line.add("name", event.conditionName)
         if let reason = event.reason { line.add("reason", reason.rawValue) }
+        if let o = event.overspeed { line.addRaw("overspeed", Payloads.overspeedObject(o)) }
         return line.text
     }
 }

@@ -97,7 +97,7 @@ public struct ParkedVehicle: Sendable {
                 case .enter, .exit, .crossed:
                     transitions += 1
                     flapping.insert(event.identifier)
-                case .dwell:
+                case .dwell, .overspeed, .overspeedEnded:
                     break
                 }
             }

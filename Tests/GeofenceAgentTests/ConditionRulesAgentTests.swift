@@ -11,7 +11,8 @@ import Glibc
 
 /// Issue 20's rules through the real agent and a real broker, on the synthetic drive (three passes along
 /// 10 km of 52° N from 2026-01-01T00:00:00Z, a fix a second): a geofence that expires mid-drive, one
-/// deleted over MQTT while the vehicle is inside, and one that notifies only its exits.
+/// deleted over MQTT while the vehicle is inside, one that notifies only its exits, and a 50 km/h speed
+/// zone the vehicle crosses at 90 km/h.
 @Suite(.offTheCooperativePool(.waiting)) struct ConditionRulesAgentTests {
     /// A circle around the whole drive, so that the vehicle is inside from the first fix.
     static func everywhere(_ id: String, _ extra: String = "") -> String {
@@ -31,10 +32,13 @@ import Glibc
 
         // "quiet" is the drive's 10th circle, asking for its exits only.
         let quietLon = 5.0 + 10 * SyntheticDrive.spacing / SyntheticDrive.metresPerDegreeLongitude
+        // "slow" spans 2 km of the drive from x = 6 km: 80 s inside at 25 m/s on each pass.
+        let slowLon = 5.0 + 7000 / SyntheticDrive.metresPerDegreeLongitude
         let conditions = """
             {"type":"FeatureCollection","features":[
             \(Self.everywhere("expiring", #","expires":"2026-01-01T01:05:00+01:00""#)),
-            {"type":"Feature","id":"quiet","geometry":{"type":"Point","coordinates":[\(quietLon),52.0]},"properties":{"radius":40,"notify":["exit"]}}
+            {"type":"Feature","id":"quiet","geometry":{"type":"Point","coordinates":[\(quietLon),52.0]},"properties":{"radius":40,"notify":["exit"]}},
+            {"type":"Feature","id":"slow","geometry":{"type":"Point","coordinates":[\(slowLon),52.0]},"properties":{"radius":1000,"speedLimit":50,"name":"Slow"}}
             ]}
             """
         let agent = try AgentFixture(brokerPort: broker.port, speedFactor: 40)
@@ -60,11 +64,19 @@ import Glibc
         // Three passes through "quiet": three exits and not one enter. Each event once.
         #expect(events("quiet").map { $0["event"] as? String } == ["exit", "exit", "exit"], "\(events("quiet"))")
         #expect(events("expiring").count == 1 && events("zone").count == 1, "\(dashboard.unique)")
+        // Each pass through the speed zone: enter, overspeed after 10 s, exit, and the overspeed's end.
+        let slow = events("slow")
+        #expect(slow.map { $0["event"] as? String ?? "" } == Array(repeating: ["enter", "overspeed", "exit", "overspeedEnded"], count: 3).flatMap { $0 },
+                "\(slow)")
+        let overspeed = try #require(slow.first { $0["event"] as? String == "overspeed" }?["overspeed"] as? [String: Any])
+        #expect(overspeed["limit"] as? Double == 50 && (overspeed["peakSpeed"] as? Double ?? 0) > 85, "\(overspeed)")
+        let ended = try #require(slow.first { $0["event"] as? String == "overspeedEnded" }?["overspeed"] as? [String: Any])
+        #expect((ended["duration"] as? Double ?? 0) > 60 && (ended["distance"] as? Double ?? 0) > 1500, "\(ended)")
         // Both are gone from the store; "quiet" is there and was tracked all along.
         let rows = try Database(path: agent.storePath, create: false, readOnly: true).statement("SELECT identifier FROM conditions ORDER BY identifier")
         var identifiers: [String] = []
         while try rows.step() { identifiers.append(rows.text(0) ?? "") }
-        #expect(identifiers == ["quiet"])
+        #expect(identifiers == ["quiet", "slow"])
         await dashboard.stop()
         await operatorClient.shutdown()
     }

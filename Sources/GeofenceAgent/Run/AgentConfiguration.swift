@@ -252,6 +252,13 @@ public struct AgentConfiguration: Sendable, Equatable {
             c.monitor.maximumSpeed = try f.number("maximumSpeed", in: 1...100_000) ?? c.monitor.maximumSpeed
             try f.finish()
         }
+        if var o = try top.object("overspeed") {
+            c.monitor.overspeed.tolerance = try o.number("tolerance", in: 0...200) ?? c.monitor.overspeed.tolerance
+            c.monitor.overspeed.minimumDuration = try o.number("minimumDuration", in: 0...3600) ?? c.monitor.overspeed.minimumDuration
+            c.monitor.overspeed.hysteresis = try o.number("hysteresis", in: 0...200) ?? c.monitor.overspeed.hysteresis
+            c.monitor.overspeed.unknownSpeedAccuracy = try o.number("unknownSpeedAccuracy", in: 0...50) ?? c.monitor.overspeed.unknownSpeedAccuracy
+            try o.finish()
+        }
         if var l = try top.object("liveUpdates") {
             if let name = try l.string("configuration") {
                 guard let preset = LiveConfiguration(rawValue: name) else {

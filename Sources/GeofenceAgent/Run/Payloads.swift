@@ -23,6 +23,7 @@ public enum Payloads {
         line.add("time", iso8601(event.date))
         line.add("name", orNull: event.conditionName)
         if let reason = event.reason { line.add("reason", reason.rawValue) }
+        if let o = event.overspeed { line.addRaw("overspeed", overspeedObject(o)) }
         line.addRaw("location", locationObject(event.location))
         addPlace(place, to: &line)
         return Array(line.text.utf8)
@@ -46,6 +47,17 @@ public enum Payloads {
         line.addRaw("location", locationObject(update.location))
         addPlace(place, to: &line)
         return Array(line.text.utf8)
+    }
+
+    /// Speeds in km/h, rounded to 0.1; duration in seconds and distance in metres, on `overspeedEnded`.
+    static func overspeedObject(_ o: OverspeedDetail) -> String {
+        var line = JSONLine()
+        line.add("limit", o.limit)
+        line.add("peakSpeed", (o.peakSpeed * 10).rounded() / 10)
+        line.add("meanSpeed", (o.meanSpeed * 10).rounded() / 10)
+        if let duration = o.duration { line.add("duration", (duration * 1000).rounded() / 1000) }
+        if let distance = o.distance { line.add("distance", distance.rounded()) }
+        return line.text
     }
 
     static func locationObject(_ l: Location) -> String {

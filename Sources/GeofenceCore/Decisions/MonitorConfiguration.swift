@@ -35,6 +35,8 @@ public struct MonitorConfiguration: Sendable, Equatable, Codable {
     /// Seconds the new side must hold before a transition (`enter`, `exit`) is published; the event keeps
     /// the time of the first confident fix. A condition's own `minimumDuration` overrides it. 0: none.
     public var minimumDuration: Double = 0
+    /// How speed zones decide `overspeed`.
+    public var overspeed = OverspeedSettings()
 
     // MARK: Fix filter
 

@@ -54,7 +54,11 @@ struct FeatureReader {
             throw fail("properties.minimumDuration", "minimumDuration \(minimumDuration) must not be negative")
         }
 
-        let rules = ConditionRules(notify: try notify(properties["notify"]), expires: try expires(properties["expires"]))
+        let speedLimit = try optionalNumber(properties["speedLimit"], "properties.speedLimit")
+        if let speedLimit, !(speedLimit > 0 && speedLimit <= 1000) {
+            throw fail("properties.speedLimit", "speedLimit \(format(speedLimit)) must be a speed in km/h above 0 and at most 1000")
+        }
+        let rules = ConditionRules(notify: try notify(properties["notify"]), expires: try expires(properties["expires"]), speedLimit: speedLimit)
 
         guard case .object(let geometry)? = object["geometry"] else {
             let found = object["geometry"]?.typeName ?? "nothing"

@@ -1,7 +1,8 @@
 import Foundation
 
-/// What a condition asks of its monitor beyond its shape: which of its events to publish, and when it
-/// ends. Set as GeoJSON properties (`notify`, `expires`); docs/conditions.md describes both.
+/// What a condition asks of its monitor beyond its shape: which of its events to publish, when it ends,
+/// and the speed limit inside it. Set as GeoJSON properties (`notify`, `expires`, `speedLimit`);
+/// docs/conditions.md describes each.
 public struct ConditionRules: Sendable, Equatable {
     /// The event kinds to publish, as `CLCircularRegion`'s `notifyOnEntry` and `notifyOnExit` (nil: every
     /// kind). The state is tracked and stored regardless, so a condition that notifies only on `exit`
@@ -10,10 +11,13 @@ public struct ConditionRules: Sendable, Equatable {
     /// When the condition ends, on the fixes' timeline (Android's `setExpirationDuration`): the first fix
     /// at or after it removes the condition, with an `exit` (reason `expired`) when it was satisfied.
     public var expires: Date?
+    /// A speed zone's limit in km/h, while the vehicle is inside (`overspeed`, `overspeedEnded`).
+    public var speedLimit: Double?
 
-    public init(notify: Set<EventKind>? = nil, expires: Date? = nil) {
+    public init(notify: Set<EventKind>? = nil, expires: Date? = nil, speedLimit: Double? = nil) {
         self.notify = notify
         self.expires = expires
+        self.speedLimit = speedLimit
     }
 
     /// Whether events of this kind are published.
@@ -21,5 +25,5 @@ public struct ConditionRules: Sendable, Equatable {
         notify?.contains(kind) ?? true
     }
 
-    public var isEmpty: Bool { notify == nil && expires == nil }
+    public var isEmpty: Bool { notify == nil && expires == nil && speedLimit == nil }
 }

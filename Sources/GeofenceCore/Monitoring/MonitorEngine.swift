@@ -28,6 +28,7 @@ public struct MonitorEngine: Sendable {
     let rule: DecisionRule
     private var filter: FixFilter
     private var rest: StationaryDetector
+    var overspeed: OverspeedDetector
 
     struct Slot: Sendable {
         var identifier: String
@@ -73,6 +74,7 @@ public struct MonitorEngine: Sendable {
         rule = DecisionRule(configuration)
         filter = FixFilter(configuration: configuration)
         rest = StationaryDetector(settings: configuration.rest, correlationTime: configuration.noiseCorrelationTime)
+        overspeed = OverspeedDetector(settings: configuration.overspeed, confidence: configuration.confidence)
     }
 
     /// The last fix that was accepted.
@@ -247,6 +249,7 @@ public struct MonitorEngine: Sendable {
             }
         }
         reportDwells(fix, &events)
+        reportOverspeed(fix, &events)
         if events.count > 1 { events.sort { $0.identifier < $1.identifier } }
         return .accepted(events)
     }

@@ -18,6 +18,10 @@ public enum EventKind: String, Sendable, Equatable, Codable, CaseIterable {
     /// The straight path between two consecutive fixes passed through the condition, though neither
     /// fix was inside it: a fast vehicle passing a small fence.
     case crossed
+    /// The vehicle has been faster than a speed zone's limit (plus the tolerance) for the minimum duration.
+    case overspeed
+    /// The overspeed ended: the speed came back under the limit, or the vehicle left every speed zone.
+    case overspeedEnded
 }
 
 extension EventKind {
@@ -30,6 +34,8 @@ extension EventKind {
         case .exit: 4
         case .dwell: 8
         case .crossed: 16
+        case .overspeed: 32
+        case .overspeedEnded: 64
         }
     }
 }
@@ -55,13 +61,16 @@ public struct MonitorEvent: Sendable, Equatable, Codable {
     public var conditionName: String?
     /// Set on an `exit` that the condition's removal or expiry caused.
     public var reason: TransitionReason?
+    /// On `overspeed` and `overspeedEnded`: the limit, and the speeds over the episode so far.
+    public var overspeed: OverspeedDetail?
     /// Whether the condition's `notify` asks for events of this kind. An event it does not ask for still
     /// moved the record (which the agent stores) but is not published.
     public var isNotified: Bool
 
     public init(identifier: String, kind: EventKind, state: ConditionState, date: Date, location: Location, conditionName: String? = nil,
-                reason: TransitionReason? = nil, isNotified: Bool = true) {
+                reason: TransitionReason? = nil, overspeed: OverspeedDetail? = nil, isNotified: Bool = true) {
         self.reason = reason
+        self.overspeed = overspeed
         self.isNotified = isNotified
         self.identifier = identifier
         self.kind = kind
