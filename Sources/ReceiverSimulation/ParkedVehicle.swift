@@ -97,7 +97,7 @@ public struct ParkedVehicle: Sendable {
                 case .enter, .exit, .crossed:
                     transitions += 1
                     flapping.insert(event.identifier)
-                case .dwell, .overspeed, .overspeedEnded:
+                case .dwell, .overspeed, .overspeedEnded, .active, .inactive:
                     break
                 }
             }

@@ -23,10 +23,12 @@ struct ConditionStoreWithExits: ConditionStoring {
     }
 
     /// The outbox row of a removed condition's exit: at the monitor's last fix, where the vehicle was last
-    /// seen inside; none when the monitor never had a fix or the condition's `notify` leaves `exit` out.
+    /// seen inside; none when the monitor never had a fix, the condition's `notify` leaves `exit` out, or
+    /// its schedule had it inactive then.
     static func exit(_ removed: AgentStore.RemovedWhileInside, topic: String, fleet: String, vehicle: String,
                      places: (any PlaceFinding)?) -> OutboxItem? {
-        guard let fix = removed.lastFix, removed.condition?.rules.notifies(.exit) ?? true else { return nil }
+        guard let fix = removed.lastFix, removed.condition?.rules.notifies(.exit) ?? true,
+              removed.condition?.rules.schedule?.isActive(at: fix.timestamp) ?? true else { return nil }
         let event = MonitorEvent(identifier: removed.identifier, kind: .exit, state: .unsatisfied, date: fix.timestamp, location: fix,
                                  conditionName: removed.condition?.name, reason: .removed)
         let place = places.map { $0.place(at: fix.coordinate) }

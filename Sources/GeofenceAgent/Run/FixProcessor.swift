@@ -30,7 +30,7 @@ actor FixProcessor: MonitorHost, SnapshotSource {
     /// publishes the state when it moved.
     private(set) var generation = 0
 
-    static let transitionKinds: Set<EventKind> = [.enter, .exit, .dwell, .crossed, .overspeed, .overspeedEnded]
+    static let transitionKinds: Set<EventKind> = [.enter, .exit, .dwell, .crossed, .overspeed, .overspeedEnded, .active, .inactive]
 
     /// Restores every monitor the store holds (and the default one) before any fix is evaluated.
     init(configuration: AgentConfiguration, store: AgentStore, outbox: Outbox, places: (any PlaceFinding)? = nil, logger: Logger) async throws {

@@ -58,7 +58,16 @@ struct FeatureReader {
         if let speedLimit, !(speedLimit > 0 && speedLimit <= 1000) {
             throw fail("properties.speedLimit", "speedLimit \(format(speedLimit)) must be a speed in km/h above 0 and at most 1000")
         }
-        let rules = ConditionRules(notify: try notify(properties["notify"]), expires: try expires(properties["expires"]), speedLimit: speedLimit)
+        var schedule: Schedule?
+        if let value = properties["schedule"], value != .null {
+            do {
+                schedule = try ScheduleParser.parse(value)
+            } catch {
+                throw fail("properties.schedule" + (error.path.isEmpty ? "" : error.path.hasPrefix("[") ? error.path : "." + error.path), error.message)
+            }
+        }
+        let rules = ConditionRules(notify: try notify(properties["notify"]), expires: try expires(properties["expires"]), speedLimit: speedLimit,
+                                   schedule: schedule)
 
         guard case .object(let geometry)? = object["geometry"] else {
             let found = object["geometry"]?.typeName ?? "nothing"

@@ -5,7 +5,8 @@ import Foundation
 /// Little-endian; the first byte is the format version. Never change a shipped version: add one.
 public enum ConditionCodec {
     /// 1: name, dwell, version. 2 adds minimumDuration (flag 8). 3 adds the rules: notify (flag 16, a u16
-    /// mask of `EventKind.codecBit`), expires (flag 32, seconds since 1970) and speedLimit (flag 64, km/h). A condition is written in
+    /// mask of `EventKind.codecBit`), expires (flag 32, seconds since 1970) speedLimit (flag 64, km/h) and
+    /// schedule (flag 128, its JSON as `Schedule.json` writes it). A condition is written in
     /// the lowest format that holds it, so a store stays readable by the releases before.
     static let formatVersion: UInt8 = 1
     static let formatVersionWithMinimumDuration: UInt8 = 2
@@ -21,6 +22,7 @@ public enum ConditionCodec {
         out.reserveCapacity(64 + condition.vertexCount * 16)
         let flags: UInt8 = (condition.name != nil ? 1 : 0) | (condition.dwell != nil ? 2 : 0) | (condition.version != nil ? 4 : 0)
             | (condition.minimumDuration != nil ? 8 : 0) | (rules.notify != nil ? 16 : 0) | (rules.expires != nil ? 32 : 0) | (rules.speedLimit != nil ? 64 : 0)
+            | (rules.schedule != nil ? 128 : 0)
         out.append(flags)
         if let name = condition.name {
             let bytes = Array(name.utf8)
@@ -33,6 +35,11 @@ public enum ConditionCodec {
         if let notify = rules.notify { put(notify.reduce(UInt16(0)) { $0 | $1.codecBit }, &out) }
         if let expires = rules.expires { put(expires.timeIntervalSince1970.bitPattern, &out) }
         if let speedLimit = rules.speedLimit { put(speedLimit.bitPattern, &out) }
+        if let schedule = rules.schedule {
+            let bytes = Array(schedule.json.utf8)
+            put(UInt32(bytes.count), &out)
+            out += bytes
+        }
         switch condition.geometry {
         case .circle(let center, let radius):
             out.append(0)
@@ -69,7 +76,7 @@ public enum ConditionCodec {
         guard format >= formatVersionWithMinimumDuration || flags & 8 == 0 else {
             throw DecodingError(description: "format 1 has no minimumDuration")
         }
-        guard format >= formatVersionWithRules || flags & 112 == 0 else {
+        guard format >= formatVersionWithRules || flags & 240 == 0 else {
             throw DecodingError(description: "format \(format) has no rules")
         }
         var name: String?
@@ -87,6 +94,14 @@ public enum ConditionCodec {
         }
         if flags & 32 != 0 { rules.expires = Date(timeIntervalSince1970: Double(bitPattern: try reader.u64())) }
         if flags & 64 != 0 { rules.speedLimit = Double(bitPattern: try reader.u64()) }
+        if flags & 128 != 0 {
+            let text = Array(try reader.bytes(Int(try reader.u32())))
+            do {
+                rules.schedule = try ScheduleParser.parse(try JSONParser.parse(text))
+            } catch {
+                throw DecodingError(description: "the stored schedule cannot be read: \(error)")
+            }
+        }
         let geometry: ConditionGeometry
         switch try reader.byte() {
         case 0:

@@ -1,7 +1,8 @@
 import Foundation
 
 /// What a condition asks of its monitor beyond its shape: which of its events to publish, when it ends,
-/// and the speed limit inside it. Set as GeoJSON properties (`notify`, `expires`, `speedLimit`);
+/// the speed limit inside it, and when it is active. Set as GeoJSON properties (`notify`, `expires`,
+/// `speedLimit`, `schedule`);
 /// docs/conditions.md describes each.
 public struct ConditionRules: Sendable, Equatable {
     /// The event kinds to publish, as `CLCircularRegion`'s `notifyOnEntry` and `notifyOnExit` (nil: every
@@ -13,11 +14,14 @@ public struct ConditionRules: Sendable, Equatable {
     public var expires: Date?
     /// A speed zone's limit in km/h, while the vehicle is inside (`overspeed`, `overspeedEnded`).
     public var speedLimit: Double?
+    /// When the condition is active (Traccar's calendars); nil: always.
+    public var schedule: Schedule?
 
-    public init(notify: Set<EventKind>? = nil, expires: Date? = nil, speedLimit: Double? = nil) {
+    public init(notify: Set<EventKind>? = nil, expires: Date? = nil, speedLimit: Double? = nil, schedule: Schedule? = nil) {
         self.notify = notify
         self.expires = expires
         self.speedLimit = speedLimit
+        self.schedule = schedule
     }
 
     /// Whether events of this kind are published.
@@ -25,5 +29,5 @@ public struct ConditionRules: Sendable, Equatable {
         notify?.contains(kind) ?? true
     }
 
-    public var isEmpty: Bool { notify == nil && expires == nil && speedLimit == nil }
+    public var isEmpty: Bool { notify == nil && expires == nil && speedLimit == nil && schedule == nil }
 }

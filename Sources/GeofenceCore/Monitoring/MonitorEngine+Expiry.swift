@@ -18,12 +18,12 @@ extension MonitorEngine {
     /// `expiredIdentifiers`, for the store to delete with the events.
     mutating func expire(at fix: Location, _ events: inout [MonitorEvent]) {
         guard fix.timestamp >= nextExpiry else { return }
-        let due = expiries.filter { $0.value <= fix.timestamp }.compactMap { slot, date in slots[slot].map { ($0, date) } }
-        for (entry, date) in due.sorted(by: { $0.0.identifier < $1.0.identifier }) {
+        let due = expiries.filter { $0.value <= fix.timestamp }.compactMap { slot, date in slots[slot].map { ($0, date, slot) } }
+        for (entry, date, slot) in due.sorted(by: { $0.0.identifier < $1.0.identifier }) {
             if entry.record.state == .satisfied {
                 events.append(MonitorEvent(identifier: entry.identifier, kind: .exit, state: .unsatisfied, date: date, location: fix,
                                            conditionName: entry.record.condition.name, reason: .expired,
-                                           isNotified: entry.record.condition.rules.notifies(.exit)))
+                                           isNotified: entry.record.condition.rules.notifies(.exit) && !isInactive(slot)))
             }
             remove(entry.identifier)
             expiredIdentifiers.append(entry.identifier)
@@ -34,7 +34,8 @@ extension MonitorEngine {
     /// accepted fix; nil when it is not satisfied. `remove` itself publishes nothing: the agent stores this
     /// event in the same transaction that deletes the condition.
     public func removalExit(_ identifier: String) -> MonitorEvent? {
-        guard let record = record(for: identifier), record.state == .satisfied, let fix = lastAcceptedFix else { return nil }
+        guard let slot = slot(of: identifier), let record = slots[slot]?.record, record.state == .satisfied, let fix = lastAcceptedFix,
+              !isInactive(slot) else { return nil }
         return MonitorEvent(identifier: identifier, kind: .exit, state: .unsatisfied, date: fix.timestamp, location: fix,
                             conditionName: record.condition.name, reason: .removed, isNotified: record.condition.rules.notifies(.exit))
     }
@@ -45,7 +46,7 @@ extension MonitorEngine {
     /// (ties: the first identifier). Satisfied conditions are all watched, so this costs O(watched).
     func applicableSpeedZone() -> OverspeedDetector.Zone? {
         var best: OverspeedDetector.Zone?
-        for slot in watched where status[Int(slot)].state == .satisfied {
+        for slot in watched where status[Int(slot)].state == .satisfied && !isInactive(Int(slot)) {
             guard let entry = slots[Int(slot)], let limit = entry.record.condition.rules.speedLimit else { continue }
             if best == nil || limit < best!.limit || (limit == best!.limit && entry.identifier < best!.identifier) {
                 best = OverspeedDetector.Zone(identifier: entry.identifier, name: entry.record.condition.name, limit: limit)

@@ -66,6 +66,11 @@ public struct MonitorEngine: Sendable {
     /// The slots whose conditions expire, and the earliest of those times.
     var expiries: [Int: Date] = [:]
     var nextExpiry = Date.distantFuture
+    /// Slots with a schedule, and where each schedule stood at the last fix.
+    var scheduledSlots: Set<Int> = []
+    var scheduleStates: [Int: ScheduleState] = [:]
+    var unjudgedSchedules: Set<Int> = []
+    var scheduleMinute = Int.min
     /// The conditions the last fix removed because they expired (their records are gone).
     public internal(set) var expiredIdentifiers: [String] = []
 
@@ -85,6 +90,8 @@ public struct MonitorEngine: Sendable {
 
     public var identifiers: [String] { slotByIdentifier.keys.sorted() }
     public var count: Int { slotByIdentifier.count }
+
+    func slot(of identifier: String) -> Int? { slotByIdentifier[identifier] }
 
     public func record(for identifier: String) -> MonitorRecord? {
         slotByIdentifier[identifier].flatMap { slots[$0]?.record }
@@ -112,6 +119,7 @@ public struct MonitorEngine: Sendable {
             slots[slot]!.pending = nil
             index.insert(slot: slot, region: condition.region)
             trackExpiry(slot, condition.rules.expires)
+            trackSchedule(slot, condition.rules.schedule)
             updateWatch(slot)
             return
         }
@@ -121,6 +129,7 @@ public struct MonitorEngine: Sendable {
         slotByIdentifier[identifier] = slot
         index.insert(slot: slot, region: condition.region)
         trackExpiry(slot, condition.rules.expires)
+        trackSchedule(slot, condition.rules.schedule)
         updateWatch(slot)
     }
 
@@ -156,6 +165,7 @@ public struct MonitorEngine: Sendable {
                 slotByIdentifier[identifier] = slot
                 regions.append((slot, record.condition.region))
                 if let expires = record.condition.rules.expires { trackExpiry(slot, expires) }
+                if let schedule = record.condition.rules.schedule { trackSchedule(slot, schedule) }
                 updateWatch(slot)
             }
         }
@@ -173,6 +183,7 @@ public struct MonitorEngine: Sendable {
     public mutating func remove(_ identifier: String) {
         guard let slot = slotByIdentifier.removeValue(forKey: identifier) else { return }
         if expiries[slot] != nil { trackExpiry(slot, nil) }
+        if scheduledSlots.contains(slot) { trackSchedule(slot, nil) }
         unwatch(slot)
         index.remove(slot: slot)
         slots[slot] = nil
@@ -242,6 +253,7 @@ public struct MonitorEngine: Sendable {
         }
         var events: [MonitorEvent] = []
         expire(at: fix, &events)
+        updateSchedules(fix, &events)
         if var evidence = evidence(for: fix) {
             decideAll(&evidence, fix, &events)
             if !evidence.atRest, let previous {
@@ -250,6 +262,7 @@ public struct MonitorEngine: Sendable {
         }
         reportDwells(fix, &events)
         reportOverspeed(fix, &events)
+        silenceInactive(&events)
         if events.count > 1 { events.sort { $0.identifier < $1.identifier } }
         return .accepted(events)
     }

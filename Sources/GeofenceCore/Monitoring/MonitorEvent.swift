@@ -22,6 +22,10 @@ public enum EventKind: String, Sendable, Equatable, Codable, CaseIterable {
     case overspeed
     /// The overspeed ended: the speed came back under the limit, or the vehicle left every speed zone.
     case overspeedEnded
+    /// The condition's schedule opened: its state now, like `initial`, for a vehicle already inside.
+    case active
+    /// The condition's schedule closed: no transitions are published until it opens again.
+    case inactive
 }
 
 extension EventKind {
@@ -36,6 +40,8 @@ extension EventKind {
         case .crossed: 16
         case .overspeed: 32
         case .overspeedEnded: 64
+        case .active: 128
+        case .inactive: 256
         }
     }
 }
