@@ -40,28 +40,3 @@ extension MonitorEngine {
                             conditionName: record.condition.name, reason: .removed, isNotified: record.condition.rules.notifies(.exit))
     }
 }
-
-extension MonitorEngine {
-    /// The speed zone whose limit applies: the lowest limit of the satisfied conditions that have one
-    /// (ties: the first identifier). Satisfied conditions are all watched, so this costs O(watched).
-    func applicableSpeedZone() -> OverspeedDetector.Zone? {
-        var best: OverspeedDetector.Zone?
-        for slot in watched where status[Int(slot)].state == .satisfied && !isInactive(Int(slot)) {
-            guard let entry = slots[Int(slot)], let limit = entry.record.condition.rules.speedLimit else { continue }
-            if best == nil || limit < best!.limit || (limit == best!.limit && entry.identifier < best!.identifier) {
-                best = OverspeedDetector.Zone(identifier: entry.identifier, name: entry.record.condition.name, limit: limit)
-            }
-        }
-        return best
-    }
-
-    /// `overspeed` and `overspeedEnded`, on the zone that set the limit.
-    mutating func reportOverspeed(_ fix: Location, _ events: inout [MonitorEvent]) {
-        let zone = applicableSpeedZone()
-        guard zone != nil || overspeed.episode != nil, let (kind, setBy, detail) = overspeed.update(fix, zone: zone) else { return }
-        let record = record(for: setBy.identifier)
-        events.append(MonitorEvent(identifier: setBy.identifier, kind: kind, state: record?.state ?? .unsatisfied, date: fix.timestamp,
-                                   location: fix, conditionName: setBy.name, overspeed: detail,
-                                   isNotified: record?.condition.rules.notifies(kind) ?? true))
-    }
-}

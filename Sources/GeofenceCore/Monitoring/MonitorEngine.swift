@@ -70,6 +70,8 @@ public struct MonitorEngine: Sendable {
     var scheduledSlots: Set<Int> = []
     var scheduleStates: [Int: ScheduleState] = [:]
     var unjudgedSchedules: Set<Int> = []
+    /// Slots whose conditions have a speed limit.
+    var speedZoneSlots: Set<Int> = []
     var scheduleMinute = Int.min
     /// The conditions the last fix removed because they expired (their records are gone).
     public internal(set) var expiredIdentifiers: [String] = []
@@ -120,6 +122,7 @@ public struct MonitorEngine: Sendable {
             index.insert(slot: slot, region: condition.region)
             trackExpiry(slot, condition.rules.expires)
             trackSchedule(slot, condition.rules.schedule)
+            trackSpeedZone(slot, condition.rules.speedLimit)
             updateWatch(slot)
             return
         }
@@ -130,6 +133,7 @@ public struct MonitorEngine: Sendable {
         index.insert(slot: slot, region: condition.region)
         trackExpiry(slot, condition.rules.expires)
         trackSchedule(slot, condition.rules.schedule)
+        trackSpeedZone(slot, condition.rules.speedLimit)
         updateWatch(slot)
     }
 
@@ -166,6 +170,7 @@ public struct MonitorEngine: Sendable {
                 regions.append((slot, record.condition.region))
                 if let expires = record.condition.rules.expires { trackExpiry(slot, expires) }
                 if let schedule = record.condition.rules.schedule { trackSchedule(slot, schedule) }
+                if let limit = record.condition.rules.speedLimit { trackSpeedZone(slot, limit) }
                 updateWatch(slot)
             }
         }
@@ -184,6 +189,7 @@ public struct MonitorEngine: Sendable {
         guard let slot = slotByIdentifier.removeValue(forKey: identifier) else { return }
         if expiries[slot] != nil { trackExpiry(slot, nil) }
         if scheduledSlots.contains(slot) { trackSchedule(slot, nil) }
+        speedZoneSlots.remove(slot)
         unwatch(slot)
         index.remove(slot: slot)
         slots[slot] = nil
