@@ -139,8 +139,9 @@ public enum LocalProcess {
         p.standardOutput = FileHandle.nullDevice
         p.standardError = err
         try p.run()
-        let errors = err.fileHandleForReading.readDataToEndOfFile()
+        let reader = PipeReader(err.fileHandleForReading.fileDescriptor)
         p.waitUntilExit()
+        let errors = reader.finish()
         guard p.terminationStatus == 0 else {
             throw LocalServerError("\(tool) \(arguments.joined(separator: " ")) failed: \(String(decoding: errors, as: UTF8.self))")
         }

@@ -1,4 +1,5 @@
 import Foundation
+import LocalServers
 
 /// Runs the built `geofence-agent` executable the way a technician would, capturing its output.
 struct AgentBinary {
@@ -33,12 +34,15 @@ struct AgentBinary {
             inPipe.fileHandleForWriting.write(Data(input.utf8))
             try inPipe.fileHandleForWriting.close()
         }
-        // Read both pipes fully before waiting, so a large output cannot stall the child.
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        // Both pipes are read while the child runs, so a large output cannot stall it, and drained once it
+        // has exited rather than read to end of file: a process another test spawned meanwhile may have
+        // inherited the pipes' write ends and would hold the end of file back for its whole life (seen as
+        // an 82 s `locations` run in a parallel CI run).
+        let outReader = PipeReader(out.fileHandleForReading.fileDescriptor)
+        let errReader = PipeReader(err.fileHandleForReading.fileDescriptor)
         process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                      stderr: String(decoding: errData, as: UTF8.self))
+        return Result(status: process.terminationStatus, stdout: String(decoding: outReader.finish(), as: UTF8.self),
+                      stderr: String(decoding: errReader.finish(), as: UTF8.self))
     }
 
     /// Writes `text` to a temporary file and returns its path.

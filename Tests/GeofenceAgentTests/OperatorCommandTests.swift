@@ -166,8 +166,9 @@ import Glibc
         process.standardError = err
         process.standardOutput = Pipe()
         try process.run()
-        let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let reader = PipeReader(err.fileHandleForReading.fileDescriptor)
         process.waitUntilExit()
+        let text = String(decoding: reader.finish(), as: UTF8.self)
         // The binary is not installed here; everything else must be clean.
         let problems = text.split(separator: "\n").filter { !$0.contains("/usr/local/bin/geofence-agent") && !$0.contains("Command /usr/local/bin") }
         #expect(problems.isEmpty, "\(text)")
