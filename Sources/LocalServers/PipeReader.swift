@@ -9,13 +9,14 @@ import Glibc
 /// have inherited the pipe's write end, and end of file comes only when it exits.
 public final class PipeReader: Sendable {
     private final class State: Sendable {
-        let value = Mutex<(data: [UInt8], finishing: Bool, done: Bool)>(([], false, false))
-        func withLock<R>(_ body: (inout (data: [UInt8], finishing: Bool, done: Bool)) -> R) -> R { value.withLock { body(&$0) } }
+        let value = Mutex<(data: [UInt8], finishing: Bool)>(([], false))
+        func withLock<R>(_ body: (inout (data: [UInt8], finishing: Bool)) -> R) -> R { value.withLock { body(&$0) } }
     }
     private let state = State()
+    private let done = DispatchSemaphore(value: 0)
 
     public init(_ fd: Int32) {
-        let state = self.state
+        let state = self.state, done = self.done
         let thread = Thread {
             var buffer = [UInt8](repeating: 0, count: 65_536)
             while true {
@@ -33,7 +34,7 @@ public final class PipeReader: Sendable {
                 }
                 if finishing { break }
             }
-            state.withLock { $0.done = true }
+            done.signal()
         }
         thread.start()
     }
@@ -41,7 +42,7 @@ public final class PipeReader: Sendable {
     /// Everything the child wrote, once it has exited.
     public func finish() -> [UInt8] {
         state.withLock { $0.finishing = true }
-        while !state.withLock({ $0.done }) { usleep(1000) }
+        done.wait()
         return state.withLock { $0.data }
     }
 }

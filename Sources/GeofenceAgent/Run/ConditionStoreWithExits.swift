@@ -27,10 +27,9 @@ struct ConditionStoreWithExits: ConditionStoring {
     /// its schedule had it inactive then.
     static func exit(_ removed: AgentStore.RemovedWhileInside, topic: String, fleet: String, vehicle: String,
                      places: (any PlaceFinding)?) -> OutboxItem? {
-        guard let fix = removed.lastFix, removed.condition?.rules.notifies(.exit) ?? true,
-              removed.condition?.rules.schedule?.isActive(at: fix.timestamp) ?? true else { return nil }
-        let event = MonitorEvent(identifier: removed.identifier, kind: .exit, state: .unsatisfied, date: fix.timestamp, location: fix,
-                                 conditionName: removed.condition?.name, reason: .removed)
+        guard let fix = removed.lastFix, removed.condition?.rules.schedule?.isActive(at: fix.timestamp) ?? true else { return nil }
+        let event = MonitorEvent.removalExit(removed.identifier, condition: removed.condition, at: fix)
+        guard event.isNotified else { return nil }
         let place = places.map { $0.place(at: fix.coordinate) }
         return OutboxItem(kind: .transition, topic: topic) { id, sequence in
             Payloads.event(event, monitor: removed.monitor, fleet: fleet, vehicle: vehicle, eventID: id, sequence: sequence, place: place)

@@ -112,7 +112,7 @@ enum ScheduleParser {
             }
             until = date
         }
-        return Schedule.Recurrence(weekly: freq == "WEEKLY", days: days, hours: hours, until: until, text: text)
+        return Schedule.Recurrence(days: days, hours: hours, until: until, text: text)
     }
 
     /// UNTIL as a UTC time (…Z), or a date: to the end of that day in the schedule's zone.
@@ -123,8 +123,7 @@ enum ScheduleParser {
               d <= RFC3339.daysIn(month: mo, year: y) else { return nil }
         let day = RFC3339.daysSince1970(year: y, month: mo, day: d)
         if b.count == 8 {
-            let schedule = Schedule(timeZone: zone, windows: [])
-            return schedule.instant(day: day + 1, minute: 0).addingTimeInterval(-1)
+            return Schedule.instant(day: day + 1, minute: 0, in: zone).addingTimeInterval(-1)
         }
         guard b.count == 16, b[8] == "T", b[15] == "Z", let h = number(9..<11), let mi = number(11..<13), let s = number(13..<15),
               h < 24, mi < 60, s < 60 else { return nil }

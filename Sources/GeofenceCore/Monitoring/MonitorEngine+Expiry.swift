@@ -1,6 +1,15 @@
 import Foundation
 
 extension MonitorEngine {
+    /// Brings a slot's expiry, schedule and speed-zone tracking in step with its condition's rules (empty
+    /// rules: forgets the slot). A condition with no rules, in a monitor with none, costs three lookups
+    /// in empty collections.
+    mutating func trackRules(_ slot: Int, _ rules: ConditionRules) {
+        if rules.expires != nil || expiries[slot] != nil { trackExpiry(slot, rules.expires) }
+        if rules.schedule != nil || scheduledSlots.contains(slot) { trackSchedule(slot, rules.schedule) }
+        if rules.speedLimit != nil || speedZoneSlots.contains(slot) { trackSpeedZone(slot, rules.speedLimit) }
+    }
+
     /// Notes (or forgets) when a slot's condition expires, keeping the earliest expiry at hand so that a
     /// fix before it costs one comparison.
     mutating func trackExpiry(_ slot: Int, _ expires: Date?) {
@@ -36,7 +45,6 @@ extension MonitorEngine {
     public func removalExit(_ identifier: String) -> MonitorEvent? {
         guard let slot = slot(of: identifier), let record = slots[slot]?.record, record.state == .satisfied, let fix = lastAcceptedFix,
               !isInactive(slot) else { return nil }
-        return MonitorEvent(identifier: identifier, kind: .exit, state: .unsatisfied, date: fix.timestamp, location: fix,
-                            conditionName: record.condition.name, reason: .removed, isNotified: record.condition.rules.notifies(.exit))
+        return MonitorEvent.removalExit(identifier, condition: record.condition, at: fix)
     }
 }

@@ -120,9 +120,7 @@ public struct MonitorEngine: Sendable {
             slots[slot]!.record.condition = condition
             slots[slot]!.pending = nil
             index.insert(slot: slot, region: condition.region)
-            trackExpiry(slot, condition.rules.expires)
-            trackSchedule(slot, condition.rules.schedule)
-            trackSpeedZone(slot, condition.rules.speedLimit)
+            trackRules(slot, condition.rules)
             updateWatch(slot)
             return
         }
@@ -131,9 +129,7 @@ public struct MonitorEngine: Sendable {
         slots[slot] = Slot(identifier: identifier, record: record)
         slotByIdentifier[identifier] = slot
         index.insert(slot: slot, region: condition.region)
-        trackExpiry(slot, condition.rules.expires)
-        trackSchedule(slot, condition.rules.schedule)
-        trackSpeedZone(slot, condition.rules.speedLimit)
+        trackRules(slot, condition.rules)
         updateWatch(slot)
     }
 
@@ -168,9 +164,7 @@ public struct MonitorEngine: Sendable {
                 slots[slot] = Slot(identifier: identifier, record: record)
                 slotByIdentifier[identifier] = slot
                 regions.append((slot, record.condition.region))
-                if let expires = record.condition.rules.expires { trackExpiry(slot, expires) }
-                if let schedule = record.condition.rules.schedule { trackSchedule(slot, schedule) }
-                if let limit = record.condition.rules.speedLimit { trackSpeedZone(slot, limit) }
+                trackRules(slot, record.condition.rules)
                 updateWatch(slot)
             }
         }
@@ -187,9 +181,7 @@ public struct MonitorEngine: Sendable {
 
     public mutating func remove(_ identifier: String) {
         guard let slot = slotByIdentifier.removeValue(forKey: identifier) else { return }
-        if expiries[slot] != nil { trackExpiry(slot, nil) }
-        if scheduledSlots.contains(slot) { trackSchedule(slot, nil) }
-        speedZoneSlots.remove(slot)
+        trackRules(slot, ConditionRules())
         unwatch(slot)
         index.remove(slot: slot)
         slots[slot] = nil

@@ -87,6 +87,15 @@ public struct MonitorEvent: Sendable, Equatable, Codable {
     }
 }
 
+extension MonitorEvent {
+    /// The `exit` (reason `removed`) of a condition deleted while the vehicle was inside, at the last fix:
+    /// the monitor's and the store's, which writes it in the delete's transaction, are this one event.
+    public static func removalExit(_ identifier: String, condition: Condition?, at fix: Location) -> MonitorEvent {
+        MonitorEvent(identifier: identifier, kind: .exit, state: .unsatisfied, date: fix.timestamp, location: fix,
+                     conditionName: condition?.name, reason: .removed, isNotified: condition?.rules.notifies(.exit) ?? true)
+    }
+}
+
 /// A condition's record, as `CLMonitor.Record`: the condition and its last event.
 public struct MonitorRecord: Sendable, Equatable {
     public var condition: Condition

@@ -30,7 +30,6 @@ public struct Schedule: Sendable, Equatable {
     /// The RRULE subset: FREQ=DAILY or WEEKLY, active in the listed hours (all when none) of the listed
     /// days (all when none), until `until`.
     public struct Recurrence: Sendable, Equatable {
-        public var weekly: Bool
         public var days: Set<Weekday>?
         public var hours: Set<Int>?
         public var until: Date?
@@ -58,8 +57,8 @@ public struct Schedule: Sendable, Equatable {
             let day = wall.day - dayBack
             let weekday = Self.weekday(ofDay: day)
             for window in windows where window.days.contains(weekday) {
-                let start = instant(day: day, minute: window.from)
-                let end = instant(day: window.to > window.from ? day : day + 1, minute: window.to)
+                let start = Self.instant(day: day, minute: window.from, in: timeZone)
+                let end = Self.instant(day: window.to > window.from ? day : day + 1, minute: window.to, in: timeZone)
                 if date >= start && date < end { return true }
             }
         }
@@ -81,7 +80,7 @@ public struct Schedule: Sendable, Equatable {
 
     /// The first instant at which the local clock shows `minute` of `day` or later: a time the clock
     /// skips (spring forward) opens at the jump; a time it shows twice (fall back) is its first showing.
-    func instant(day: Int, minute: Int) -> Date {
+    static func instant(day: Int, minute: Int, in timeZone: TimeZone) -> Date {
         let wall = Double(day * 86_400 + minute * 60)
         let offsets = Set([-86_400.0, 0, 86_400].map { Double(timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: wall + $0))) })
         let valid = offsets.map { wall - $0 }.filter { Double(timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: $0))) == wall - $0 }
