@@ -65,7 +65,9 @@ let package = Package(
         ),
         // Offline geocoding, shaped like CLGeocoder: lookups over the gazetteer that
         // scripts/build-gazetteer.py builds from GeoNames and Natural Earth data. Pure: bytes in, answers out.
-        .target(name: "Geocoding", dependencies: ["GeofenceCore"]),
+        .target(name: "Geocoding", dependencies: ["GeofenceCore", "CPrefetch"]),
+        // The compiler's cache prefetch hint, which Swift lacks (header only, nothing linked).
+        .systemLibrary(name: "CPrefetch"),
         // A simulated GNSS receiver (correlated Gaussian error, optimistic accuracies, Doppler speed) and the
         // parked and crossing scenarios that the decision tests and `geofence-bench decisions` share.
         .target(name: "ReceiverSimulation", dependencies: ["GeofenceCore"]),

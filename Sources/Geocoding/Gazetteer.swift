@@ -1,28 +1,12 @@
 import Foundation
 import GeofenceCore
 
-/// One place as a lookup reads it: everything a placemark needs but the text, in one record so that a
-/// placemark costs one cache miss rather than one per field.
-struct PlaceRecord: Sendable {
-    var latitudeMicro: Int32
-    var longitudeMicro: Int32
-    var population: UInt32
-    /// Where the place's name, first- and second-level area names lie in the strings, one after another.
-    var text: UInt32
-    var country: UInt16
-    var zone: UInt16
-}
-
-extension PlaceRecord {
-    var coordinate: Coordinate { Coordinate(latitude: Double(latitudeMicro) / 1e6, longitude: Double(longitudeMicro) / 1e6) }
-}
-
 /// GeoNames' places of 1,000 people or more, their names and alternate names, and Natural Earth's country
 /// outlines, held in flat arrays much as the file lays them out: loading is a read and a few copies.
 /// Immutable once built, so one gazetteer serves any number of lookups at once.
 public struct Gazetteer: Sendable {
-    /// Places, in implicit k-d tree order (see `KDTree`).
-    let places: [PlaceRecord]
+    /// Places' cards, in implicit k-d tree order (see `KDTree`).
+    let places: PlaceCards
     /// Each place's country alone, for the nearest search within a country.
     let countryIndex: [UInt16]
     /// Each place's position on the ellipsoid (ECEF, centimetres, from the file), for nearest-place search.
@@ -34,7 +18,11 @@ public struct Gazetteer: Sendable {
     /// Each country's ISO code and name as name keys, for qualifiers.
     let countryKeys: [(code: String, name: String)]
     let zoneNames: [String]
+    /// First- and second-level area names, each once; places name them by index.
+    let areaNames: [String]
     let strings: [UInt8]
+    /// The grid of cells no border touches (see `GazetteerFormat`), for points that need no outline test.
+    let cleanCells: [UInt8]
     /// Country outlines in pieces, each tagged with its country's index.
     let outlines: CountryOutlines
 
@@ -56,24 +44,24 @@ public struct Gazetteer: Sendable {
     private init(reading r: GazetteerFormat.Reader) throws(GazetteerFormat.Invalid) {
         let placeCount = Int(r.u32(at: 8)), keyCount = Int(r.u32(at: 12)), countries = Int(r.u32(at: 16))
         let rings = Int(r.u32(at: 20)), vertexCount = Int(r.u32(at: 24)), zones = Int(r.u32(at: 28)), stringBytes = Int(r.u32(at: 32))
+        let areas = Int(r.u32(at: 36))
         guard placeCount < 1 << GazetteerFormat.idBits else { throw .init(description: "the gazetteer holds \(placeCount) places, more than its keys can name") }
         var at = GazetteerFormat.headerSize
-        let latitudes: [Int32], longitudes: [Int32], population: [UInt32], text: [UInt32], zone: [UInt16], positions: [Int32]
-        (latitudes, at) = try r.array(Int32.self, at: at, count: placeCount)
-        (longitudes, at) = try r.array(Int32.self, at: at, count: placeCount)
-        (population, at) = try r.array(UInt32.self, at: at, count: placeCount)
-        (text, at) = try r.array(UInt32.self, at: at, count: placeCount)
+        let cards: UnsafeRawBufferPointer, positions: [Int32]
+        (cards, at) = try r.bytes(at: at, length: placeCount * GazetteerFormat.cardBytes)
         (countryIndex, at) = try r.array(UInt16.self, at: at, count: placeCount)
-        (zone, at) = try r.array(UInt16.self, at: at, count: placeCount)
         (positions, at) = try r.array(Int32.self, at: at, count: 3 * placeCount)
         (keys, at) = try r.array(UInt64.self, at: at, count: keyCount)
         let codeBytes: [UInt8], countryNameOffsets: [UInt32], countryRings: [UInt32], ringStarts: [UInt32], vertices: [Int32], zoneOffsets: [UInt32]
+        let areaOffsets: [UInt32]
         (codeBytes, at) = try r.array(UInt8.self, at: at, count: 2 * countries)
         (countryNameOffsets, at) = try r.array(UInt32.self, at: at, count: countries)
         (countryRings, at) = try r.array(UInt32.self, at: at, count: 2 * countries)
         (ringStarts, at) = try r.array(UInt32.self, at: at, count: rings)
         (vertices, at) = try r.array(Int32.self, at: at, count: 2 * vertexCount)
         (zoneOffsets, at) = try r.array(UInt32.self, at: at, count: zones)
+        (cleanCells, at) = try r.array(UInt8.self, at: at, count: GazetteerFormat.gridColumns * GazetteerFormat.gridRows)
+        (areaOffsets, at) = try r.array(UInt32.self, at: at, count: areas)
         (strings, _) = try r.array(UInt8.self, at: at, count: stringBytes)
 
         let stringsCopy = strings
@@ -81,21 +69,18 @@ public struct Gazetteer: Sendable {
         countryCodes = (0..<countries).map { String(decoding: codeBytes[(2 * $0)..<(2 * $0 + 2)], as: UTF8.self) }
         countryNames = countryNameOffsets.map(interned)
         countryKeys = zip(countryCodes, countryNames).map { (NameKey.normalized($0), NameKey.normalized($1)) }
-        // Indices the lookups follow without checks: a file that breaks them is refused here.
-        guard countryIndex.allSatisfy({ Int($0) < countries }), zone.allSatisfy({ Int($0) < zones }),
-              keys.allSatisfy({ Int($0 & ((1 << UInt64(GazetteerFormat.idBits)) - 1)) < placeCount }) else {
-            throw .init(description: "the gazetteer names a country, time zone or place it does not hold")
-        }
-        // A place's three strings are read without checks: each must end inside the strings.
-        let allStrings = strings
-        guard text.allSatisfy({ Self.stringsEnd(allStrings, from: Int($0), count: 3) != nil }) else {
-            throw .init(description: "a place's names run past the gazetteer's strings")
-        }
         zoneNames = zoneOffsets.map(interned)
-        let placeCountries = countryIndex
-        places = (0..<placeCount).map { i in
-            PlaceRecord(latitudeMicro: latitudes[i], longitudeMicro: longitudes[i], population: population[i],
-                        text: text[i], country: placeCountries[i], zone: zone[i])
+        areaNames = areaOffsets.map(interned)
+        places = PlaceCards(cards, count: placeCount)
+        // Indices the lookups follow without checks: a file that breaks them is refused here.
+        guard countryIndex.allSatisfy({ Int($0) < countries }), cleanCells.allSatisfy({ Int($0) < countries + 2 }) else {
+            throw .init(description: "the gazetteer names a country it does not hold")
+        }
+        guard keys.allSatisfy({ Int($0 & ((1 << UInt64(GazetteerFormat.idBits)) - 1)) < placeCount }) else {
+            throw .init(description: "the gazetteer's name keys name a place it does not hold")
+        }
+        if let place = Self.firstUnsoundCard(places, countries: countries, zones: zones, areas: areas, strings: strings) {
+            throw .init(description: "place \(place)'s card names a country, time zone, area or name the gazetteer does not hold")
         }
         tree = KDTree(centimetres: positions)
         outlines = try Self.outlines(countryRings: countryRings, ringStarts: ringStarts, vertices: vertices)
@@ -135,28 +120,33 @@ public struct Gazetteer: Sendable {
         return String(decoding: strings[(o + 2)..<(o + 2 + length)], as: UTF8.self)
     }
 
-    /// Where `count` strings from `offset` end, if they all lie inside `strings`.
-    static func stringsEnd(_ strings: [UInt8], from offset: Int, count: Int) -> Int? {
-        var o = offset
-        for _ in 0..<count {
-            guard o + 2 <= strings.count else { return nil }
-            o += 2 + (Int(strings[o]) | Int(strings[o + 1]) << 8)
+    /// The first card whose indices or name do not lie inside the tables they index, if any.
+    private static func firstUnsoundCard(_ places: PlaceCards, countries: Int, zones: Int, areas: Int, strings: [UInt8]) -> Int? {
+        func isSound(_ i: Int) -> Bool {
+            let p = places[i]
+            guard Int(p.country) < countries, Int(p.zone) < zones,
+                  p.admin1 == GazetteerFormat.noArea || Int(p.admin1) < areas,
+                  p.admin2 == GazetteerFormat.noArea || Int(p.admin2) < areas else { return false }
+            switch places.name(i) {
+            case .inline(let bytes): return bytes.count <= GazetteerFormat.cardBytes - GazetteerFormat.cardNameOffset - 1
+            case .elsewhere(let offset): return string(strings, offset) != nil
+            }
         }
-        return o <= strings.count ? o : nil
+        return (0..<places.count).first { !isSound($0) }
     }
 
     /// A place's name and its areas' names (nil where it has none).
-    func names(of record: PlaceRecord) -> (name: String, admin1: String?, admin2: String?) {
-        strings.withUnsafeBufferPointer { bytes in
-            var o = Int(record.text)
-            func next() -> String {
-                let length = Int(bytes[o]) | Int(bytes[o + 1]) << 8
-                defer { o += 2 + length }
-                return String(decoding: UnsafeBufferPointer(rebasing: bytes[(o + 2)..<(o + 2 + length)]), as: UTF8.self)
-            }
-            let name = next(), admin1 = next(), admin2 = next()
-            return (name, admin1.isEmpty ? nil : admin1, admin2.isEmpty ? nil : admin2)
+    func names(of place: Int) -> (name: String, admin1: String?, admin2: String?) {
+        let record = places[place]
+        let name: String = switch places.name(place) {
+        case .inline(let bytes): String(decoding: bytes.assumingMemoryBound(to: UInt8.self), as: UTF8.self)
+        case .elsewhere(let offset): Self.string(strings, offset) ?? ""
         }
+        return (name, area(record.admin1), area(record.admin2))
+    }
+
+    private func area(_ index: UInt16) -> String? {
+        index == GazetteerFormat.noArea ? nil : areaNames[Int(index)]
     }
 
     func coordinate(of place: Int) -> Coordinate {
@@ -166,7 +156,7 @@ public struct Gazetteer: Sendable {
     /// The placemark of a place, with its country named only when `countryKnown`.
     func placemark(_ place: Int, distance: Double?, countryKnown: Bool = true) -> Placemark {
         let record = places[place]
-        let (name, admin1, admin2) = names(of: record)
+        let (name, admin1, admin2) = names(of: place)
         let country = Int(record.country), zone = zoneNames[Int(record.zone)]
         return Placemark(
             name: name, locality: name,

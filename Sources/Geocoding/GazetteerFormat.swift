@@ -1,23 +1,42 @@
 /// The gazetteer file that scripts/build-gazetteer.py writes (docs/geocoding.md), stored uncompressed so
 /// that loading is a read and a few copies:
 ///
-///     "GFGZ", version, places, name keys, countries, rings, vertices, time zones, string bytes (u32 each),
-///     then, each padded to 8 bytes, little-endian:
-///       places (in implicit k-d tree order): latitude, longitude (i32, microdegrees), population (u32),
-///         text (u32 offset of three strings in a row: name, admin1, admin2; empty: none), country, time
-///         zone (u16 indices), then each place's ECEF x, y, z (i32 centimetres, the k-d tree's coordinates);
+///     "GFGZ", version, places, name keys, countries, rings, vertices, time zones, string bytes, area names
+///     (u32 each), then, each padded to 8 bytes, little-endian:
+///       places' cards (in implicit k-d tree order), `cardBytes` each: latitude, longitude (i32,
+///         microdegrees), population (u32), country, time zone (u16 indices), clearance (u16: bit 15 when
+///         no outline holds the place, the low bits how far a point may be from it, as a chord in
+///         `clearanceUnit` metres, and still lie in the outlines that hold it; 0: test the outlines), first-
+///         and second-level area (u16 indices into the area names, `noArea`: none), then the name: its
+///         length (u8) and UTF-8 when it fits the card, else `nameElsewhere`, a pad byte and the u32 offset
+///         of the name in the strings;
+///       each place's country again (u16), for the search within a country;
+///       each place's ECEF x, y, z (i32 centimetres, the k-d tree's coordinates);
 ///       name keys (u64, ascending): the name's hash in the top 46 bits, the place in the low 18;
 ///       countries: ISO codes (2 bytes each), names (u32 string offsets), ring ranges (u32 pairs);
 ///       ring starts (u32 vertex index, bit 31 for a hole); vertices (i32 longitude and latitude pairs,
 ///       microdegrees); time zones (u32 string offsets, all ones: none);
+///       clean cells (u8, `gridColumns` × `gridRows` cells of `gridDegrees`, rows from the south, columns from
+///       180° W: 0 when a border or coast touches the cell, 1 when no outline holds it, 2 + a country's index
+///       when that country's outline holds all of it);
+///       area names (u32 string offsets);
 ///       strings: each a u16 length and its UTF-8.
 enum GazetteerFormat {
     static let magic: [UInt8] = Array("GFGZ".utf8)
-    static let version: UInt32 = 2
+    static let version: UInt32 = 3
     static let headerSize = 40
     static let hashBits = 46
     static let idBits = 18
     static let none = UInt32.max
+    static let clearanceUnit = 8.0
+    static let clearanceNoHolder: UInt16 = 0x8000
+    static let cardBytes = 64
+    static let cardNameOffset = 22
+    static let nameElsewhere = 255
+    static let noArea: UInt16 = 0xFFFF
+    static let gridDegrees = 0.5
+    static let gridColumns = 720
+    static let gridRows = 360
 
     /// Why bytes are not a gazetteer.
     struct Invalid: Error, CustomStringConvertible {
@@ -41,6 +60,14 @@ enum GazetteerFormat {
 
         func u32(at offset: Int) -> UInt32 {
             bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self)
+        }
+
+        /// `length` bytes from `offset`, checked to lie in the file, and the next section's offset.
+        func bytes(at offset: Int, length: Int) throws(Invalid) -> (bytes: UnsafeRawBufferPointer, next: Int) {
+            guard offset >= 0, length >= 0, offset + length <= bytes.count else {
+                throw Invalid(description: "the gazetteer is truncated: a section of \(length) bytes at \(offset) runs past its \(bytes.count) bytes")
+            }
+            return (UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + length)]), (offset + length + 7) & ~7)
         }
 
         /// `count` values of `T` from `offset`, and the next section's offset (padded to 8).

@@ -10,7 +10,7 @@ struct KDTree: Sendable {
     /// Each point's x, y and z side by side, in centimetres.
     let xyz: [Int32]
     /// Ranges this small are scanned rather than split further: cheaper than the recursion's bookkeeping.
-    static let bucketSize = 32
+    static let bucketSize = 16
 
     var count: Int { xyz.count / 3 }
 
@@ -49,6 +49,7 @@ struct KDTree: Sendable {
                 let d = dx * dx + dy * dy + dz * dz
                 if Self.improves(i, d, best), filter.accepts(i) { best = (i, d) }
             }
+            if best.index >= 0 { filter.scannedLeaf(best: best.index) }
             return
         }
         let mid = (lo + hi) >> 1
@@ -81,6 +82,13 @@ extension KDTree {
 /// specialized for its filter.
 protocol PointFilter {
     func accepts(_ point: Int) -> Bool
+    /// Called after each range the search scans, with the best point so far: often the answer already,
+    /// so a caller can start fetching what it will read of it.
+    func scannedLeaf(best: Int)
+}
+
+extension PointFilter {
+    @inline(__always) func scannedLeaf(best: Int) {}
 }
 
 struct EveryPoint: PointFilter {

@@ -52,7 +52,7 @@ import TestSupport
             let q = Coordinate(latitude: Double.random(in: -60...70, using: &rng), longitude: Double.random(in: -180...180, using: &rng))
             let answer = try g.reverse(q)
             let best = g.nearestByScan(q, inCountry: answer.isoCountryCode)
-            #expect(abs(best - answer.distance!) < 0.01, "\(q): tree \(answer.distance!) m, scan \(best) m")
+            #expect(abs(best - answer.distance!) < 0.02, "\(q): tree \(answer.distance!) m, scan \(best) m")
         }
     }
 
