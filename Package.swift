@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "GPSD", targets: ["GPSD"]),
         .library(name: "GeofenceStore", targets: ["GeofenceStore"]),
         .library(name: "Geocoding", targets: ["Geocoding"]),
+        .library(name: "FuzzChecks", targets: ["FuzzChecks"]),
         .executable(name: "geofence-agent", targets: ["geofence-agent"]),
         .executable(name: "geofence-bench", targets: ["geofence-bench"]),
         .executable(name: "geofence-demo", targets: ["geofence-demo"]),
@@ -114,6 +115,9 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // What the fuzz targets (the package in Fuzz/) check on each input; the replay tests check the same
+        // on the seed corpora and on every input a fuzzer once failed on.
+        .target(name: "FuzzChecks", dependencies: ["GeofenceCore"]),
         // Test helpers shared by several test targets.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(
@@ -124,6 +128,7 @@ let package = Package(
             ],
             resources: [.copy("Fixtures")]
         ),
+        .testTarget(name: "FuzzChecksTests", dependencies: ["FuzzChecks", "GeofenceCore"]),
         .testTarget(
             name: "GeocodingTests",
             dependencies: ["Geocoding", "GeofenceCore", "TestSupport"]

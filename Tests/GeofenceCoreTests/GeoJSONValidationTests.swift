@@ -78,8 +78,9 @@ import TestSupport
     @Test func rejectsOutOfRangeAndNonFiniteCoordinates() {
         #expect(error(of: feature("a", #"{"type":"Point","coordinates":[181,0]}"#, #"{"radius":5}"#))
             == "features[0].geometry.coordinates: longitude 181 is outside [-180, 180]")
+        // Beyond a Double's range, the parser refuses the number where it stands (it read infinity before).
         #expect(error(of: feature("a", #"{"type":"Point","coordinates":[1e999,0]}"#, #"{"radius":5}"#))
-            == "features[0].geometry.coordinates[0]: inf is not a finite number")
+            == "invalid JSON at line 1, column 110: number '1e999' is out of range")
         #expect(error(of: feature("a", #"{"type":"Point","coordinates":[1]}"#, #"{"radius":5}"#)).contains("at least 2 numbers"))
         // NaN is not JSON at all.
         #expect(decode(feature("a", #"{"type":"Point","coordinates":[NaN,0]}"#, #"{"radius":5}"#)).errors.first?.description.hasPrefix("invalid JSON") == true)

@@ -127,6 +127,9 @@ public struct JSONParser {
         }
         let text = String(decoding: bytes[start..<index], as: UTF8.self)
         guard let value = Double(text) else { index = start; throw error("invalid number '\(text)'") }
+        // RFC 8259 lets a parser limit the range: a number beyond a Double's is refused, not read as
+        // infinity (which no JSON can write back).
+        guard value.isFinite else { index = start; throw error("number '\(text)' is out of range") }
         return value
     }
 

@@ -134,7 +134,8 @@ enum ScheduleParser {
 extension Schedule {
     /// The schedule as JSON, in the form `ScheduleParser` reads: what the store keeps.
     public var json: String {
-        var parts = [#""timeZone":"\#(timeZone.identifier)""#]
+        // Quoted as JSON strings: a zone or rule read back from a corrupt row may hold a quote or backslash.
+        var parts = [#""timeZone":"# + JSONValue.string(timeZone.identifier).jsonText]
         if !windows.isEmpty {
             let items = windows.map { w in
                 let days = w.days.sorted().map { #""\#($0.shortName)""# }.joined(separator: ",")
@@ -142,7 +143,7 @@ extension Schedule {
             }
             parts.append(#""windows":[\#(items.joined(separator: ","))]"#)
         }
-        if let recurrence { parts.append(#""rrule":"\#(recurrence.text)""#) }
+        if let recurrence { parts.append(#""rrule":"# + JSONValue.string(recurrence.text).jsonText) }
         return "{" + parts.joined(separator: ",") + "}"
     }
 

@@ -61,6 +61,9 @@ public enum ConditionCodec {
         return out
     }
 
+    /// Expiry times from 0001-01-01 to 9999-12-31 (UTC), the years RFC 3339 writes.
+    static let expiryRange = -62_135_596_800.0...253_402_300_799.0
+
     public static func decode(_ bytes: [UInt8]) throws(DecodingError) -> Condition {
         try decode(bytes[...])
     }
@@ -84,16 +87,18 @@ public enum ConditionCodec {
             let n = Int(try reader.u32())
             name = String(decoding: try reader.bytes(n), as: UTF8.self)
         }
-        let dwell = flags & 2 != 0 ? Double(bitPattern: try reader.u64()) : nil
+        // Numbers a corrupt row could hold and the reader never accepts (NaN, infinities, dates Foundation
+        // cannot print) are refused.
+        let dwell = flags & 2 != 0 ? try reader.number(in: 0...Double.greatestFiniteMagnitude, "dwell") : nil
         let version = flags & 4 != 0 ? Int64(bitPattern: try reader.u64()) : nil
-        let minimumDuration = flags & 8 != 0 ? Double(bitPattern: try reader.u64()) : nil
+        let minimumDuration = flags & 8 != 0 ? try reader.number(in: 0...Double.greatestFiniteMagnitude, "minimumDuration") : nil
         var rules = ConditionRules()
         if flags & 16 != 0 {
             let mask = UInt16(truncatingIfNeeded: try reader.integer(2))
             rules.notify = Set(EventKind.allCases.filter { mask & $0.codecBit != 0 })
         }
-        if flags & 32 != 0 { rules.expires = Date(timeIntervalSince1970: Double(bitPattern: try reader.u64())) }
-        if flags & 64 != 0 { rules.speedLimit = Double(bitPattern: try reader.u64()) }
+        if flags & 32 != 0 { rules.expires = Date(timeIntervalSince1970: try reader.number(in: Self.expiryRange, "expires")) }
+        if flags & 64 != 0 { rules.speedLimit = try reader.number(in: .ulpOfOne...1000, "speedLimit") }
         if flags & 128 != 0 {
             let text = Array(try reader.bytes(Int(try reader.u32())))
             do {
@@ -102,22 +107,29 @@ public enum ConditionCodec {
                 throw DecodingError(description: "the stored schedule cannot be read: \(error)")
             }
         }
+        // A corrupt row must be refused, not crash the restore: the shapes the regions' preparation relies
+        // on are checked (O(n), unlike the full validation a new geofence gets).
         let geometry: ConditionGeometry
         switch try reader.byte() {
         case 0:
             let lat = Double(bitPattern: try reader.u64()), lon = Double(bitPattern: try reader.u64())
-            geometry = .circle(center: Coordinate(latitude: lat, longitude: lon), radius: Double(bitPattern: try reader.u64()))
+            let center = Coordinate(latitude: lat, longitude: lon), radius = Double(bitPattern: try reader.u64())
+            guard center.isValid, radius.isFinite, radius > 0 else { throw DecodingError(description: "a circle with a bad centre or radius") }
+            geometry = .circle(center: center, radius: radius)
         case 1:
             var parts: [[[Coordinate]]] = []
             for _ in 0..<(try reader.u32()) {
                 var rings: [[Coordinate]] = []
-                for _ in 0..<(try reader.u32()) { rings.append(try reader.coordinates()) }
+                for _ in 0..<(try reader.u32()) { rings.append(try reader.coordinates(atLeast: 4)) }
+                guard !rings.isEmpty else { throw DecodingError(description: "a polygon part with no ring") }
                 parts.append(rings)
             }
+            guard !parts.isEmpty else { throw DecodingError(description: "a polygon with no part") }
             geometry = .polygon(parts: parts)
         case 2:
             let halfWidth = Double(bitPattern: try reader.u64())
-            geometry = .corridor(line: try reader.coordinates(), halfWidth: halfWidth)
+            guard halfWidth.isFinite, halfWidth > 0 else { throw DecodingError(description: "a corridor with a bad width") }
+            geometry = .corridor(line: try reader.coordinates(atLeast: 2), halfWidth: halfWidth)
         case let kind:
             throw DecodingError(description: "unknown geometry kind \(kind)")
         }
@@ -149,6 +161,13 @@ public enum ConditionCodec {
         }
 
         mutating func u32() throws(DecodingError) -> UInt32 { UInt32(truncatingIfNeeded: try integer(4)) }
+
+        /// A Double in `range` (so finite), or an error naming the field.
+        mutating func number(in range: ClosedRange<Double>, _ field: String) throws(DecodingError) -> Double {
+            let value = Double(bitPattern: try u64())
+            guard range.contains(value) else { throw DecodingError(description: "\(field) \(value) is out of range") }
+            return value
+        }
         mutating func u64() throws(DecodingError) -> UInt64 { try integer(8) }
 
         mutating func integer(_ width: Int) throws(DecodingError) -> UInt64 {
@@ -165,14 +184,18 @@ public enum ConditionCodec {
             return bytes[offset..<offset + n]
         }
 
-        mutating func coordinates() throws(DecodingError) -> [Coordinate] {
+        /// A list of at least `minimum` valid coordinates.
+        mutating func coordinates(atLeast minimum: Int) throws(DecodingError) -> [Coordinate] {
             let n = Int(try u32())
             guard n <= (bytes.endIndex - offset) / 16 else { throw DecodingError(description: "truncated") }
+            guard n >= minimum else { throw DecodingError(description: "\(n) coordinates where at least \(minimum) are needed") }
             var points: [Coordinate] = []
             points.reserveCapacity(n)
             for _ in 0..<n {
                 let lat = Double(bitPattern: try u64()), lon = Double(bitPattern: try u64())
-                points.append(Coordinate(latitude: lat, longitude: lon))
+                let point = Coordinate(latitude: lat, longitude: lon)
+                guard point.isValid else { throw DecodingError(description: "a coordinate out of range: \(lat), \(lon)") }
+                points.append(point)
             }
             return points
         }
