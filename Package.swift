@@ -117,7 +117,7 @@ let package = Package(
         ),
         // What the fuzz targets (the package in Fuzz/) check on each input; the replay tests check the same
         // on the seed corpora and on every input a fuzzer once failed on.
-        .target(name: "FuzzChecks", dependencies: ["GeofenceCore"]),
+        .target(name: "FuzzChecks", dependencies: ["GeofenceCore", "GeofenceAgent"]),
         // Test helpers shared by several test targets.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(

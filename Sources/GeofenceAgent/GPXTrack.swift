@@ -1,8 +1,5 @@
 import Foundation
 import GeofenceCore
-#if canImport(FoundationXML)
-import FoundationXML
-#endif
 
 /// One point of a GPX 1.0 or 1.1 track.
 public struct GPXPoint: Sendable, Equatable {
@@ -25,14 +22,21 @@ public enum GPXTrack {
     }
 
     public static func parse(_ bytes: [UInt8], name: String) throws(AgentError) -> [GPXPoint] {
-        let reader = Reader(name: name)
-        let parser = XMLParser(data: Data(bytes))
-        parser.delegate = reader
-        let ok = parser.parse()
-        if let problem = reader.problem { throw AgentError(problem) }
-        // libxml2 recovers from some errors and still reports success, so a reported error decides.
-        if let (code, line) = reader.xmlError ?? (ok ? nil : ((parser.parserError as NSError?)?.code ?? 0, parser.lineNumber)) {
-            throw AgentError("\(name):\(line): not a readable GPX file: \(xmlReason(code))")
+        // GPX is UTF-8; other bytes are refused where they stand rather than read as replacement characters.
+        if let line = firstLineNotUTF8(bytes) {
+            throw AgentError("\(name):\(line): not a readable GPX file: the text is not UTF-8")
+        }
+        let events: [XMLEvents.Event]
+        do { events = try XMLEvents.read(bytes) } catch {
+            throw AgentError("\(name):\(error.line): not a readable GPX file: \(error.reason)")
+        }
+        var reader = Reader(name: name)
+        for event in events {
+            switch event {
+            case .start(let element, let attributes, let line): try reader.start(element, attributes, line: line)
+            case .text(let text): reader.text += text
+            case .end(let element, let line): try reader.end(element, line: line)
+            }
         }
         guard reader.sawGPX else { throw AgentError("\(name): not a GPX file (no <gpx> element)") }
         for kind in ["trkpt", "rtept", "wpt"] {
@@ -41,60 +45,67 @@ public enum GPXTrack {
         throw AgentError("\(name): the GPX file has no track, route or waypoints")
     }
 
-    /// Words for the libxml2 errors a hand-edited or truncated file produces.
-    static func xmlReason(_ code: Int) -> String {
-        switch code {
-        case 4: "the file is empty or not XML"
-        case 5: "the file ends before its elements are closed (truncated?)"
-        case 76: "a closing tag does not match its opening tag"
-        case 73, 74: "a tag is not closed"
-        default: "XML error \(code)"
+    /// The 1-based line of the first byte that is not part of valid UTF-8, if any.
+    static func firstLineNotUTF8(_ bytes: [UInt8]) -> Int? {
+        var decoder = UTF8()
+        var iterator = bytes.makeIterator()
+        var line = 1
+        while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue(let scalar): if scalar == "\n" { line += 1 }
+            case .emptyInput: return nil
+            case .error: return line
+            }
         }
     }
 
-    private final class Reader: NSObject, XMLParserDelegate {
+    /// Collects the points of each kind from the document's events.
+    private struct Reader {
         let name: String
         var points: [String: [GPXPoint]] = [:]
         var current: (kind: String, point: GPXPoint)?
         var text = ""
-        var problem: String?
         var sawGPX = false
-        var xmlError: (code: Int, line: Int)?
-
-        func parser(_ parser: XMLParser, parseErrorOccurred parseError: Error) {
-            if xmlError == nil { xmlError = ((parseError as NSError).code, parser.lineNumber) }
-        }
 
         init(name: String) { self.name = name }
 
-        func parser(_ parser: XMLParser, didStartElement element: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
+        static func local(_ element: String) -> String { element.split(separator: ":").last.map(String.init) ?? element }
+
+        mutating func start(_ element: String, _ attributes: [String: String], line: Int) throws(AgentError) {
             text = ""
-            let local = element.split(separator: ":").last.map(String.init) ?? element
+            let local = Self.local(element)
             if local == "gpx" { sawGPX = true }
             guard ["trkpt", "rtept", "wpt"].contains(local) else { return }
-            let line = parser.lineNumber
             guard let latText = attributes["lat"], let lat = Double(latText), abs(lat) <= 90,
                   let lonText = attributes["lon"], let lon = Double(lonText), abs(lon) <= 180 else {
-                fail(parser, "\(name):\(line): <\(local)> needs lat in [-90, 90] and lon in [-180, 180], found lat=\(attributes["lat"] ?? "none") lon=\(attributes["lon"] ?? "none")")
-                return
+                throw AgentError("\(name):\(line): <\(local)> needs lat in [-90, 90] and lon in [-180, 180], found lat=\(attributes["lat"]?.clipped ?? "none") lon=\(attributes["lon"]?.clipped ?? "none")")
             }
             current = (local, GPXPoint(latitude: lat, longitude: lon, line: line))
         }
 
-        func parser(_ parser: XMLParser, foundCharacters string: String) { text += string }
-
-        func parser(_ parser: XMLParser, didEndElement element: String, namespaceURI: String?, qualifiedName: String?) {
-            let local = element.split(separator: ":").last.map(String.init) ?? element
+        mutating func end(_ element: String, line: Int) throws(AgentError) {
+            let local = Self.local(element)
             let value = text.trimmingCharacters(in: .whitespacesAndNewlines)
             guard var entry = current else { return }
             switch local {
-            case "ele": entry.point.elevation = Double(value)
-            case "speed": entry.point.speed = Double(value)
-            case "course": entry.point.course = Double(value)
+            case "ele", "speed", "course":
+                // Refused, not dropped: a replay would otherwise run on a value nobody wrote.
+                let (range, what): (ClosedRange<Double>, String) = switch local {
+                case "ele": (-20_000...1_000_000, "an elevation in metres")
+                case "speed": (0...100_000, "a speed in m/s, 0 or more")
+                default: (0...360, "a course in degrees from 0 to 360")
+                }
+                guard let number = Double(value), range.contains(number) else {
+                    throw AgentError("\(name):\(line): <\(local)> '\(value.clipped)' is not \(what)")
+                }
+                switch local {
+                case "ele": entry.point.elevation = number
+                case "speed": entry.point.speed = number
+                default: entry.point.course = number
+                }
             case "time":
-                guard let date = parseTime(value) else {
-                    fail(parser, "\(name):\(parser.lineNumber): <time> '\(value)' is not an ISO 8601 time")
-                    return
+                guard let date = Self.time(value) else {
+                    throw AgentError("\(name):\(line): <time> '\(value.clipped)' is not an ISO 8601 time")
                 }
                 entry.point.time = date
             case entry.kind:
@@ -106,19 +117,9 @@ public enum GPXTrack {
             current = entry
         }
 
-        private func fail(_ parser: XMLParser, _ message: String) {
-            problem = problem ?? message
-            parser.abortParsing()
-        }
-
-        private func parseTime(_ s: String) -> Date? {
-            let withFraction = ISO8601DateFormatter()
-            withFraction.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-            if let d = withFraction.date(from: s) { return d }
-            let plain = ISO8601DateFormatter()
-            plain.formatOptions = [.withInternetDateTime]
-            return plain.date(from: s)
-        }
+        /// An RFC 3339 time, as GPX writes it. Not Foundation's ISO8601DateFormatter: ICU traps (divides
+        /// by zero) on a fraction of some 60 digits, found by fuzzing.
+        static func time(_ s: String) -> Date? { RFC3339.date(from: s) }
     }
 }
 

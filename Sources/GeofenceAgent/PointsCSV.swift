@@ -1,11 +1,12 @@
 /// Points from a CSV file with a header naming at least `lat` and `lon` (in any order).
-enum PointsCSV {
-    static func parse(_ bytes: [UInt8], path: String) throws(AgentError) -> [(latitude: Double, longitude: Double)] {
+public enum PointsCSV {
+    /// The points, or an error naming the file and line.
+    public static func parse(_ bytes: [UInt8], path: String) throws(AgentError) -> [(latitude: Double, longitude: Double)] {
         let text = String(decoding: bytes, as: UTF8.self)
         var lines = text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated().makeIterator()
         guard let (_, header) = lines.next() else { throw AgentError("\(path): empty file; expected a header with lat,lon") }
         guard let (latColumn, lonColumn) = columns(header) else {
-            throw AgentError("\(path):1: the header must name 'lat' and 'lon' columns, found '\(header)'")
+            throw AgentError("\(path):1: the header must name 'lat' and 'lon' columns, found '\(String(header).clipped)'")
         }
         var points: [(Double, Double)] = []
         while let (n, line) = lines.next() {
@@ -16,10 +17,10 @@ enum PointsCSV {
             }
             let latText = fields[latColumn].trimmingCharacters(in: " \""), lonText = fields[lonColumn].trimmingCharacters(in: " \"")
             guard let lat = Double(latText), lat.isFinite, abs(lat) <= 90 else {
-                throw AgentError("\(path):\(n + 1): lat '\(latText)' is not a latitude in [-90, 90]")
+                throw AgentError("\(path):\(n + 1): lat '\(latText.clipped)' is not a latitude in [-90, 90]")
             }
             guard let lon = Double(lonText), lon.isFinite, abs(lon) <= 180 else {
-                throw AgentError("\(path):\(n + 1): lon '\(lonText)' is not a longitude in [-180, 180]")
+                throw AgentError("\(path):\(n + 1): lon '\(lonText.clipped)' is not a longitude in [-180, 180]")
             }
             points.append((lat, lon))
         }

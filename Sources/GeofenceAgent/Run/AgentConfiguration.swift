@@ -82,34 +82,24 @@ public struct AgentConfiguration: Sendable, Equatable {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw AgentError("\(path): cannot read the configuration file (\(FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file"))")
         }
-        let document: JSONValue
-        do { document = try JSONParser.parse(Array(data)) } catch {
-            throw AgentError("\(path): \(error.description)")
+        var c = try parse(Array(data), name: path)
+        let base = (path as NSString).deletingLastPathComponent
+        func resolve(_ p: String) -> String { p.hasPrefix("/") || base.isEmpty ? p : (base as NSString).appendingPathComponent(p) }
+        c.storePath = resolve(c.storePath)
+        c.conditionsFile = c.conditionsFile.map(resolve)
+        if var replay = c.replay {
+            replay.gpx = resolve(replay.gpx)
+            c.replay = replay
         }
-        do {
-            var c = try parse(document)
-            let base = (path as NSString).deletingLastPathComponent
-            func resolve(_ p: String) -> String { p.hasPrefix("/") || base.isEmpty ? p : (base as NSString).appendingPathComponent(p) }
-            c.storePath = resolve(c.storePath)
-            c.conditionsFile = c.conditionsFile.map(resolve)
-            if var replay = c.replay {
-                replay.gpx = resolve(replay.gpx)
-                c.replay = replay
-            }
-            c.mqtt.passwordFile = c.mqtt.passwordFile.map(resolve)
-            c.places.gazetteer = c.places.gazetteer.map(resolve)
-            if var tls = c.mqtt.tls {
-                tls.caFile = resolve(tls.caFile)
-                tls.certificateFile = tls.certificateFile.map(resolve)
-                tls.keyFile = tls.keyFile.map(resolve)
-                c.mqtt.tls = tls
-            }
-            return c
-        } catch let error as ConfigError {
-            throw AgentError("\(path): \(error.path): \(error.message)")
-        } catch {
-            throw AgentError("\(path): \(error)")
+        c.mqtt.passwordFile = c.mqtt.passwordFile.map(resolve)
+        c.places.gazetteer = c.places.gazetteer.map(resolve)
+        if var tls = c.mqtt.tls {
+            tls.caFile = resolve(tls.caFile)
+            tls.certificateFile = tls.certificateFile.map(resolve)
+            tls.keyFile = tls.keyFile.map(resolve)
+            c.mqtt.tls = tls
         }
+        return c
     }
 
     struct ConfigError: Error {
@@ -129,7 +119,7 @@ public struct AgentConfiguration: Sendable, Equatable {
             self.path = path
         }
 
-        func key(_ k: String) -> String { path.isEmpty ? k : "\(path).\(k)" }
+        func key(_ k: String) -> String { path.isEmpty ? k.clipped : "\(path).\(k.clipped)" }
 
         mutating func raw(_ k: String) -> JSONValue? {
             used.insert(k)
@@ -203,7 +193,7 @@ public struct AgentConfiguration: Sendable, Equatable {
                 try t.finish()
             }
             if let p = try m.string("protocol") {
-                guard ["mqttv5", "mqttv311"].contains(p) else { throw ConfigError(path: "mqtt.protocol", message: "expected \"mqttv5\" or \"mqttv311\", found \"\(p)\"") }
+                guard ["mqttv5", "mqttv311"].contains(p) else { throw ConfigError(path: "mqtt.protocol", message: "expected \"mqttv5\" or \"mqttv311\", found \"\(p.clipped)\"") }
                 c.mqtt.protocolVersion = p
             }
             c.mqtt.keepAlive = try m.integer("keepAlive", in: 5...3600) ?? c.mqtt.keepAlive
@@ -262,7 +252,7 @@ public struct AgentConfiguration: Sendable, Equatable {
         if var l = try top.object("liveUpdates") {
             if let name = try l.string("configuration") {
                 guard let preset = LiveConfiguration(rawValue: name) else {
-                    throw ConfigError(path: "liveUpdates.configuration", message: "expected one of \(LiveConfiguration.allCases.map(\.rawValue).joined(separator: ", ")), found \"\(name)\"")
+                    throw ConfigError(path: "liveUpdates.configuration", message: "expected one of \(LiveConfiguration.allCases.map(\.rawValue).joined(separator: ", ")), found \"\(name.clipped)\"")
                 }
                 c.liveUpdates.configuration = preset
             }

@@ -214,38 +214,24 @@ actor ChangeApplier {
 
     // MARK: Commands
 
-    static let commands = ["reportLocation", "reportState", "startLiveUpdates", "stopLiveUpdates", "resync"]
-
-    /// One message on `cmd`: a bare command name, or `{"command": NAME, ...}`. `resync` is the caller's
-    /// (it needs the MQTT client); this returns false for it so the caller can do it.
+    /// One message on `cmd` (`AgentCommand`). `resync` is the caller's (it needs the MQTT client); this
+    /// returns false for it so the caller can do it.
     func command(_ message: MQTTMessage) async -> Bool {
-        let text = message.text.trimmingCharacters(in: .whitespacesAndNewlines)
-        var command = text
-        var monitor: String?
-        if let json = try? JSONParser.parse(message.payload) {
-            guard case .string(let c)? = json["command"] else {
-                await reject(.command, topic: message.topic, identifier: nil, reason: "a JSON command needs a string \"command\"; known: \(Self.commands.joined(separator: ", "))")
-                return true
-            }
-            command = c
-            if case .string(let m)? = json["monitor"] { monitor = m }
-        }
-        switch command {
-        case "startLiveUpdates", "stopLiveUpdates":
-            let started = command == "startLiveUpdates"
+        switch AgentCommand.parse(message.payload) {
+        case .failure(let refusal):
+            await reject(.command, topic: message.topic, identifier: nil, reason: refusal.reason)
+        case .success(.setLiveUpdates(let started)):
             await host.setLiveUpdates(started)
             logger.info("live updates \(started ? "started" : "stopped") by command")
             do { try await store.setSetting("liveUpdates.started", started ? "true" : "false") } catch {
                 await reject(.store, topic: message.topic, identifier: nil, reason: "live updates are \(started ? "on" : "off") until the agent stops, but the store could not record it: \(error)")
             }
-        case "reportLocation":
+        case .success(.reportLocation):
             await host.reportLocation()
-        case "reportState":
+        case .success(.reportState(let monitor)):
             await stateRequest(monitor)
-        case "resync":
+        case .success(.resync):
             return false
-        default:
-            await reject(.command, topic: message.topic, identifier: nil, reason: "unknown command '\(command.prefix(80))'; known: \(Self.commands.joined(separator: ", "))")
         }
         return true
     }

@@ -126,10 +126,10 @@ public struct JSONParser {
             if digits(&self) == 0 { throw error("invalid number: digits must follow the exponent") }
         }
         let text = String(decoding: bytes[start..<index], as: UTF8.self)
-        guard let value = Double(text) else { index = start; throw error("invalid number '\(text)'") }
+        guard let value = Double(text) else { index = start; throw error("invalid number '\(text.clipped)'") }
         // RFC 8259 lets a parser limit the range: a number beyond a Double's is refused, not read as
         // infinity (which no JSON can write back).
-        guard value.isFinite else { index = start; throw error("number '\(text)' is out of range") }
+        guard value.isFinite else { index = start; throw error("number '\(text.clipped)' is out of range") }
         return value
     }
 
@@ -192,5 +192,15 @@ public struct JSONParser {
             index += 1
         }
         return v
+    }
+}
+
+extension String {
+    /// The string cut to 40 scalars (with "…" when cut), for an error message that echoes input: a
+    /// message must not be the size of what caused it.
+    public var clipped: String {
+        let scalars = unicodeScalars
+        guard scalars.count > 40 else { return self }
+        return String(String.UnicodeScalarView(scalars.prefix(40))) + "…"
     }
 }

@@ -13,25 +13,28 @@ public enum AccuracyModel {
 
     /// GST → sqrt(σlat² + σlon²); else sqrt(epx² + epy²) / 2.45; else 0.58 · eph; else -1.
     public static func horizontal(_ report: ReceiverReport, noise: PseudorangeNoise?) -> Double {
-        if let noise, let la = noise.latitudeSigma, let lo = noise.longitudeSigma, la.isFinite, lo.isFinite {
+        // A figure of 0 or less (or not finite) is no measurement: some receivers send 0 for "not computed",
+        // and taking it would claim a perfect position.
+        func real(_ v: Double?) -> Double? { v.flatMap { $0.isFinite && $0 > 0 ? $0 : nil } }
+        if let la = real(noise?.latitudeSigma), let lo = real(noise?.longitudeSigma) {
             return (la * la + lo * lo).squareRoot()
         }
-        if let x = report.epx, let y = report.epy, x.isFinite, y.isFinite {
+        if let x = real(report.epx), let y = real(report.epy) {
             return (x * x + y * y).squareRoot() / twoDimensional95
         }
-        if let h = report.eph, h.isFinite { return ephToSigma * h }
+        if let h = real(report.eph) { return ephToSigma * h }
         return -1
     }
 
     /// GST altitude σ; else epv / 1.96; else -1.
     public static func vertical(_ report: ReceiverReport, noise: PseudorangeNoise?) -> Double {
-        if let a = noise?.altitudeSigma, a.isFinite { return a }
+        if let a = noise?.altitudeSigma, a.isFinite, a > 0 { return a }
         return oneDimensional95Sigma(report.epv)
     }
 
     /// A 95% figure (eps, epd) to 1-sigma, or -1.
     public static func oneDimensional95Sigma(_ value: Double?) -> Double {
-        guard let value, value.isFinite, value >= 0 else { return -1 }
+        guard let value, value.isFinite, value > 0 else { return -1 }
         return value / oneDimensional95
     }
 }

@@ -51,7 +51,9 @@ public struct LocationAssembler: Sendable {
     }
 
     public mutating func removed(device: String) {
-        devices[device] = nil
+        // The receiver's timeline goes on: one plugged back in on the same path (or its next session) must
+        // not take the monitors back in time. Everything else about it starts again.
+        devices[device] = devices[device].map { DeviceState(clock: $0.clock, speeds: newSpeedFilter()) }
         selector.remove(device: device)
     }
 
@@ -59,8 +61,7 @@ public struct LocationAssembler: Sendable {
     /// already delivered (its reports straddled the quiet period).
     public mutating func assemble(_ report: ReceiverReport, wallClock: Date) -> AssembledFix? {
         let key = report.device ?? ""
-        var state = devices[key] ?? DeviceState(speeds: SpeedSpikeFilter(
-            maximumSpeed: settings.maximumSpeed, maximumAcceleration: settings.maximumAcceleration))
+        var state = devices[key] ?? DeviceState(speeds: newSpeedFilter())
         defer { devices[key] = state }
         if let time = report.time, let last = state.lastEpochTime, time == last { return nil }
         if report.time != nil { state.lastEpochTime = report.time }
@@ -75,7 +76,8 @@ public struct LocationAssembler: Sendable {
             return nil
         }
         let (timestamp, _) = state.clock.place(gpsTime: report.time, received: report.receivedAtNanoseconds, wallClock: wallClock)
-        let course = report.track.flatMap { $0.isFinite ? $0 : nil }
+        // A course is an angle from north, 0 up to 360 (which is 0); anything else is no course.
+        let course = report.track.flatMap { (0...360).contains($0) ? ($0 == 360 ? 0 : $0) : nil }
         let speed = state.speeds.filter(speed: report.speed, hasCourse: course != nil, at: timestamp)
         let location = Location(
             coordinate: Coordinate(latitude: latitude, longitude: longitude),
@@ -98,10 +100,13 @@ public struct LocationAssembler: Sendable {
         return .location(location)
     }
 
+    private func newSpeedFilter() -> SpeedSpikeFilter {
+        SpeedSpikeFilter(maximumSpeed: settings.maximumSpeed, maximumAcceleration: settings.maximumAcceleration)
+    }
+
     private mutating func update(_ device: String?, _ body: (inout DeviceState) -> Void) {
         let key = device ?? ""
-        var state = devices[key] ?? DeviceState(speeds: SpeedSpikeFilter(
-            maximumSpeed: settings.maximumSpeed, maximumAcceleration: settings.maximumAcceleration))
+        var state = devices[key] ?? DeviceState(speeds: newSpeedFilter())
         body(&state)
         devices[key] = state
     }

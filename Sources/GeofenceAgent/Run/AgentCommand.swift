@@ -1,0 +1,44 @@
+import Foundation
+import GeofenceCore
+
+/// One message on the vehicle's `cmd` topic, read without acting on it (docs/topics.md#commands): a bare
+/// command name, or `{"command": NAME, "monitor": ...}`.
+public enum AgentCommand: Sendable, Equatable {
+    case reportLocation
+    /// The `state` topic's detail, for one monitor or all.
+    case reportState(monitor: String?)
+    case setLiveUpdates(started: Bool)
+    case resync
+
+    /// The command names the agent knows.
+    public static let names = ["reportLocation", "reportState", "startLiveUpdates", "stopLiveUpdates", "resync"]
+
+    /// The command a payload asks for, or why it asks for none (a message for the `errors` topic).
+    public static func parse(_ payload: [UInt8]) -> Result<AgentCommand, CommandRefusal> {
+        var name = String(decoding: payload, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        var monitor: String?
+        if let json = try? JSONParser.parse(payload) {
+            guard case .string(let c)? = json["command"] else {
+                return .failure(CommandRefusal("a JSON command needs a string \"command\"; known: \(names.joined(separator: ", "))"))
+            }
+            name = c
+            if case .string(let m)? = json["monitor"] { monitor = m }
+        }
+        switch name {
+        case "reportLocation": return .success(.reportLocation)
+        case "reportState": return .success(.reportState(monitor: monitor))
+        case "startLiveUpdates": return .success(.setLiveUpdates(started: true))
+        case "stopLiveUpdates": return .success(.setLiveUpdates(started: false))
+        case "resync": return .success(.resync)
+        default:
+            return .failure(CommandRefusal("unknown command '\(name.clipped)'; known: \(names.joined(separator: ", "))"))
+        }
+    }
+}
+
+/// Why a `cmd` message was refused.
+public struct CommandRefusal: Error, Sendable, Equatable, CustomStringConvertible {
+    public var reason: String
+    public init(_ reason: String) { self.reason = reason }
+    public var description: String { reason }
+}
