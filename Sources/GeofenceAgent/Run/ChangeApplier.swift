@@ -49,6 +49,7 @@ actor ChangeApplier {
     /// Validates messages in parallel (GeoJSON decoding is pure work): in chunks, one per core, in order.
     /// Cancelled, it returns an empty batch.
     static func validate(_ messages: [MQTTMessage]) async -> ValidatedBatch {
+        typealias Refusal = GeofenceMessage.Refusal
         let cores = max(1, ProcessInfo.processInfo.activeProcessorCount)
         let chunk = max(64, (messages.count + cores - 1) / cores)
         let parts = await withTaskGroup(of: (Int, [Result<AgentStore.ConditionChange, Refusal>]).self) { group in
@@ -60,7 +61,7 @@ actor ChangeApplier {
                     results.reserveCapacity(slice.count)
                     for message in slice {
                         if Task.isCancelled { break }
-                        results.append(validate(message))
+                        results.append(GeofenceMessage.change(topic: message.topic, payload: message.payload))
                     }
                     return (k, results)
                 }
@@ -136,30 +137,6 @@ actor ChangeApplier {
         logger.info("geofences synced", metadata: ["messages": "\(batch.messages)", "stored": "\(count.stored)", "deleted": "\(count.deleted)",
                                                    "olderIgnored": "\(count.older)", "rejected": "\(count.rejected)"])
         return count
-    }
-
-    struct Refusal: Error {
-        var identifier: String?
-        var reason: String
-    }
-
-    /// One message as a change, or why it is refused.
-    private static func validate(_ message: MQTTMessage) -> Result<AgentStore.ConditionChange, Refusal> {
-        guard let identifier = message.topic.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) else {
-            return .failure(Refusal(reason: "no identifier in the topic"))
-        }
-        if let problem = IdentifierRules.problem(with: identifier, what: "identifier") { return .failure(Refusal(reason: problem)) }
-        if message.payload.isEmpty { return .success(.remove(identifier: identifier, monitor: nil)) }
-        let load = GeoJSONConditions.decode(message.payload)
-        if let error = load.errors.first { return .failure(Refusal(identifier: identifier, reason: error.description)) }
-        guard load.definitions.count == 1, let definition = load.definitions.first else {
-            return .failure(Refusal(identifier: identifier, reason: "expected one GeoJSON Feature, found \(load.definitions.count) conditions"))
-        }
-        if definition.identifier != identifier {
-            return .failure(Refusal(identifier: identifier, reason: "the feature's id '\(definition.identifier)' does not match the topic's last level '\(identifier)'"))
-        }
-        return .success(.put(.init(monitor: definition.monitor ?? SimulateJob.defaultMonitor, identifier: identifier, condition: definition.condition,
-                                   definition: String(decoding: message.payload, as: UTF8.self), source: "mqtt:\(message.topic)")))
     }
 
     // MARK: Local conditions

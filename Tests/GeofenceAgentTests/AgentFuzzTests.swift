@@ -1,0 +1,34 @@
+import Foundation
+import LocalServers
+import Testing
+import TestSupport
+
+/// A short `geofence-bench agent-fuzz` (docs/testing.md): mutated geofences and commands over a real
+/// mosquitto at the real agent replaying a drive. The run checks itself (every refusal answered, the
+/// drive's transitions exact, good geofences held and deleted, a clean stop); the test reads its verdict.
+@Suite(.offTheCooperativePool(.waiting)) struct AgentFuzzTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    @Test func anAgentUnderMutatedMessagesAnswersEachAndKeepsWorking() throws {
+        let bench = AgentBinary.url.deletingLastPathComponent().appendingPathComponent("geofence-bench").path
+        let out = try AgentBinary.temporaryFile("", suffix: ".jsonl"), err = try AgentBinary.temporaryFile("", suffix: ".log")
+        let pid = try LocalProcess.spawn(bench, [
+            "agent-fuzz", "--seconds", "15", "--rate", "20", "--seed", "7",
+            "--conditions", Self.root.appendingPathComponent("examples/ijsselmeer.geojson").path,
+            "--track", Self.root.appendingPathComponent("examples/ijsselmeer-sail.gpx").path,
+            "--corpus", Self.root.appendingPathComponent("Fuzz/Corpus/GeoJSON").path,
+            "--agent", AgentBinary.url.path,
+        ], standardOutput: out, standardError: err)
+        let finished = LocalProcess.reap(pid, within: 240)
+        if !finished { LocalProcess.terminate(pid) }
+        #expect(finished)
+        let line = try String(contentsOfFile: out, encoding: .utf8)
+        let log = (try? String(contentsOfFile: err, encoding: .utf8)) ?? ""
+        let parsed = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+        let result = try #require(parsed, "\(line) \(log)")
+        #expect(result["passed"] as? Bool == true, "\(line) \(log.suffix(2000))")
+        #expect((result["geofence_refusals_due"] as? Int ?? 0) > 100)
+        #expect((result["command_refusals_due"] as? Int ?? 0) > 20)
+        #expect((result["transitions_expected"] as? Int ?? 0) >= 5)
+    }
+}
