@@ -26,6 +26,9 @@ public final class LocalMosquitto: @unchecked Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
+    /// Whether this broker was started and not stopped since.
+    public var isRunning: Bool { pid != nil }
+
     public func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
 
     public func start() throws {

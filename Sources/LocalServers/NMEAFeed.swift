@@ -18,6 +18,7 @@ public final class NMEAFeed: Sendable {
     private struct State {
         var next = 0
         var stopping = false
+        var paused = false
         var connection: Int32 = -1
         var sentAt: [UInt64] = []
     }
@@ -106,6 +107,11 @@ public final class NMEAFeed: Sendable {
 
     private var stopping: Bool { state.withLock { $0.stopping } }
 
+    /// Holds the next line back until `resume()`, as a receiver with nothing new to say: a soak pauses
+    /// the drive while it restarts what reads it, so that no crossing passes unseen.
+    public func pause() { state.withLock { $0.paused = true } }
+    public func resume() { state.withLock { $0.paused = false } }
+
     private func serve(interval: Double, closeAtEnd: Bool) {
         defer { finished.signal() }
         signal(SIGPIPE, SIG_IGN)
@@ -115,7 +121,8 @@ public final class NMEAFeed: Sendable {
             state.withLock { $0.connection = fd }
             var peerGone = false
             while !stopping && !peerGone {
-                let index = state.withLock { $0.next }
+                let (index, paused) = state.withLock { ($0.next, $0.paused) }
+                if paused { usleep(10_000); continue }
                 guard index < lines.count else { break }
                 let bytes = lines[index] + [0x0D, 0x0A]
                 if !writeAll(fd, bytes) { peerGone = true; break }

@@ -46,3 +46,36 @@ struct FixAssemblyFindingsTests {
         #expect(withGST.horizontalAccuracy == 10 / AccuracyModel.twoDimensional95, "the report's own figure, not the GST's zero")
     }
 }
+
+/// What the soak found (`geofence-bench soak`): after a SIGKILL, an agent whose timeline had been moved on
+/// (its fixes' GPS time behind the clock it first placed them by) started a new timeline behind the one it
+/// had stored, and the restored monitors refused every fix as out of order. The timeline now resumes
+/// after the store's last fix time.
+struct TimelineResumeTests {
+    let floor = Date(timeIntervalSince1970: 1_800_000_000)
+
+    @Test func aGPSTimeBehindTheFloorIsMovedOnJustAfterIt() {
+        var clock = FixClock(resumingAfter: floor)
+        let (first, source) = clock.place(gpsTime: floor.addingTimeInterval(-86_400), received: 5_000_000_000, wallClock: floor)
+        #expect(first > floor && first.timeIntervalSince(floor) < 0.01)
+        #expect(source == .adjusted)
+        let (second, _) = clock.place(gpsTime: floor.addingTimeInterval(-86_399), received: 6_000_000_000, wallClock: floor)
+        #expect(abs(second.timeIntervalSince(first) - 1) < 1e-6, "then it advances with the GPS time")
+    }
+
+    @Test func aGPSTimeAheadOfTheFloorIsKept() {
+        var clock = FixClock(resumingAfter: floor)
+        let gps = floor.addingTimeInterval(30)
+        #expect(clock.place(gpsTime: gps, received: 1, wallClock: gps) == (gps, .gps))
+    }
+
+    @Test func theAssemblerResumesEveryReceiverAfterTheFloor() throws {
+        var settings = LocationAssembler.Settings()
+        settings.timelineFloor = floor
+        var assembler = LocationAssembler(settings: settings)
+        let report = ReceiverReport(mode: 3, device: "/dev/ttyB", time: floor.addingTimeInterval(-3_600), latitude: 52, longitude: 5,
+                                    epx: 3, epy: 3, receivedAtNanoseconds: 1_000)
+        guard case .location(let l)? = assembler.assemble(report, wallClock: floor) else { Issue.record("no location"); return }
+        #expect(l.timestamp > floor)
+    }
+}

@@ -75,6 +75,8 @@ public enum AgentRunner {
             gps.noDataTimeout = configuration.gpsd.noDataTimeout
             gps.epochQuietPeriod = configuration.gpsd.epochQuietPeriod
             gps.epochEarlyClose = configuration.gpsd.epochEarlyClose
+            // After a crash, the timeline goes on from where the store left it (FixClock(resumingAfter:)).
+            gps.assembly.timelineFloor = await processor.latestFixTime()
             source = .gpsd(GPSLocationSource(configuration: gps, logger: logger))
         }
         let agentService = AgentService(processor: processor, applier: applier, reporter: reporter, client: client, outbox: outbox,

@@ -51,6 +51,11 @@ actor FixProcessor: MonitorHost, SnapshotSource {
         logger.info("monitors restored", metadata: ["monitors": "\(engines.count)", "conditions": "\(engines.values.reduce(0) { $0 + $1.count })"])
     }
 
+    /// The latest time a restored monitor accepted a fix: the timeline resumes after it.
+    func latestFixTime() -> Date? {
+        engines.values.compactMap { $0.lastAcceptedFix?.timestamp }.max()
+    }
+
     // MARK: Conditions (MonitorHost)
 
     func apply(_ changes: [MonitorChange]) {

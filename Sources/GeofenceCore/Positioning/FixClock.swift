@@ -24,9 +24,19 @@ public struct FixClock: Sendable {
 
     private var offset: TimeInterval = 0
     private var last: Date?
-    private var lastReceived: UInt64 = 0
+    /// When the last fix was received; nil before the first.
+    private var lastReceived: UInt64?
 
     public init() {}
+
+    /// A timeline that resumes after `floor`: the last time a previous run of the agent gave a fix (the
+    /// store keeps it). A GPS time at or before it is moved on, as a jump back would be; without this, a
+    /// timeline that had been moved on (a receiver that jumped back, a drive dated before the clock) would
+    /// start again behind the restored monitors after a crash, and they would refuse every fix as out of
+    /// order until the GPS time caught up.
+    public init(resumingAfter floor: Date?) {
+        last = floor
+    }
 
     /// The GPS time moved forward by whole eras when it sits at least ~1024 weeks behind the wall clock.
     public static func correctingRollover(_ gps: Date, wallClock: Date) -> Date {
@@ -38,7 +48,8 @@ public struct FixClock: Sendable {
 
     /// The timeline time for a fix received at `received` (monotonic ns).
     public mutating func place(gpsTime: Date?, received: UInt64, wallClock: Date) -> (Date, Source) {
-        let elapsed = max(0.001, received >= lastReceived ? Double(received - lastReceived) / 1e9 : 0)
+        // Before the first fix there is no elapsed time to go by (a resumed timeline has only its floor).
+        let elapsed = lastReceived.map { max(0.001, received >= $0 ? Double(received - $0) / 1e9 : 0) } ?? 0.001
         defer { lastReceived = received }
         guard let gpsTime else {
             let t = last.map { $0.addingTimeInterval(elapsed) } ?? wallClock

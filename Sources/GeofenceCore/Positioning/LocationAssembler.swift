@@ -15,11 +15,14 @@ public struct LocationAssembler: Sendable {
         public var device: String?
         public var maximumSpeed: Double = 100
         public var maximumAcceleration: Double = 10
+        /// The last fix time a previous run of the agent gave (restored from the store): every receiver's
+        /// timeline resumes after it (`FixClock(resumingAfter:)`).
+        public var timelineFloor: Date?
         public init(device: String? = nil) { self.device = device }
     }
 
     private struct DeviceState {
-        var clock = FixClock()
+        var clock: FixClock
         var speeds: SpeedSpikeFilter
         /// The last few GSTs: an epoch closes when the next one starts, and the next GST may be in by then.
         var noises: [PseudorangeNoise] = []
@@ -61,7 +64,7 @@ public struct LocationAssembler: Sendable {
     /// already delivered (its reports straddled the quiet period).
     public mutating func assemble(_ report: ReceiverReport, wallClock: Date) -> AssembledFix? {
         let key = report.device ?? ""
-        var state = devices[key] ?? DeviceState(speeds: newSpeedFilter())
+        var state = devices[key] ?? DeviceState(clock: FixClock(resumingAfter: settings.timelineFloor), speeds: newSpeedFilter())
         defer { devices[key] = state }
         if let time = report.time, let last = state.lastEpochTime, time == last { return nil }
         if report.time != nil { state.lastEpochTime = report.time }
@@ -106,7 +109,7 @@ public struct LocationAssembler: Sendable {
 
     private mutating func update(_ device: String?, _ body: (inout DeviceState) -> Void) {
         let key = device ?? ""
-        var state = devices[key] ?? DeviceState(speeds: newSpeedFilter())
+        var state = devices[key] ?? DeviceState(clock: FixClock(resumingAfter: settings.timelineFloor), speeds: newSpeedFilter())
         body(&state)
         devices[key] = state
     }
