@@ -23,12 +23,14 @@ struct SoakBench: AsyncParsableCommand {
             A subscriber with a persistent session collects the events. At the end:
               - every transition `geofence-agent simulate` gives on the same drive, delivered exactly once after \
             de-duplication by eventId, in order per geofence;
-              - the agent's RSS every 10 s, the largest in the first and in the last tenth of the run;
+              - the agent's RSS every 10 s, the largest in the first and the last hour of driving, and in the first \
+            and the last tenth of the run (rss.csv in a kept directory has every sample);
               - the store and its write-ahead log, largest and at the end;
               - open files and threads of the last agent process, first and last;
               - the agent's CPU time per fix.
             One JSON line (progress on stderr); exit status 1 when delivery fails, or (in a run of 5 minutes or \
-            more) memory grew by more than 10% from the first tenth to the last.
+            more) memory grew by more than 10% from the first hour of driving to the last, or from the first tenth of \
+            the run to the last.
 
             Example:
               swift build -c release && .build/release/geofence-bench soak --hours 24 --speed 50

@@ -1,5 +1,4 @@
 import Foundation
-import LocalServers
 import Testing
 import TestSupport
 
@@ -10,23 +9,14 @@ import TestSupport
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     @Test func anAgentUnderMutatedMessagesAnswersEachAndKeepsWorking() throws {
-        let bench = AgentBinary.url.deletingLastPathComponent().appendingPathComponent("geofence-bench").path
-        let out = try AgentBinary.temporaryFile("", suffix: ".jsonl"), err = try AgentBinary.temporaryFile("", suffix: ".log")
-        let pid = try LocalProcess.spawn(bench, [
+        let run = try BenchBinary.run([
             "agent-fuzz", "--seconds", "15", "--rate", "20", "--seed", "7",
             "--conditions", Self.root.appendingPathComponent("examples/ijsselmeer.geojson").path,
             "--track", Self.root.appendingPathComponent("examples/ijsselmeer-sail.gpx").path,
             "--corpus", Self.root.appendingPathComponent("Fuzz/Corpus/GeoJSON").path,
-            "--agent", AgentBinary.url.path,
-        ], standardOutput: out, standardError: err)
-        let finished = LocalProcess.reap(pid, within: 240)
-        if !finished { LocalProcess.terminate(pid) }
-        #expect(finished)
-        let line = try String(contentsOfFile: out, encoding: .utf8)
-        let log = (try? String(contentsOfFile: err, encoding: .utf8)) ?? ""
-        let parsed = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
-        let result = try #require(parsed, "\(line) \(log)")
-        #expect(result["passed"] as? Bool == true, "\(line) \(log.suffix(2000))")
+        ], within: 240)
+        let result = run.result
+        #expect(result["passed"] as? Bool == true, "\(run.line) \(run.log.suffix(2000))")
         #expect((result["geofence_refusals_due"] as? Int ?? 0) > 100)
         #expect((result["command_refusals_due"] as? Int ?? 0) > 20)
         #expect((result["transitions_expected"] as? Int ?? 0) >= 5)
