@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "GPSD", targets: ["GPSD"]),
         .library(name: "GeofenceStore", targets: ["GeofenceStore"]),
         .library(name: "Geocoding", targets: ["Geocoding"]),
+        .library(name: "Maps", targets: ["Maps"]),
         .library(name: "FuzzChecks", targets: ["FuzzChecks"]),
         .executable(name: "geofence-agent", targets: ["geofence-agent"]),
         .executable(name: "geofence-bench", targets: ["geofence-bench"]),
@@ -67,6 +68,9 @@ let package = Package(
         // Offline geocoding, shaped like CLGeocoder: lookups over the gazetteer that
         // scripts/build-gazetteer.py builds from GeoNames and Natural Earth data. Pure: bytes in, answers out.
         .target(name: "Geocoding", dependencies: ["GeofenceCore", "CPrefetch"]),
+        // Map snapshots (MKMapSnapshotter-shaped): conditions, drives, events and points drawn as SVG in Web
+        // Mercator. Pure: content in, the document's text out.
+        .target(name: "Maps", dependencies: ["GeofenceCore"]),
         // The compiler's cache prefetch hint, which Swift lacks (header only, nothing linked).
         .systemLibrary(name: "CPrefetch"),
         // A simulated GNSS receiver (correlated Gaussian error, optimistic accuracies, Doppler speed) and the
@@ -78,7 +82,7 @@ let package = Package(
         .target(
             name: "GeofenceAgent",
             dependencies: [
-                "GeofenceCore", "GPSD", "GeofenceStore", "Mosquitto", "SQLite", "Geocoding",
+                "GeofenceCore", "GPSD", "GeofenceStore", "Mosquitto", "SQLite", "Geocoding", "Maps",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -128,6 +132,7 @@ let package = Package(
             ],
             resources: [.copy("Fixtures")]
         ),
+        .testTarget(name: "MapsTests", dependencies: ["Maps", "GeofenceCore", "Deflate", "LocalServers"]),
         .testTarget(name: "FuzzChecksTests", dependencies: ["FuzzChecks", "GeofenceCore"]),
         .testTarget(
             name: "GeocodingTests",

@@ -42,36 +42,18 @@ public struct Gazetteer: Sendable {
     }
 
     private init(reading r: GazetteerFormat.Reader) throws(GazetteerFormat.Invalid) {
-        let placeCount = Int(r.u32(at: 8)), keyCount = Int(r.u32(at: 12)), countries = Int(r.u32(at: 16))
-        let rings = Int(r.u32(at: 20)), vertexCount = Int(r.u32(at: 24)), zones = Int(r.u32(at: 28)), stringBytes = Int(r.u32(at: 32))
-        let areas = Int(r.u32(at: 36))
-        guard placeCount < 1 << GazetteerFormat.idBits else { throw .init(description: "the gazetteer holds \(placeCount) places, more than its keys can name") }
-        var at = GazetteerFormat.headerSize
-        let cards: UnsafeRawBufferPointer, positions: [Int32]
-        (cards, at) = try r.bytes(at: at, length: placeCount * GazetteerFormat.cardBytes)
-        (countryIndex, at) = try r.array(UInt16.self, at: at, count: placeCount)
-        (positions, at) = try r.array(Int32.self, at: at, count: 3 * placeCount)
-        (keys, at) = try r.array(UInt64.self, at: at, count: keyCount)
-        let codeBytes: [UInt8], countryNameOffsets: [UInt32], countryRings: [UInt32], ringStarts: [UInt32], vertices: [Int32], zoneOffsets: [UInt32]
-        let areaOffsets: [UInt32]
-        (codeBytes, at) = try r.array(UInt8.self, at: at, count: 2 * countries)
-        (countryNameOffsets, at) = try r.array(UInt32.self, at: at, count: countries)
-        (countryRings, at) = try r.array(UInt32.self, at: at, count: 2 * countries)
-        (ringStarts, at) = try r.array(UInt32.self, at: at, count: rings)
-        (vertices, at) = try r.array(Int32.self, at: at, count: 2 * vertexCount)
-        (zoneOffsets, at) = try r.array(UInt32.self, at: at, count: zones)
-        (cleanCells, at) = try r.array(UInt8.self, at: at, count: GazetteerFormat.gridColumns * GazetteerFormat.gridRows)
-        (areaOffsets, at) = try r.array(UInt32.self, at: at, count: areas)
-        (strings, _) = try r.array(UInt8.self, at: at, count: stringBytes)
-
+        let file = try GazetteerFormat.Sections(r)
+        let placeCount = file.placeCount, countries = file.countries, zones = file.zoneOffsets.count, areas = file.areaOffsets.count
+        let codeBytes = file.codeBytes, positions = file.positions
+        (countryIndex, keys, cleanCells, strings) = (file.countryIndex, file.keys, file.cleanCells, file.strings)
         let stringsCopy = strings
         func interned(_ offset: UInt32) -> String { Self.string(stringsCopy, offset) ?? "" }
         countryCodes = (0..<countries).map { String(decoding: codeBytes[(2 * $0)..<(2 * $0 + 2)], as: UTF8.self) }
-        countryNames = countryNameOffsets.map(interned)
+        countryNames = file.countryNameOffsets.map(interned)
         countryKeys = zip(countryCodes, countryNames).map { (NameKey.normalized($0), NameKey.normalized($1)) }
-        zoneNames = zoneOffsets.map(interned)
-        areaNames = areaOffsets.map(interned)
-        places = PlaceCards(cards, count: placeCount)
+        zoneNames = file.zoneOffsets.map(interned)
+        areaNames = file.areaOffsets.map(interned)
+        places = PlaceCards(file.cards, count: placeCount)
         // Indices the lookups follow without checks: a file that breaks them is refused here.
         guard countryIndex.allSatisfy({ Int($0) < countries }), cleanCells.allSatisfy({ Int($0) < countries + 2 }) else {
             throw .init(description: "the gazetteer names a country it does not hold")
@@ -83,20 +65,30 @@ public struct Gazetteer: Sendable {
             throw .init(description: "place \(place)'s card names a country, time zone, area or name the gazetteer does not hold")
         }
         tree = KDTree(centimetres: positions)
-        outlines = try Self.outlines(countryRings: countryRings, ringStarts: ringStarts, vertices: vertices)
+        outlines = CountryOutlines(pieces: try Self.pieces(file).map { (.trustedPolygon(parts: [$0.rings]), $0.country) })
     }
 
-    /// One polygon region per piece of a country's outline (an outer ring and its holes, as the file groups
-    /// them), indexed.
-    private static func outlines(countryRings: [UInt32], ringStarts: [UInt32], vertices: [Int32]) throws(GazetteerFormat.Invalid) -> CountryOutlines {
-        var pieces: [(region: Region, country: Int)] = []
+    /// Natural Earth's country outlines as the file holds them, for drawing: each piece an outer ring and
+    /// its holes, with the index of its country.
+    public static func outlinePieces(fileBytes: some ContiguousBytes) throws(GeocodingError) -> [(rings: [[Coordinate]], country: Int)] {
+        do {
+            return try fileBytes.withUnsafeBytes { bytes in
+                Result { () throws(GazetteerFormat.Invalid) in try pieces(GazetteerFormat.Sections(GazetteerFormat.Reader(bytes))) }
+            }.get()
+        } catch {
+            throw .dataNotLoaded(error.description)
+        }
+    }
+
+    /// Each piece of a country's outline (a tile of it: an outer ring and its holes, as the file groups them).
+    private static func pieces(_ file: GazetteerFormat.Sections) throws(GazetteerFormat.Invalid) -> [(rings: [[Coordinate]], country: Int)] {
+        let (countryRings, ringStarts, vertices) = (file.countryRings, file.ringStarts, file.vertices)
+        var pieces: [(rings: [[Coordinate]], country: Int)] = []
         let vertexCount = vertices.count / 2
         for country in 0..<(countryRings.count / 2) {
             let first = Int(countryRings[2 * country]), end = Int(countryRings[2 * country + 1])
             guard first < end else { continue }
             guard end <= ringStarts.count else { throw .init(description: "country \(country)'s rings run past the ring table") }
-            // Each piece (a tile of the outline with its holes) is a region of its own, so that the index holds
-            // it on a fine level.
             var parts: [[[Coordinate]]] = []
             for ring in first..<end {
                 let start = Int(ringStarts[ring] & 0x7FFF_FFFF), isHole = ringStarts[ring] & 0x8000_0000 != 0
@@ -107,9 +99,10 @@ public struct Gazetteer: Sendable {
                 }
                 if isHole, !parts.isEmpty { parts[parts.count - 1].append(coordinates) } else { parts.append([coordinates]) }
             }
-            for part in parts { pieces.append((.trustedPolygon(parts: [part]), country)) }
+            // Each piece is a region of its own in the index, so that the index holds it on a fine level.
+            pieces += parts.map { ($0, country) }
         }
-        return CountryOutlines(pieces: pieces)
+        return pieces
     }
 
     static func string(_ strings: [UInt8], _ offset: UInt32) -> String? {

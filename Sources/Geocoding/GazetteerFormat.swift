@@ -38,6 +38,46 @@ enum GazetteerFormat {
     static let gridColumns = 720
     static let gridRows = 360
 
+    /// The file's sections, read and checked to lie inside it (see above).
+    struct Sections {
+        let placeCount: Int, countries: Int
+        let cards: UnsafeRawBufferPointer
+        let countryIndex: [UInt16]
+        let positions: [Int32]
+        let keys: [UInt64]
+        let codeBytes: [UInt8]
+        let countryNameOffsets: [UInt32]
+        let countryRings: [UInt32]
+        let ringStarts: [UInt32]
+        let vertices: [Int32]
+        let zoneOffsets: [UInt32]
+        let cleanCells: [UInt8]
+        let areaOffsets: [UInt32]
+        let strings: [UInt8]
+
+        init(_ r: Reader) throws(Invalid) {
+            placeCount = Int(r.u32(at: 8))
+            countries = Int(r.u32(at: 16))
+            let keyCount = Int(r.u32(at: 12)), rings = Int(r.u32(at: 20)), vertexCount = Int(r.u32(at: 24))
+            let zones = Int(r.u32(at: 28)), stringBytes = Int(r.u32(at: 32)), areas = Int(r.u32(at: 36))
+            guard placeCount < 1 << idBits else { throw Invalid(description: "the gazetteer holds \(placeCount) places, more than its keys can name") }
+            var at = headerSize
+            (cards, at) = try r.bytes(at: at, length: placeCount * cardBytes)
+            (countryIndex, at) = try r.array(UInt16.self, at: at, count: placeCount)
+            (positions, at) = try r.array(Int32.self, at: at, count: 3 * placeCount)
+            (keys, at) = try r.array(UInt64.self, at: at, count: keyCount)
+            (codeBytes, at) = try r.array(UInt8.self, at: at, count: 2 * countries)
+            (countryNameOffsets, at) = try r.array(UInt32.self, at: at, count: countries)
+            (countryRings, at) = try r.array(UInt32.self, at: at, count: 2 * countries)
+            (ringStarts, at) = try r.array(UInt32.self, at: at, count: rings)
+            (vertices, at) = try r.array(Int32.self, at: at, count: 2 * vertexCount)
+            (zoneOffsets, at) = try r.array(UInt32.self, at: at, count: zones)
+            (cleanCells, at) = try r.array(UInt8.self, at: at, count: gridColumns * gridRows)
+            (areaOffsets, at) = try r.array(UInt32.self, at: at, count: areas)
+            (strings, _) = try r.array(UInt8.self, at: at, count: stringBytes)
+        }
+    }
+
     /// Why bytes are not a gazetteer.
     struct Invalid: Error, CustomStringConvertible {
         var description: String

@@ -11,7 +11,7 @@ struct GeofenceAgentCommand: AsyncParsableCommand {
         commandName: "geofence-agent",
         abstract: "Geofencing for vehicles: gpsd positions in, geofence events out over MQTT.",
         version: AgentVersion.string,
-        subcommands: [Run.self, Status.self, Conditions.self, Push.self, Locations.self, Evaluate.self, Simulate.self, Geocode.self, Reverse.self]
+        subcommands: [Run.self, Status.self, Conditions.self, Push.self, Locations.self, Evaluate.self, Simulate.self, Map.self, Geocode.self, Reverse.self]
     )
 }
 
