@@ -206,6 +206,7 @@ final class Soak: @unchecked Sendable {
         let memoryChecked = drivenIn >= 300
         let memoryFlat = firstHourRSS > 0 && lastHourRSS <= firstHourRSS * 1.10 && lastRSS <= firstRSS * 1.10
         let samplesCSV = "seconds,rss_mb\n" + rss.map { String(format: "%.1f,%.2f", $0.at, $0.megabytes) }.joined(separator: "\n") + "\n"
+            + "\nsample,store_mb,wal_mb\n" + zip(samples.storeMegabytes, samples.walMegabytes).enumerated().map { String(format: "%d,%.2f,%.2f", $0.offset, $0.element.0, $0.element.1) }.joined(separator: "\n") + "\n"
         try? samplesCSV.write(to: directory.appendingPathComponent("rss.csv"), atomically: true, encoding: .utf8)
         let passed = delivered && (memoryFlat || !memoryChecked)
         let line = jsonLine([
