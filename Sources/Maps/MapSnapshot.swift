@@ -32,8 +32,9 @@ public struct MapSnapshot: Sendable {
     /// The view this snapshot uses for the content.
     public func view(for content: MapContent) -> MapView {
         if let box { return MapView(west: box.west, south: box.south, east: box.east, north: box.north, width: width, height: height) }
-        let reference = Self.referenceLongitude(content.overlayCoordinates)
-        let coordinates = content.overlayCoordinates.map { (Self.unwrap($0.longitude, near: reference), $0.latitude) }
+        let overlays = content.overlayCoordinates
+        let reference = Self.referenceLongitude(overlays)
+        let coordinates = overlays.map { (Self.unwrap($0.longitude, near: reference), $0.latitude) }
         guard let first = coordinates.first else { return MapView(west: -180, south: -60, east: 180, north: 75, width: width, height: height) }
         var (w, s, e, n) = (first.0, first.1, first.0, first.1)
         for (lon, lat) in coordinates { (w, s, e, n) = (min(w, lon), min(s, lat), max(e, lon), max(n, lat)) }

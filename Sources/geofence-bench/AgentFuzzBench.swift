@@ -75,7 +75,8 @@ private struct AgentFuzzRun {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let good = try Self.features(of: Array(Data(contentsOf: URL(fileURLWithPath: options.conditions))))
-        let expectedEvents = try expectedTransitions(directory: directory)
+        let expectedEvents = try Transition.simulated(agentPath: agentPath, conditions: options.conditions, track: options.track, directory: directory, within: 60)
+            .filter { $0.event != "initial" }
         var mutator = PayloadMutator(random: SplitMix64(seed: options.seed), seeds: try geofenceSeeds(good: good))
         var commands = PayloadMutator(random: SplitMix64(seed: options.seed &+ 1), seeds: Self.commandSeeds)
 
@@ -126,7 +127,7 @@ private struct AgentFuzzRun {
         var alive = true
         let started = ContinuousClock.now
         var k = 0
-        func elapsed() -> Double { Double((ContinuousClock.now - started).components.seconds) + Double((ContinuousClock.now - started).components.attoseconds) / 1e18 }
+        func elapsed() -> Double { seconds(ContinuousClock.now - started) }
         while elapsed() < options.seconds {
             k += 1
             let roll = Int.random(in: 0..<100, using: &mutator.random)
@@ -182,7 +183,7 @@ private struct AgentFuzzRun {
             if waitpid(pid, &status, WNOHANG) == pid { stopped = true; break }
             try await Task.sleep(for: .milliseconds(20))
         }
-        let stopSeconds = Double((ContinuousClock.now - stopStarted).components.attoseconds) / 1e18 + Double((ContinuousClock.now - stopStarted).components.seconds)
+        let stopSeconds = seconds(ContinuousClock.now - stopStarted)
         await client.shutdown()
         for r in readers { r.cancel() }
 
@@ -215,15 +216,6 @@ private struct AgentFuzzRun {
             FileHandle.standardError.write(Data("agent-fuzz: missing refusals \(missing.sorted().prefix(5)), unexpected \(unexpected.sorted().prefix(5)); transitions heard \(transitions.prefix(8)) expected \(expectedEvents.prefix(8)); held missing \(heldMissing.prefix(5)), deleted present \(deletedPresent.prefix(5)), good missing \(goodMissing.sorted())\n".utf8))
         }
         return Result(line: line, passed: passed)
-    }
-
-    /// The transitions `simulate` gives for the good geofences on the drive: identifier, event, time.
-    func expectedTransitions(directory: URL) throws -> [Transition] {
-        let out = directory.appendingPathComponent("simulate.jsonl").path
-        let pid = try LocalProcess.spawn(agentPath, ["simulate", "--conditions", options.conditions, "--track", options.track, "--accuracy", "5"], standardOutput: out)
-        guard LocalProcess.reap(pid, within: 60) else { throw ValidationError("simulate did not finish") }
-        let lines = (try String(contentsOfFile: out, encoding: .utf8)).split(separator: "\n")
-        return lines.compactMap { Transition(Array($0.utf8)) }.filter { $0.event != "initial" }
     }
 
     /// The seeds of the geofence mutations: each good feature and each corpus file, with its id replaced
@@ -270,6 +262,15 @@ struct Transition: Equatable, CustomStringConvertible {
     }
 
     var description: String { "\(identifier) \(event) \(time)" }
+
+    /// What `geofence-agent simulate` gives for the conditions on the track (its JSON lines, kept in
+    /// `directory`): the reference a run through the real agent is checked against.
+    static func simulated(agentPath: String, conditions: String, track: String, directory: URL, within limit: Double) throws -> [Transition] {
+        let out = directory.appendingPathComponent("simulate.jsonl").path
+        let pid = try LocalProcess.spawn(agentPath, ["simulate", "--conditions", conditions, "--track", track, "--accuracy", "5"], standardOutput: out)
+        guard LocalProcess.reap(pid, within: limit) else { throw ValidationError("simulate did not finish within \(limit) s") }
+        return try String(contentsOfFile: out, encoding: .utf8).split(separator: "\n").compactMap { Transition(Array($0.utf8)) }
+    }
 }
 
 /// What the run's subscriber heard, from its reader tasks.

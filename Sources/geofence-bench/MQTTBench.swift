@@ -113,8 +113,4 @@ struct MQTTBench: AsyncParsableCommand {
         for _ in 0..<500 where !client.status.isConnected { try await Task.sleep(for: .milliseconds(10)) }
         guard client.status.isConnected else { throw ValidationError("no connection to the local broker: \(client.status)") }
     }
-
-    private func seconds(_ d: Duration) -> Double {
-        Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
-    }
 }

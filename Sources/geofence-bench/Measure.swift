@@ -28,6 +28,11 @@ func quantile(_ sorted: [UInt64], _ q: Double) -> Double {
     return Double(sorted[rank])
 }
 
+/// A duration in seconds.
+func seconds(_ d: Duration) -> Double {
+    Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+}
+
 /// Rounds for printing.
 func rounded(_ x: Double, _ digits: Int = 3) -> Double {
     let p = pow(10.0, Double(digits))

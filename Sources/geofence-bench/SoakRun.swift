@@ -40,7 +40,8 @@ final class Soak: @unchecked Sendable {
         let gpx = directory.appendingPathComponent("drive.gpx")
         try drive.gpx().write(to: gpx, atomically: true, encoding: .utf8)
         say("\(drive.seconds) fixes; the transitions simulate gives on the same drive…")
-        let expected = try expectedTransitions(conditions: conditions.path, gpx: gpx.path)
+        let expected = try Transition.simulated(agentPath: agentPath, conditions: conditions.path, track: gpx.path, directory: directory, within: 600)
+            .filter { $0.event == "enter" || $0.event == "exit" }
 
         let broker = try LocalMosquitto()
         try broker.start()
@@ -80,7 +81,7 @@ final class Soak: @unchecked Sendable {
         var schedule = SoakSchedule(realSeconds: realSeconds, options: options)
         say(String(format: "driving %.0f s of real time; %@", realSeconds, schedule.summary))
         let started = ContinuousClock.now
-        func elapsed() -> Double { (ContinuousClock.now - started).seconds }
+        func elapsed() -> Double { seconds(ContinuousClock.now - started) }
         var churn = 0, liveOn = false, lastSample = 0.0, lastChurn = 0.0, lastLive = 0.0, lastProgress = 0.0
         while feed.linesSent < feed.lineCount {
             let now = elapsed()
@@ -181,14 +182,6 @@ final class Soak: @unchecked Sendable {
         }
     }
 
-    func expectedTransitions(conditions: String, gpx: String) throws -> [Transition] {
-        let out = directory.appendingPathComponent("simulate.jsonl").path
-        let pid = try LocalProcess.spawn(agentPath, ["simulate", "--conditions", conditions, "--track", gpx, "--accuracy", "5"], standardOutput: out)
-        guard LocalProcess.reap(pid, within: 600) else { throw ValidationError("simulate did not finish") }
-        return try String(contentsOfFile: out, encoding: .utf8).split(separator: "\n").compactMap { Transition(Array($0.utf8)) }
-            .filter { $0.event == "enter" || $0.event == "exit" }
-    }
-
     func result(expected: [Transition], heard: EventLog, drivenIn: Double, cpu: Double) -> Result {
         let distinct = heard.distinctTransitions(of: drive.identifiers)
         // Per geofence, the kinds in order: a transition an outage or a restart delayed keeps its place.
@@ -231,10 +224,6 @@ final class Soak: @unchecked Sendable {
         }
         return Result(line: line, passed: passed)
     }
-}
-
-extension Duration {
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }
 
 /// The events the dashboard heard, in arrival order.

@@ -92,7 +92,7 @@ struct SyncBench: AsyncParsableCommand {
         LocalProcess.terminate(pid)
         reader.cancel()
         await operator_.shutdown()
-        let seconds = synced.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
+        let seconds = synced.map(seconds)
         return jsonLine(["scenario": "sync", "geofences": count, "sync_s": seconds.map { rounded($0, 2) } ?? -1,
                          "rss_mb": rounded(rss, 1), "store_mb": rounded(Double(storeBytes) / 1_048_576, 1),
                          "state_bytes": largestState.largest])
