@@ -18,7 +18,7 @@ public enum GeofenceMessage {
         }
         if let problem = IdentifierRules.problem(with: identifier, what: "identifier") { return .failure(Refusal(reason: problem)) }
         if payload.isEmpty { return .success(.remove(identifier: identifier, monitor: nil)) }
-        let load = GeoJSONConditions.decode(payload)
+        let load = features(payload, named: identifier)
         if let error = load.errors.first { return .failure(Refusal(identifier: identifier, reason: error.description)) }
         guard load.definitions.count == 1, let definition = load.definitions.first else {
             return .failure(Refusal(identifier: identifier, reason: "expected one GeoJSON Feature, found \(load.definitions.count) conditions"))
@@ -28,5 +28,18 @@ public enum GeofenceMessage {
         }
         return .success(.put(.init(monitor: definition.monitor ?? SimulateJob.defaultMonitor, identifier: identifier, condition: definition.condition,
                                    definition: String(decoding: payload, as: UTF8.self), source: "mqtt:\(topic)")))
+    }
+
+    /// The payload's conditions; a Feature without an id is named by its topic (a file's features need one).
+    private static func features(_ payload: [UInt8], named identifier: String) -> GeoJSONLoad {
+        guard payload.count <= GeoJSONLimits.default.maximumPayloadBytes, let document = try? JSONParser.parse(payload) else {
+            // Too large or not JSON: the decoder says which, and where.
+            return GeoJSONConditions.decode(payload)
+        }
+        guard case .object(var feature) = document, feature["type"] == .string("Feature"), (feature["id"] ?? .null) == .null else {
+            return GeoJSONConditions.decode(document)
+        }
+        feature["id"] = .string(identifier)
+        return GeoJSONConditions.decode(.object(feature))
     }
 }
