@@ -158,6 +158,8 @@ let package = Package(
                 "GeofenceAgent", "GeofenceCore", "GeofenceStore", "Geocoding", "GPSD", "LocalServers", "Mosquitto", "ReceiverSimulation", "SQLite", "TestSupport", "geofence-agent",
                 .product(name: "Logging", package: "swift-log"),
             ],
+            // The browser tests' Playwright driver, run from the source tree.
+            exclude: ["Browser/page_driver.py"],
             resources: [.copy("Fixtures")]
         ),
     ],

@@ -11,6 +11,9 @@ public final class LocalMosquitto: @unchecked Sendable {
     public let directory: URL
     /// Extra lines for the listener and the broker; may be set until `start()`.
     public var settings: String
+    /// The WebSocket listener's port, after `addWebSocketListener`.
+    public private(set) var webSocketPort: Int?
+    private var webSocketLines = ""
     private var pid: pid_t?
 
     /// `settings` are extra lines for the listener (TLS) and the broker (ACLs, passwords).
@@ -31,6 +34,19 @@ public final class LocalMosquitto: @unchecked Sendable {
 
     public func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
 
+    /// Adds a listener for MQTT over WebSockets on a free loopback port, which also serves the files of
+    /// `httpDirectory` when given (mosquitto's `http_dir`): a browser page and its broker on one port.
+    /// Call before `start()`. The MQTT listener stays: mosquitto does not start with WebSockets alone.
+    @discardableResult
+    public func addWebSocketListener(httpDirectory: String? = nil) throws -> Int {
+        let port = try LocalProcess.freePort()
+        webSocketPort = port
+        // `lo`, not 127.0.0.1: with `protocol websockets`, mosquitto 2.0 ignores a listener's address and
+        // binds every interface, but honours an interface name.
+        webSocketLines = "listener \(port) lo\nprotocol websockets\n" + (httpDirectory.map { "http_dir \($0)\n" } ?? "")
+        return port
+    }
+
     public func start() throws {
         let config = """
             # Generated for one test. `user root`: running as root the broker would otherwise switch to the
@@ -46,6 +62,7 @@ public final class LocalMosquitto: @unchecked Sendable {
             log_type all
             listener \(port) 127.0.0.1
             \(settings)
+            \(webSocketLines)
             """
         try config.write(toFile: path("mosquitto.conf"), atomically: true, encoding: .utf8)
         pid = try LocalProcess.spawn("/usr/sbin/mosquitto", ["-c", path("mosquitto.conf")])
@@ -67,7 +84,9 @@ public final class LocalMosquitto: @unchecked Sendable {
     private func waitUntilListening() throws {
         guard let pid else { return }
         do {
-            try LocalProcess.waitUntilListening(port: port, pid: pid, name: "mosquitto", log: path("broker.log"))
+            for port in [port] + (webSocketPort.map { [$0] } ?? []) {
+                try LocalProcess.waitUntilListening(port: port, pid: pid, name: "mosquitto", log: path("broker.log"))
+            }
         } catch {
             self.pid = nil
             throw error

@@ -31,6 +31,12 @@ struct DemoCommand: AsyncParsableCommand {
     @Flag(help: "Replay the GPX in the agent even when gpsd is installed.")
     var gpx = false
 
+    @Flag(name: .customLong("dashboard"), help: "Wait (up to 5 minutes) for a browser to open the dashboard before the drive, and keep it up 5 minutes after.")
+    var waitForBrowser = false
+
+    @Option(help: "Keep the broker and the dashboard up this many seconds after the drive, to look around.")
+    var linger: Int?
+
     func run() async throws {
         let rootURL = URL(fileURLWithPath: root)
         let agentPath = try agent ?? URL(fileURLWithPath: FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
@@ -40,11 +46,19 @@ struct DemoCommand: AsyncParsableCommand {
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: work) }
 
-        say("1. a local mosquitto on a free port")
+        say("1. a local mosquitto on a free port, serving the dashboard too (MQTT over WebSockets)")
         let broker = try LocalMosquitto()
+        let site = rootURL.appendingPathComponent("dashboard")
+        let dashboardReady = FileManager.default.fileExists(atPath: site.appendingPathComponent("vendor/mqtt.min.js").path)
+        let webPort = dashboardReady ? try broker.addWebSocketListener(httpDirectory: site.path) : nil
         try broker.start()
         defer { broker.stop() }
         say("   127.0.0.1:\(broker.port)")
+        if let webPort {
+            say("   dashboard: http://127.0.0.1:\(webPort)/?fleet=demo   (open it in a browser on this machine; see --dashboard)")
+        } else {
+            say("   (no dashboard: dashboard/vendor/ is missing; scripts/setup builds it)")
+        }
 
         say("2. an operator pushes the sample geofences, retained, on fleet/demo/geofences/ID")
         let operatorClient = try MQTTClient(configuration: MQTTConfiguration(port: broker.port, clientID: "demo-operator"), logger: logger)
@@ -89,6 +103,10 @@ struct DemoCommand: AsyncParsableCommand {
         let configURL = work.appendingPathComponent("config.json")
         try JSONSerialization.data(withJSONObject: config, options: [.prettyPrinted]).write(to: configURL)
 
+        if waitForBrowser, let webPort {
+            say("   waiting for a browser at http://127.0.0.1:\(webPort)/?fleet=demo (up to 5 minutes)")
+            say(await Self.browserConnected(log: broker.path("broker.log"), within: .seconds(300)) ? "   the dashboard is open" : "   no browser came; going on")
+        }
         say("5. geofence-agent run --config \(configURL.path)")
         let agentLog = work.appendingPathComponent("agent.log").path
         let pid = try LocalProcess.spawn(agentPath, ["run", "--config", configURL.path], standardOutput: agentLog, standardError: agentLog)
@@ -149,7 +167,12 @@ struct DemoCommand: AsyncParsableCommand {
         say("  mosquitto_sub -h BROKER -t 'fleet/FLEET/vehicles/+/#' -v      every vehicle's events, state and status")
         say("  geofence-agent status --config config.json                    on the vehicle")
         say("  geofence-agent push --config config.json --conditions F.geojson   push geofences to the fleet")
-        say("the topics and payloads are in docs/topics.md")
+        say("the topics and payloads are in docs/topics.md; the dashboard in docs/map.md")
+        if let webPort, let seconds = linger ?? (waitForBrowser ? 300 : nil), seconds > 0 {
+            say("")
+            say("the dashboard stays up for \(seconds) s at http://127.0.0.1:\(webPort)/?fleet=demo (Ctrl-C ends it sooner)")
+            try await Task.sleep(for: .seconds(seconds))
+        }
         guard (counts["events"] ?? 0) > 0, (counts["errors"] ?? 0) > 0 else {
             say("the demo did not see the expected events; the agent's log follows")
             say((try? String(contentsOfFile: agentLog, encoding: .utf8)) ?? "")
@@ -171,6 +194,18 @@ extension DemoCommand {
         guard total > 0 else { return nil }
         let where_ = inside.isEmpty ? "inside none" : "inside \(inside.sorted().joined(separator: ", "))"
         return "\(where_) (of \(total) geofences\(unknown > 0 ? ", \(unknown) not yet decided" : ""))"
+    }
+}
+
+extension DemoCommand {
+    /// Whether the dashboard page connected (its client ids begin with `dashboard-`), from the broker's log.
+    static func browserConnected(log: String, within limit: Duration) async -> Bool {
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline {
+            if let text = try? String(contentsOfFile: log, encoding: .utf8), text.contains(" as dashboard-") { return true }
+            try? await Task.sleep(for: .milliseconds(250))
+        }
+        return false
     }
 }
 

@@ -128,6 +128,7 @@ import Glibc
             """
         try LocalProcess.run("/usr/bin/mosquitto_passwd", ["-c", "-b", passwd, "vehicle-1", "pw1"], in: broker.directory)
         try LocalProcess.run("/usr/bin/mosquitto_passwd", ["-b", passwd, "operator", "pwo"], in: broker.directory)
+        try LocalProcess.run("/usr/bin/mosquitto_passwd", ["-b", passwd, "dashboard", "pwd"], in: broker.directory)
         try broker.start()
         defer { broker.stop() }
         /// Publishes as a user; the broker's PUBACK says whether the ACL let it through.
@@ -154,6 +155,14 @@ import Glibc
         #expect(!(try await allowed("vehicle-1", "pw1", "fleet/demo/geofences/x")), "a vehicle cannot push geofences")
         #expect(try await allowed("operator", "pwo", "fleet/demo/geofences/x"))
         #expect(!(try await allowed("vehicle-1", "wrong", "fleet/demo/vehicles/vehicle-1/events")), "a wrong password gets nowhere")
+        #expect(try await allowed("vehicle-1", "pw1", "fleet/demo/vehicles/vehicle-1/state/detail"), "reportState's pages")
+        // The dashboard writes nothing: not geofences, not commands, not a vehicle's topics, and
+        // not the subtree of a "vehicle" named after it, which the vehicles' patterns would otherwise give it.
+        for topic in ["fleet/demo/geofences/x", "fleet/demo/vehicles/vehicle-1/cmd", "fleet/demo/vehicles/vehicle-1/events",
+                      "fleet/demo/vehicles/dashboard/events", "fleet/demo/vehicles/dashboard/status"] {
+            #expect(!(try await allowed("dashboard", "pwd", topic)), "the dashboard user may not write \(topic)")
+        }
+        #expect(!(try await allowed("operator", "pwo", "fleet/demo/vehicles/operator/events")), "nor the operator as a vehicle")
     }
 
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze")))

@@ -1,0 +1,219 @@
+// The fleet as the dashboard knows it, built from MQTT messages (docs/topics.md). Pure: topics and
+// payload text in, a description of what changed out; the page draws it (dashboard.js).
+(function (exports) {
+  'use strict';
+
+  const VEHICLE_TOPICS = ['location', 'status', 'state', 'events', 'errors'];
+
+  function parseJSON(text) {
+    try {
+      const value = JSON.parse(text);
+      return value !== null && typeof value === 'object' && !Array.isArray(value) ? value : null;
+    } catch (_) {
+      return null;
+    }
+  }
+
+  function finite(value) {
+    return typeof value === 'number' && Number.isFinite(value) ? value : null;
+  }
+
+  class FleetModel {
+    /** `prefix` is the agents' `mqtt.topicPrefix`; a trail keeps the last `trailLength` positions of a
+     *  vehicle, the feed the newest `feedLength` events and errors. */
+    constructor({ prefix = 'fleet', trailLength = 60, feedLength = 200 } = {}) {
+      this.prefix = prefix;
+      this.prefixLevels = prefix.split('/').length;
+      this.trailLength = trailLength;
+      this.feedLength = feedLength;
+      /** "FLEET/VEHICLE" → { key, fleet, vehicle, location, trail, status, state, lastStatusAt } */
+      this.vehicles = new Map();
+      /** "FLEET/ID" (fleet-wide) or "FLEET/VEHICLE/ID" (one vehicle's) → { key, fleet, vehicle, id,
+       *  monitor, name, feature, shape, problem } */
+      this.geofences = new Map();
+      /** Newest first: { kind: 'event' | 'error', ... } */
+      this.feed = [];
+      this.seenEvents = new Set();
+      this.messages = 0;
+      this.ignored = 0;
+    }
+
+    /** The subscriptions that feed the model, for one fleet or every fleet (`+`). */
+    subscriptions(fleet = '+') {
+      const p = `${this.prefix}/${fleet}`;
+      return [`${p}/geofences/+`, `${p}/vehicles/+/geofences/+`].concat(VEHICLE_TOPICS.map((t) => `${p}/vehicles/+/${t}`));
+    }
+
+    /** What a topic is about, or null for a topic the dashboard does not read. */
+    parse(topic) {
+      const levels = topic.split('/');
+      if (levels.slice(0, this.prefixLevels).join('/') !== this.prefix) return null;
+      const [fleet, ...rest] = levels.slice(this.prefixLevels);
+      if (!fleet) return null;
+      if (rest.length === 2 && rest[0] === 'geofences' && rest[1]) return { kind: 'geofence', fleet, vehicle: null, id: rest[1] };
+      if (rest[0] !== 'vehicles' || !rest[1]) return null;
+      const vehicle = rest[1];
+      if (rest.length === 4 && rest[2] === 'geofences' && rest[3]) return { kind: 'geofence', fleet, vehicle, id: rest[3] };
+      if (rest.length === 3 && VEHICLE_TOPICS.includes(rest[2])) return { kind: rest[2], fleet, vehicle };
+      return null;
+    }
+
+    /** Takes one message. Returns { kind, key } for what changed, or null when nothing did (a topic not
+     *  read, a payload that is not what the topic carries, an event already seen). */
+    receive(topic, text) {
+      this.messages += 1;
+      const about = this.parse(topic);
+      const change = about ? this[`take_${about.kind}`](about, text) : null;
+      if (!change) this.ignored += 1;
+      return change;
+    }
+
+    vehicle(fleet, vehicle) {
+      const key = `${fleet}/${vehicle}`;
+      let v = this.vehicles.get(key);
+      if (!v) {
+        v = { key, fleet, vehicle, location: null, trail: [], status: null, state: null, lastStatusAt: null, lastSequence: -1 };
+        this.vehicles.set(key, v);
+      }
+      return v;
+    }
+
+    take_geofence({ fleet, vehicle, id }, text) {
+      const key = vehicle === null ? `${fleet}/${id}` : `${fleet}/${vehicle}/${id}`;
+      if (text.length === 0) {
+        // An empty retained payload deletes the geofence.
+        return this.geofences.delete(key) ? { kind: 'geofence', key, removed: true } : null;
+      }
+      const feature = parseJSON(text);
+      const properties = (feature && typeof feature.properties === 'object' && feature.properties) || {};
+      let shape = feature ? GeofenceGeometry.shapeOf(feature) : { problem: 'the payload is not a JSON object' };
+      if (!shape.problem && feature.id !== undefined && feature.id !== id) {
+        shape = { problem: `id: "${String(feature.id).slice(0, 40)}" is not the topic's "${id}"` };
+      }
+      this.geofences.set(key, {
+        key, fleet, vehicle, id,
+        monitor: typeof properties.monitor === 'string' ? properties.monitor : 'default',
+        name: typeof properties.name === 'string' ? properties.name : '',
+        feature,
+        shape: shape.problem ? null : shape,
+        problem: shape.problem || null,
+        // "FLEET/VEHICLE" → the reason a vehicle refused this version (its `errors` topic).
+        refusedBy: {},
+      });
+      return { kind: 'geofence', key, removed: false };
+    }
+
+    take_location({ fleet, vehicle }, text) {
+      const o = parseJSON(text);
+      const l = o && o.location;
+      if (!l || finite(l.lat) === null || finite(l.lon) === null) return null;
+      const v = this.vehicle(fleet, vehicle);
+      // The retained copy arrives again after a reconnect: a sequence already shown changes nothing.
+      if (typeof o.sequence === 'number' && o.sequence <= v.lastSequence) return null;
+      if (typeof o.sequence === 'number') v.lastSequence = o.sequence;
+      v.location = {
+        lat: l.lat, lon: l.lon,
+        accuracy: finite(l.horizontalAccuracy) !== null && l.horizontalAccuracy > 0 ? l.horizontalAccuracy : null,
+        speed: finite(l.speed), course: finite(l.course),
+        time: o.time || null, gpsTime: l.gpsTime || null,
+        isStationary: o.isStationary === true,
+        place: o.place || null,
+      };
+      const last = v.trail[v.trail.length - 1];
+      if (!last || last[0] !== l.lat || last[1] !== l.lon) v.trail.push([l.lat, l.lon]);
+      if (v.trail.length > this.trailLength) v.trail.splice(0, v.trail.length - this.trailLength);
+      return { kind: 'vehicle', key: v.key };
+    }
+
+    take_status({ fleet, vehicle }, text, now = Date.now()) {
+      const o = parseJSON(text);
+      if (!o || (o.status !== 'online' && o.status !== 'offline')) return null;
+      const v = this.vehicle(fleet, vehicle);
+      v.status = o;
+      v.lastStatusAt = now;
+      return { kind: 'vehicle', key: v.key };
+    }
+
+    take_state({ fleet, vehicle }, text) {
+      const o = parseJSON(text);
+      if (!o || typeof o.monitors !== 'object' || o.monitors === null) return null;
+      const v = this.vehicle(fleet, vehicle);
+      v.state = o;
+      return { kind: 'state', key: v.key };
+    }
+
+    take_events({ fleet, vehicle }, text) {
+      const o = parseJSON(text);
+      if (!o || typeof o.event !== 'string' || typeof o.identifier !== 'string') return null;
+      // Delivery is at least once: an eventId seen before is the same event again.
+      if (typeof o.eventId === 'string') {
+        if (this.seenEvents.has(o.eventId)) return null;
+        this.seenEvents.add(o.eventId);
+      }
+      const v = this.vehicle(fleet, vehicle);
+      const location = o.location || {};
+      this.push({
+        kind: 'event', vehicleKey: v.key, vehicle, eventId: o.eventId || null, sequence: o.sequence,
+        event: o.event, identifier: o.identifier, name: o.name || '', state: o.state || '', reason: o.reason || null,
+        time: location.gpsTime || o.time || null, lat: finite(location.lat), lon: finite(location.lon), place: o.place || null,
+      });
+      return { kind: 'feed', key: v.key };
+    }
+
+    take_errors({ fleet, vehicle }, text) {
+      const o = parseJSON(text);
+      if (!o || typeof o.reason !== 'string') return null;
+      const v = this.vehicle(fleet, vehicle);
+      this.push({ kind: 'error', vehicleKey: v.key, vehicle, errorKind: o.kind || '', topic: o.topic || '', reason: o.reason, time: o.time || null });
+      // A refused geofence keeps the refusal until its next version: the vehicle holds the previous one, or none.
+      const about = o.kind === 'geofence' && typeof o.topic === 'string' ? this.parse(o.topic) : null;
+      const geofence = about && about.kind === 'geofence' &&
+        this.geofences.get(about.vehicle === null ? `${about.fleet}/${about.id}` : `${about.fleet}/${about.vehicle}/${about.id}`);
+      if (geofence) {
+        geofence.refusedBy[v.key] = o.reason;
+        return { kind: 'feed', key: v.key, geofence: geofence.key };
+      }
+      return { kind: 'feed', key: v.key };
+    }
+
+    push(entry) {
+      this.feed.unshift(entry);
+      if (this.feed.length > this.feedLength) {
+        for (const dropped of this.feed.splice(this.feedLength)) if (dropped.eventId) this.seenEvents.delete(dropped.eventId);
+      }
+    }
+
+    /** Forgets every geofence: after a reconnect the broker sends the retained ones again, and one
+     *  deleted meanwhile must not stay drawn. */
+    clearGeofences() {
+      const keys = [...this.geofences.keys()];
+      this.geofences.clear();
+      return keys;
+    }
+
+    /** Whether a vehicle is online: its last status says so, and came within `silence` milliseconds
+     *  (the agent publishes it every 10 s while connected). */
+    presence(v, now = Date.now(), silence = 35000) {
+      if (!v.status) return 'unknown';
+      if (v.status.status === 'offline') return 'offline';
+      return now - v.lastStatusAt > silence ? 'silent' : 'online';
+    }
+
+    /** A geofence's state for a vehicle: 'inside', 'outside', 'unknown' (not decided yet, or no state
+     *  heard), 'refused' (the vehicle refused this version), or 'other' (it belongs to another vehicle or
+     *  fleet). */
+    geofenceState(geofence, vehicleKey) {
+      const v = vehicleKey ? this.vehicles.get(vehicleKey) : null;
+      if (!v) return 'unknown';
+      if (geofence.fleet !== v.fleet || (geofence.vehicle !== null && geofence.vehicle !== v.vehicle)) return 'other';
+      if (geofence.refusedBy[v.key]) return 'refused';
+      const monitor = v.state && v.state.monitors[geofence.monitor];
+      if (!monitor) return 'unknown';
+      if (monitor.inside && Object.prototype.hasOwnProperty.call(monitor.inside, geofence.id)) return 'inside';
+      if (Array.isArray(monitor.unknownConditions) && monitor.unknownConditions.includes(geofence.id)) return 'unknown';
+      return 'outside';
+    }
+  }
+
+  exports.FleetModel = FleetModel;
+})(typeof window !== 'undefined' ? window : globalThis);
