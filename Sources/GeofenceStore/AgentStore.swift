@@ -333,6 +333,16 @@ public actor AgentStore {
         return .stored
     }
 
+    /// The monitor and identifier of every condition that came from `source` (`owntracks`, `mqtt:...`).
+    public func identifiers(source: String) throws(StoreError) -> [(monitor: String, identifier: String)] {
+        try guarded { db in
+            let s = try db.statement("SELECT monitor, identifier FROM conditions WHERE source = ?1 ORDER BY monitor, identifier").bind(.text(source))
+            var out: [(monitor: String, identifier: String)] = []
+            while try s.step() { out.append((s.text(0) ?? "", s.text(1) ?? "")) }
+            return out
+        }
+    }
+
     /// Removes a condition and its record. True when it existed.
     @discardableResult
     public func removeCondition(monitor: String, identifier: String) throws(StoreError) -> Bool {

@@ -13,7 +13,6 @@ import Glibc
 /// WebSocket listener serves, with the real agent replaying a sail and geofences pushed over MQTT.
 /// Every assertion reads the page's state (its DOM, and the model it draws from).
 @Suite(.offTheCooperativePool(.waiting), .serialized) struct DashboardTests {
-    static let examples = PageDriver.repository.appendingPathComponent("examples")
     static let site = PageDriver.repository.appendingPathComponent("dashboard").path
     /// A circle only vehicle v1 holds, on the sail's way out: entered and left.
     static let harbour = #"{"type":"Feature","id":"harbour","geometry":{"type":"Point","coordinates":[5.30941,52.8483]},"properties":{"radius":40,"name":"Harbour approach"}}"#
@@ -27,18 +26,11 @@ import Glibc
         let webPort = try broker.addWebSocketListener(httpDirectory: Self.site)
         try broker.start()
         defer { broker.stop() }
-        let logger = Logger(label: "test.operator") { _ in SwiftLogNoOpLogHandler() }
-        let operatorClient = try MQTTClient(configuration: MQTTConfiguration(port: broker.port, clientID: "operator"), logger: logger)
-        await operatorClient.start()
+        let operatorClient = try await Sail.operatorClient(port: broker.port)
         defer { Task { await operatorClient.shutdown() } }
 
         // The operator's geofences: the examples for the fleet, one for v1 only, one for v2 only, one broken.
-        let data = try Data(contentsOf: Self.examples.appendingPathComponent("ijsselmeer.geojson"))
-        let features = try #require((try JSONSerialization.jsonObject(with: data) as? [String: Any])?["features"] as? [[String: Any]])
-        for feature in features {
-            let id = try #require(feature["id"] as? String)
-            _ = try await operatorClient.publish("fleet/test/geofences/\(id)", payload: Array(try JSONSerialization.data(withJSONObject: feature)), retain: true)
-        }
+        try await Sail.pushGeofences(operatorClient)
         _ = try await operatorClient.publish("fleet/test/vehicles/v1/geofences/harbour", text: Self.harbour, retain: true)
         _ = try await operatorClient.publish("fleet/test/vehicles/v2/geofences/v2-yard",
                                              text: #"{"type":"Feature","geometry":{"type":"Point","coordinates":[5.305,52.846]},"properties":{"radius":80}}"#, retain: true)
@@ -46,12 +38,7 @@ import Glibc
                                              text: #"{"type":"Feature","geometry":{"type":"Point","coordinates":[5.3,91.2]},"properties":{"radius":50}}"#, retain: true)
 
         // The agent, ready to replay the sail (started once the page is watching).
-        let agent = try AgentFixture(brokerPort: broker.port, speedFactor: 8) { config in
-            config["conditions"] = nil
-            config["replay"] = ["gpx": Self.examples.appendingPathComponent("ijsselmeer-sail.gpx").path, "speedFactor": 8, "exitAtEnd": false]
-            config["liveUpdates"] = ["configuration": "otherNavigation", "startedByDefault": true]
-            config["places"] = ["enabled": true]
-        }
+        let agent = try Sail.agent(brokerPort: broker.port, speedFactor: 8) { $0["places"] = ["enabled": true] }
         defer { agent.kill(signal: SIGKILL) }
         let expected = try expectedEvents(agent)
 
@@ -274,12 +261,12 @@ import Glibc
 
     /// The transitions `simulate` gives for the sail with the fleet's geofences and v1's own.
     private func expectedEvents(_ agent: AgentFixture) throws -> [(identifier: String, event: String, state: String)] {
-        let data = try Data(contentsOf: Self.examples.appendingPathComponent("ijsselmeer.geojson"))
+        let data = try Data(contentsOf: Sail.examples.appendingPathComponent("ijsselmeer.geojson"))
         var collection = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         collection["features"] = (collection["features"] as? [Any] ?? []) + [try JSONSerialization.jsonObject(with: Data(Self.harbour.utf8))]
         let file = agent.directory.appendingPathComponent("expected.geojson")
         try JSONSerialization.data(withJSONObject: collection).write(to: file)
-        let result = try AgentBinary.run(["simulate", "--conditions", file.path, "--track", Self.examples.appendingPathComponent("ijsselmeer-sail.gpx").path])
+        let result = try AgentBinary.run(["simulate", "--conditions", file.path, "--track", Sail.track])
         return try result.lines.compactMap { line in
             guard let o = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], let event = o["event"] as? String,
                   event != "initial" else { return nil }

@@ -53,7 +53,8 @@ public enum AgentRunner {
                                      brokerDescription: { "\(client.status)" })
         let conditions = ConditionStoreWithExits(store: store, outbox: outbox, topics: topics, fleet: configuration.fleet,
                                                  vehicle: configuration.vehicle, places: places)
-        let applier = ChangeApplier(store: conditions, host: processor, publisher: client, topics: topics, logger: logger,
+        let ownTracks = configuration.owntracks.enabled ? configuration.owntracks.identity(fleet: configuration.fleet, vehicle: configuration.vehicle) : nil
+        let applier = ChangeApplier(store: conditions, host: processor, publisher: client, topics: topics, logger: logger, ownTracks: ownTracks,
                                     stateRequest: { await reporter.publishDetail(monitor: $0) },
                                     conditionsChanged: { await reporter.conditionsChanged() })
         if let file = configuration.conditionsFile {
@@ -80,13 +81,29 @@ public enum AgentRunner {
             source = .gpsd(GPSLocationSource(configuration: gps, logger: logger))
         }
         let agentService = AgentService(processor: processor, applier: applier, reporter: reporter, client: client, outbox: outbox,
-                                        source: source, topics: topics, paths: StorePaths(configuration.storePath),
+                                        source: source, topics: topics, ownTracks: ownTracks,
+                                        homeAssistant: configuration.homeAssistant.enabled
+                                            ? HomeAssistant.Identity(discoveryPrefix: configuration.homeAssistant.discoveryPrefix, topics: topics) : nil,
+                                        paths: StorePaths(configuration.storePath),
                                         exitAtReplayEnd: configuration.replay?.exitAtEnd ?? false, logger: logger)
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: client),
             .init(service: publisher),
         ]
         if case .gpsd(let gps) = source { services.append(.init(service: gps)) }
+        if let ownTracks {
+            // OwnTracks' will (`_type: lwt`) needs a connection of its own: MQTT gives one will per connection,
+            // and ours is the offline status. It publishes nothing else, and its will explicitly on a clean stop.
+            var m = mqttConfiguration(configuration, topics: topics)
+            m.clientID += "-owntracks"
+            m.will = MQTTWill(topic: ownTracks.base, payload: OwnTracks.lastWill(connectedAt: Date()), qos: .atLeastOnce, retain: false)
+            do {
+                services.append(.init(service: try MQTTClient(configuration: m, logger: logger)))
+            } catch {
+                await store.close()
+                throw AgentError("cannot start OwnTracks' MQTT client: \(error)")
+            }
+        }
         services.append(.init(service: agentService, successTerminationBehavior: .gracefullyShutdownGroup))
         services.append(.init(service: SystemdNotifier(logger: logger)))
         var groupConfiguration = ServiceGroupConfiguration(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)

@@ -61,6 +61,8 @@ extension AgentConfiguration {
                 "configuration": .string(liveUpdates.configuration.rawValue), "startedByDefault": .bool(liveUpdates.startedByDefault),
             ]),
             "places": .object(placesKeys),
+            "owntracks": owntracks.json,
+            "homeAssistant": homeAssistant.json,
             "outbox": .object([
                 "maximumRows": .number(Double(outbox.maximumRows)), "maximumBytes": .number(Double(outbox.maximumBytes)),
                 "hardMaximumRows": .number(Double(outbox.hardMaximumRows)), "hardMaximumBytes": .number(Double(outbox.hardMaximumBytes)),

@@ -71,6 +71,8 @@ public struct AgentConfiguration: Sendable, Equatable {
     public var liveUpdates = LiveUpdates()
     public var outbox = OutboxLimits()
     public var places = Places()
+    public var owntracks = OwnTracksSettings()
+    public var homeAssistant = HomeAssistantSettings()
 
     public init(fleet: String, vehicle: String) {
         self.fleet = fleet
@@ -263,6 +265,12 @@ public struct AgentConfiguration: Sendable, Equatable {
             c.places.enabled = try p.bool("enabled") ?? c.places.enabled
             c.places.gazetteer = try p.string("gazetteer")
             try p.finish()
+        }
+        if var o = try top.object("owntracks") {
+            c.owntracks = try OwnTracksSettings.parse(&o)
+        }
+        if var h = try top.object("homeAssistant") {
+            c.homeAssistant = try HomeAssistantSettings.parse(&h)
         }
         if var o = try top.object("outbox") {
             c.outbox.maximumRows = try o.integer("maximumRows", in: 1...100_000_000) ?? c.outbox.maximumRows

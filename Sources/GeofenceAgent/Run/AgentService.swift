@@ -20,12 +20,18 @@ final class AgentService: Service, Sendable {
     let outbox: Outbox
     let source: LocationFeed
     let topics: Topics
+    /// OwnTracks' identity when the vehicle speaks OwnTracks: its `cmd` topic is read too.
+    let ownTracks: OwnTracks.Identity?
+    /// Home Assistant's discovery, when enabled: published at each connection and when Home Assistant
+    /// says it is back (`homeassistant/status` `online`).
+    let homeAssistant: HomeAssistant.Identity?
     let paths: StorePaths
     let exitAtReplayEnd: Bool
     let logger: Logger
 
     init(processor: FixProcessor, applier: ChangeApplier, reporter: StateReporter, client: MQTTClient, outbox: Outbox, source: LocationFeed,
-         topics: Topics, paths: StorePaths, exitAtReplayEnd: Bool, logger: Logger) {
+         topics: Topics, ownTracks: OwnTracks.Identity? = nil, homeAssistant: HomeAssistant.Identity? = nil, paths: StorePaths,
+         exitAtReplayEnd: Bool, logger: Logger) {
         self.processor = processor
         self.applier = applier
         self.reporter = reporter
@@ -33,6 +39,8 @@ final class AgentService: Service, Sendable {
         self.outbox = outbox
         self.source = source
         self.topics = topics
+        self.ownTracks = ownTracks
+        self.homeAssistant = homeAssistant
         self.paths = paths
         self.exitAtReplayEnd = exitAtReplayEnd
         self.logger = logger
@@ -43,7 +51,13 @@ final class AgentService: Service, Sendable {
         let fleetGeofences = try await client.subscribe(topics.fleetGeofences)
         let vehicleGeofences = try await client.subscribe(topics.vehicleGeofences)
         let commands = try await client.subscribe(topics.command)
+        var ownTracksCommands: MQTTSubscription?
+        if let ownTracks { ownTracksCommands = try await client.subscribe(ownTracks.command) }
+        var homeAssistantStatus: MQTTSubscription?
+        if let homeAssistant { homeAssistantStatus = try await client.subscribe(homeAssistant.homeAssistantStatus) }
         let brokerStates = client.statusUpdates
+        // Connected already (the subscriptions waited for it): the stream only tells of later changes.
+        if client.status.isConnected { await announceToHomeAssistant() }
         outbox.wake()
         await reporter.start()
         let batcher = MessageBatcher()
@@ -55,12 +69,23 @@ final class AgentService: Service, Sendable {
                 await cancelWhenGracefulShutdown { await self.sync(batcher) }
             }
             group.addTask { for await m in commands { await self.command(m) } }
+            if let ownTracksCommands {
+                group.addTask { for await m in ownTracksCommands { await self.applier.ownTracksCommand(m) } }
+            }
+            if let homeAssistantStatus {
+                group.addTask {
+                    for await m in homeAssistantStatus where String(decoding: m.payload, as: UTF8.self) == "online" {
+                        await self.announceToHomeAssistant()
+                    }
+                }
+            }
             group.addTask { await self.localLoop() }
             group.addTask { await self.brokerLoop() }
             group.addTask {
                 for await state in brokerStates where state.isConnected {
                     await self.reporter.publishStatus()
                     await self.reporter.publishStateIfChanged(force: true)
+                    await self.announceToHomeAssistant()
                 }
             }
             switch source {
@@ -119,6 +144,17 @@ final class AgentService: Service, Sendable {
         for filter in [topics.fleetGeofences, topics.vehicleGeofences] {
             do { _ = try await client.subscribe(filter) } catch {
                 logger.error("resync failed", metadata: ["filter": "\(filter)", "error": "\(error)"])
+            }
+        }
+    }
+
+    /// Home Assistant's discovery messages, retained (nothing when it is off).
+    private func announceToHomeAssistant() async {
+        guard let homeAssistant else { return }
+        for (topic, payload) in HomeAssistant.discovery(homeAssistant, version: AgentVersion.string) {
+            do { try await client.publish(topic, payload: payload, retain: true) } catch {
+                logger.warning("could not publish Home Assistant's discovery", metadata: ["topic": "\(topic)", "error": "\(error)"])
+                return
             }
         }
     }

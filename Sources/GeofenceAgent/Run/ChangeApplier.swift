@@ -12,6 +12,8 @@ actor ChangeApplier {
     private let host: any MonitorHost
     private let publisher: any MessagePublishing
     private let topics: Topics
+    /// The vehicle's OwnTracks identity when it speaks OwnTracks (its `cmd` topic and replies).
+    private let ownTracks: OwnTracks.Identity?
     private let vehicle: String
     private let logger: Logger
     /// Called for `reportState`: the full detail, per monitor or for all.
@@ -20,11 +22,13 @@ actor ChangeApplier {
     private let conditionsChanged: @Sendable () async -> Void
 
     init(store: any ConditionStoring, host: any MonitorHost, publisher: any MessagePublishing, topics: Topics, logger: Logger,
+         ownTracks: OwnTracks.Identity? = nil,
          stateRequest: @escaping @Sendable (String?) async -> Void = { _ in }, conditionsChanged: @escaping @Sendable () async -> Void = {}) {
         self.store = store
         self.host = host
         self.publisher = publisher
         self.topics = topics
+        self.ownTracks = ownTracks
         vehicle = topics.vehicle
         self.logger = logger
         self.stateRequest = stateRequest
@@ -211,6 +215,42 @@ actor ChangeApplier {
             return false
         }
         return true
+    }
+
+    /// One message on OwnTracks' `cmd` topic (`OwnTracksCommand`). Regions become circle conditions with
+    /// source `owntracks`, stored and refused exactly as pushed geofences are.
+    func ownTracksCommand(_ message: MQTTMessage) async {
+        switch OwnTracksCommand.parse(message.payload) {
+        case .failure(let refusal):
+            await reject(.command, topic: message.topic, identifier: nil, reason: refusal.reason)
+        case .success(.reportLocation):
+            await host.reportLocation()
+        case .success(.setWaypoints(let waypoints)):
+            var batch = ValidatedBatch(messages: waypoints.count)
+            for w in waypoints {
+                switch OwnTracksCommand.change(for: w) {
+                case .success(let change): batch.changes.append((change, message.topic))
+                case .failure(let refusal): batch.refusals.append((message.topic, w.regionID, refusal.reason))
+                }
+            }
+            await apply(batch)
+        case .success(.clearWaypoints):
+            do {
+                let held = try await store.identifiers(source: OwnTracksCommand.source)
+                var batch = ValidatedBatch(messages: held.count)
+                batch.changes = held.map { (.remove(identifier: $0.identifier, monitor: $0.monitor), message.topic) }
+                await apply(batch)
+            } catch {
+                await reject(.store, topic: message.topic, identifier: nil, reason: "could not list OwnTracks' regions: \(error)")
+            }
+        case .success(.waypoints):
+            guard let ownTracks, publisher.isConnected else { return }
+            do {
+                try await publisher.publish(ownTracks.waypoints, payload: OwnTracks.waypoints(await host.circles()), retain: false)
+            } catch {
+                logger.error("could not publish the waypoints", metadata: ["error": "\(error)"])
+            }
+        }
     }
 
     // MARK: Refusals

@@ -22,6 +22,10 @@ struct ConditionStoreWithExits: ConditionStoring {
         try await store.setSetting(key, value)
     }
 
+    func identifiers(source: String) async throws(StoreError) -> [(monitor: String, identifier: String)] {
+        try await store.identifiers(source: source)
+    }
+
     /// The outbox row of a removed condition's exit: at the monitor's last fix, where the vehicle was last
     /// seen inside; none when the monitor never had a fix, the condition's `notify` leaves `exit` out, or
     /// its schedule had it inactive then.

@@ -19,6 +19,8 @@ actor FixProcessor: MonitorHost, SnapshotSource {
     private let logger: Logger
     /// Names the place of each event, live update and status; nil when places are off or not loaded.
     private let places: (any PlaceFinding)?
+    /// OwnTracks' and Home Assistant's messages beside ours, when they are enabled.
+    private let integrations: IntegrationOutputs
     private var engines: [String: MonitorEngine] = [:]
     private var liveFilter: LiveUpdateFilter
     private var liveUpdatesStarted: Bool
@@ -37,6 +39,7 @@ actor FixProcessor: MonitorHost, SnapshotSource {
         self.configuration = configuration
         self.places = places
         topics = Topics(prefix: configuration.mqtt.topicPrefix, fleet: configuration.fleet, vehicle: configuration.vehicle)
+        integrations = IntegrationOutputs(configuration, topics: topics)
         self.store = store
         self.outbox = outbox
         self.logger = logger
@@ -77,7 +80,23 @@ actor FixProcessor: MonitorHost, SnapshotSource {
 
     func reportLocation() async {
         guard let lastLocation else { return }
-        await enqueueLocation(LiveUpdate(location: lastLocation, isStationary: lastStationary))
+        await enqueueLocation(LiveUpdate(location: lastLocation, isStationary: lastStationary), trigger: .response)
+    }
+
+    func circles() -> [OwnTracks.Waypoint] {
+        engines.keys.sorted().flatMap { name in
+            engines[name]!.records.compactMap { OwnTracks.waypoint(identifier: $0.identifier, condition: $0.record.condition) }
+        }
+    }
+
+    /// The conditions the vehicle is inside, for OwnTracks' `inregions` and `inrids` (at most 100).
+    private func insideRegions() -> [OwnTracks.Region] {
+        engines.keys.sorted().flatMap { name in
+            let engine = engines[name]!
+            return engine.summary(listing: 100).satisfied.map {
+                OwnTracks.Region(identifier: $0.identifier, name: engine.record(for: $0.identifier)?.condition.name)
+            }
+        }
     }
 
     // MARK: Fixes
@@ -122,12 +141,18 @@ actor FixProcessor: MonitorHost, SnapshotSource {
                 return (e.identifier, r)
             }
             // Every event moved a record; only those the condition's `notify` asks for are published.
-            let items = events.filter { Self.transitionKinds.contains($0.kind) && $0.isNotified }.map { event in
+            let notified = events.filter { Self.transitionKinds.contains($0.kind) && $0.isNotified }
+            var items = notified.flatMap { event in
                 let place = places.map { $0.place(at: event.location.coordinate) }
-                return OutboxItem(kind: .transition, topic: topics.events) { [configuration] id, sequence in
+                let ours = OutboxItem(kind: .transition, topic: topics.events) { [configuration] id, sequence in
                     Payloads.event(event, monitor: name, fleet: configuration.fleet, vehicle: configuration.vehicle, eventID: id, sequence: sequence,
                                    place: place)
                 }
+                return [ours] + integrations.items(for: event, monitor: name, waypointTime: engine.record(for: event.identifier)?.condition.version)
+            }
+            // Home Assistant's tracker shows what the vehicle is inside: its attributes follow every transition.
+            if let last = notified.last, integrations.homeAssistant != nil {
+                items += integrations.items(for: last.location, trigger: nil, inside: insideRegions())
             }
             if pending.count >= Self.maximumPendingCommits {
                 pending.removeFirst()
@@ -139,7 +164,7 @@ actor FixProcessor: MonitorHost, SnapshotSource {
         await flushPending()
         if liveUpdatesStarted, let update = liveFilter.update(location) {
             lastStationary = update.isStationary
-            await enqueueLocation(update)
+            await enqueueLocation(update, trigger: .ping)
         }
     }
 
@@ -171,13 +196,15 @@ actor FixProcessor: MonitorHost, SnapshotSource {
         }
     }
 
-    private func enqueueLocation(_ update: LiveUpdate) async {
+    /// Queues a live update on `location`, and OwnTracks' location when it speaks OwnTracks.
+    private func enqueueLocation(_ update: LiveUpdate, trigger: OwnTracks.Trigger) async {
         let place = places.map { $0.place(at: update.location.coordinate) }
         let item = OutboxItem(kind: .location, topic: topics.location, retain: true) { [configuration] id, sequence in
             Payloads.location(update, fleet: configuration.fleet, vehicle: configuration.vehicle, eventID: id, sequence: sequence, place: place)
         }
+        let theirs = integrations.isEmpty ? [] : integrations.items(for: update.location, trigger: trigger, inside: insideRegions())
         do {
-            try await outbox.enqueue([item])
+            try await outbox.enqueue([item] + theirs)
         } catch {
             storeProblem = "\(error)"
             logger.error("could not queue a location update", metadata: ["error": "\(error)"])

@@ -43,6 +43,8 @@ extension MQTTClient: OutboxTransport {
 protocol ConditionStoring: Sendable {
     func apply(_ changes: [AgentStore.ConditionChange]) async throws(StoreError) -> [AgentStore.ChangeResult]
     func setSetting(_ key: String, _ value: String?) async throws(StoreError)
+    /// The conditions that came from one source (OwnTracks' `clearWaypoints` removes its own).
+    func identifiers(source: String) async throws(StoreError) -> [(monitor: String, identifier: String)]
 }
 
 extension AgentStore: ConditionStoring {}
@@ -58,6 +60,8 @@ protocol MonitorHost: Sendable {
     func apply(_ changes: [MonitorChange]) async
     func setLiveUpdates(_ started: Bool) async
     func reportLocation() async
+    /// Every circle held, as OwnTracks waypoints (its `waypoints` command).
+    func circles() async -> [OwnTracks.Waypoint]
 }
 
 /// The present, in a size that does not grow with the number of conditions.

@@ -50,6 +50,14 @@ final class FakeConditionStore: ConditionStoring, Sendable {
         if failAll { throw .diskFull(detail: "fake: no space left") }
         state.withLock { $0.settings[key] = value }
     }
+
+    func identifiers(source: String) async throws(StoreError) -> [(monitor: String, identifier: String)] {
+        state.withLock { s in
+            s.rows.keys.sorted().flatMap { monitor in
+                s.rows[monitor]!.filter { $0.value.source == source }.keys.sorted().map { (monitor, $0) }
+            }
+        }
+    }
 }
 
 /// Records what the applier gave the monitors.
@@ -61,6 +69,9 @@ actor FakeMonitorHost: MonitorHost {
     func apply(_ changes: [MonitorChange]) { self.changes += changes }
     func setLiveUpdates(_ started: Bool) { liveUpdates = started }
     func reportLocation() { locationReports += 1 }
+    private var heldCircles: [OwnTracks.Waypoint] = []
+    func hold(_ circles: [OwnTracks.Waypoint]) { heldCircles = circles }
+    func circles() -> [OwnTracks.Waypoint] { heldCircles }
 
     var identifiers: [String: Set<String>] {
         var held: [String: Set<String>] = [:]

@@ -1,0 +1,106 @@
+import Foundation
+import GeofenceCore
+
+/// Home Assistant's MQTT discovery (home-assistant.io, integrations/mqtt): the vehicle appears as one
+/// device with a GPS tracker, an event entity and three sensors, with no configuration in Home Assistant.
+/// Pure: values in, topics and payloads out.
+public enum HomeAssistant {
+    /// The event types of the event entity; other events have no place there.
+    public static let eventTypes = ["enter", "exit", "dwell", "crossed"]
+
+    /// Where the vehicle's entities live.
+    public struct Identity: Sendable, Equatable {
+        public var discoveryPrefix: String
+        public var topics: Topics
+
+        public init(discoveryPrefix: String = "homeassistant", topics: Topics) {
+            self.discoveryPrefix = discoveryPrefix
+            self.topics = topics
+        }
+
+        /// The device's id, stable across restarts: `geofence_agent_FLEET_VEHICLE` in the characters
+        /// discovery allows. Each entity's `unique_id` is this and its role.
+        public var node: String { Self.allowed("geofence_agent_\(topics.fleet)_\(topics.vehicle)") }
+
+        static func allowed(_ raw: String) -> String {
+            let allowed = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+            return String(raw.unicodeScalars.map { allowed.contains($0) ? Character($0) : "_" })
+        }
+
+        /// Home Assistant's own status: `online` when it (re)starts, and the discovery goes again.
+        public var homeAssistantStatus: String { "\(discoveryPrefix)/status" }
+        /// The tracker's attributes: latitude, longitude, gps_accuracy and the conditions the vehicle is inside.
+        public var attributes: String { "\(topics.vehicleBase)/homeassistant/attributes" }
+        /// The event entity's events.
+        public var events: String { "\(topics.vehicleBase)/homeassistant/event" }
+
+        /// `PREFIX/COMPONENT/VEHICLE/geofence_agent_FLEET_ROLE/config`: the vehicle is a level of its own, so
+        /// that a broker's ACL can give each vehicle its own discovery topics (`homeassistant/+/%u/+/config`).
+        func configTopic(_ component: String, _ role: String) -> String {
+            "\(discoveryPrefix)/\(component)/\(Self.allowed(topics.vehicle))/\(Self.allowed("geofence_agent_\(topics.fleet)_\(role)"))/config"
+        }
+    }
+
+    /// Every discovery message: (topic, retained payload). Every entity shares the device block and has
+    /// a `unique_id` made of the node id and its role, so it stays the same entity across restarts.
+    public static func discovery(_ identity: Identity, version: String) -> [(topic: String, payload: [UInt8])] {
+        let node = identity.node
+        let device: [String: Any] = [
+            "identifiers": [node], "name": identity.topics.vehicle, "manufacturer": "geofence-agent",
+            "model": "geofence-agent (fleet \(identity.topics.fleet))", "sw_version": version,
+        ]
+        // Available while the vehicle's own status says `online` (its will says `offline`).
+        let availability: [[String: Any]] = [["topic": identity.topics.status, "value_template": "{{ value_json.status }}"]]
+        func entity(_ role: String, _ name: String, _ keys: [String: Any]) -> [String: Any] {
+            keys.merging(["unique_id": "\(node)_\(role)", "name": name, "device": device, "availability": availability]) { a, _ in a }
+        }
+        let entities: [(component: String, object: String, config: [String: Any])] = [
+            // Location from the attributes alone: no `state_topic`, no `payload_home` (deprecated for trackers).
+            ("device_tracker", "location", entity("location", "Location", [
+                "json_attributes_topic": identity.attributes, "source_type": "gps", "icon": "mdi:map-marker"])),
+            ("event", "geofence", entity("geofence", "Geofence event", [
+                "state_topic": identity.events, "event_types": eventTypes, "icon": "mdi:map-marker-radius"])),
+            ("sensor", "gps", entity("gps", "GPS", [
+                "state_topic": identity.topics.status, "value_template": "{{ value_json.gps.state }}", "icon": "mdi:crosshairs-gps",
+                "entity_category": "diagnostic"])),
+            ("sensor", "outbox", entity("outbox", "Outbox depth", [
+                "state_topic": identity.topics.status, "value_template": "{{ value_json.outbox.rows }}", "state_class": "measurement",
+                "unit_of_measurement": "messages", "icon": "mdi:tray-full", "entity_category": "diagnostic"])),
+            ("sensor", "satisfied", entity("satisfied", "Conditions inside", [
+                "state_topic": identity.topics.status, "value_template": "{{ value_json.monitors | sum(attribute='satisfied') }}",
+                "state_class": "measurement", "icon": "mdi:vector-polygon"])),
+        ]
+        return entities.map { e in
+            (identity.configTopic(e.component, e.object), Array((try? JSONSerialization.data(withJSONObject: e.config, options: [.sortedKeys])) ?? Data()))
+        }
+    }
+
+    /// The tracker's attributes: where the vehicle is (`gps_accuracy` in metres, 1-sigma) and which
+    /// conditions it is inside.
+    public static func attributes(_ l: Location, inside: [String]) -> [UInt8] {
+        var line = JSONLine()
+        line.add("latitude", l.coordinate.latitude)
+        line.add("longitude", l.coordinate.longitude)
+        if l.horizontalAccuracy > 0 { line.add("gps_accuracy", l.horizontalAccuracy) }
+        if l.speed >= 0 { line.add("speed", (l.speed * 3.6 * 10).rounded() / 10) }
+        line.add("inside", strings: inside)
+        line.add("time", iso8601(l.gpsTime ?? l.timestamp))
+        return Array(line.text.utf8)
+    }
+
+    /// One event for the event entity (`event_type` and the condition's identifier and name); nil for a
+    /// kind the entity does not list.
+    public static func event(_ e: MonitorEvent, monitor: String) -> [UInt8]? {
+        guard eventTypes.contains(e.kind.rawValue) else { return nil }
+        var line = JSONLine()
+        line.add("event_type", e.kind.rawValue)
+        line.add("identifier", e.identifier)
+        line.add("name", e.conditionName ?? e.identifier)
+        line.add("monitor", monitor)
+        line.add("state", e.state.rawValue)
+        line.add("time", iso8601(e.location.gpsTime ?? e.date))
+        line.add("latitude", e.location.coordinate.latitude)
+        line.add("longitude", e.location.coordinate.longitude)
+        return Array(line.text.utf8)
+    }
+}

@@ -1,0 +1,50 @@
+import GeofenceCore
+
+/// `owntracks` in config.json: the vehicle also speaks OwnTracks (docs/integrations.md).
+public struct OwnTracksSettings: Sendable, Equatable {
+    public var enabled = false
+    /// The first topic level, `owntracks` as the apps use.
+    public var topicPrefix = "owntracks"
+    /// OwnTracks' user; nil: the fleet.
+    public var user: String?
+    /// OwnTracks' device; nil: the vehicle.
+    public var device: String?
+    /// The tracker id a map shows (one or two characters); nil: the device's last two.
+    public var tid: String?
+
+    public init() {}
+
+    /// The vehicle's OwnTracks identity.
+    public func identity(fleet: String, vehicle: String) -> OwnTracks.Identity {
+        OwnTracks.Identity(prefix: topicPrefix, user: user ?? fleet, device: device ?? vehicle, tid: tid)
+    }
+
+    static func parse(_ o: inout AgentConfiguration.Object) throws -> OwnTracksSettings {
+        var s = OwnTracksSettings()
+        s.enabled = try o.bool("enabled") ?? s.enabled
+        func level(_ key: String) throws -> String? {
+            guard let v = try o.string(key) else { return nil }
+            if let problem = IdentifierRules.problem(with: v, what: key) { throw AgentConfiguration.ConfigError(path: o.key(key), message: problem) }
+            return v
+        }
+        s.topicPrefix = try level("topicPrefix") ?? s.topicPrefix
+        s.user = try level("user")
+        s.device = try level("device")
+        if let tid = try level("tid") {
+            guard (1...2).contains(tid.count) else {
+                throw AgentConfiguration.ConfigError(path: o.key("tid"), message: "a tracker id is one or two characters, found \(tid.count)")
+            }
+            s.tid = tid
+        }
+        try o.finish()
+        return s
+    }
+
+    var json: JSONValue {
+        var keys: [String: JSONValue] = ["enabled": .bool(enabled), "topicPrefix": .string(topicPrefix)]
+        keys["user"] = user.map(JSONValue.string)
+        keys["device"] = device.map(JSONValue.string)
+        keys["tid"] = tid.map(JSONValue.string)
+        return .object(keys)
+    }
+}
