@@ -80,12 +80,9 @@ struct HomeAssistantDiscoveryTests {
 /// (the engine Home Assistant's templates run on) against the vehicle's real status.
 @Suite(.offTheCooperativePool(.waiting)) struct HomeAssistantAgentTests {
     @Test func homeAssistantDiscoversTheVehicleAndFollowsIt() async throws {
-        let broker = try LocalMosquitto()
-        try broker.start()
+        let (broker, operatorClient) = try await Sail.brokerWithGeofences()
         defer { broker.stop() }
-        let operatorClient = try await Sail.operatorClient(port: broker.port)
         defer { Task { await operatorClient.shutdown() } }
-        try await Sail.pushGeofences(operatorClient)
         let discovery = try await EventSubscriber(port: broker.port, topic: "homeassistant/+/+/+/config")
         let attributes = try await EventSubscriber(port: broker.port, topic: "fleet/test/vehicles/v1/homeassistant/attributes")
         let events = try await EventSubscriber(port: broker.port, topic: "fleet/test/vehicles/v1/homeassistant/event")

@@ -12,12 +12,9 @@ import Glibc
 /// subscribed to `owntracks/+/+` and `owntracks/+/+/event`.
 @Suite(.offTheCooperativePool(.waiting)) struct OwnTracksAgentTests {
     @Test func anOwnTracksConsumerSeesLocationsTransitionsRegionsAndTheWill() async throws {
-        let broker = try LocalMosquitto()
-        try broker.start()
+        let (broker, operatorClient) = try await Sail.brokerWithGeofences()
         defer { broker.stop() }
-        let operatorClient = try await Sail.operatorClient(port: broker.port)
         defer { Task { await operatorClient.shutdown() } }
-        try await Sail.pushGeofences(operatorClient)
         let locations = try await EventSubscriber(port: broker.port, topic: "owntracks/+/+")
         let transitions = try await EventSubscriber(port: broker.port, topic: "owntracks/+/+/event")
         let regions = try await EventSubscriber(port: broker.port, topic: "owntracks/+/+/waypoints")

@@ -1,4 +1,5 @@
 import Foundation
+import LocalServers
 import Logging
 import Mosquitto
 
@@ -8,6 +9,16 @@ enum Sail {
     static let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("examples")
     static var track: String { examples.appendingPathComponent("ijsselmeer-sail.gpx").path }
+
+    /// A broker of the test's own, started, with the example geofences pushed by an operator, whose client
+    /// is returned too (the caller stops both).
+    static func brokerWithGeofences() async throws -> (broker: LocalMosquitto, operator: MQTTClient) {
+        let broker = try LocalMosquitto()
+        try broker.start()
+        let client = try await operatorClient(port: broker.port)
+        try await pushGeofences(client)
+        return (broker, client)
+    }
 
     /// An operator's client on the broker, connected.
     static func operatorClient(port: Int) async throws -> MQTTClient {

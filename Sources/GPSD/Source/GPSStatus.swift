@@ -3,7 +3,7 @@ import Foundation
 /// What the location source knows about gpsd and the receiver, for the agent's status topic and for
 /// `geofence-agent status`.
 public struct GPSStatus: Sendable, Equatable, Codable {
-    public enum State: String, Sendable, Codable {
+    public enum State: String, Sendable, Codable, CaseIterable {
         /// Not started, or connecting for the first time.
         case connecting
         /// gpsd cannot be reached; retrying with backoff. `detail` has libgps's reason.

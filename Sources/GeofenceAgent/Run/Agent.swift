@@ -31,7 +31,8 @@ public enum AgentRunner {
             throw AgentError("cannot start the MQTT client: \(error)")
         }
         let outbox = Outbox(store: store)
-        let publisher = OutboxPublisher(outbox: outbox, client: client, logger: logger)
+        let metrics = configuration.metrics.enabled || configuration.metrics.textfile != nil ? AgentMetrics() : nil
+        let publisher = OutboxPublisher(outbox: outbox, client: client, metrics: metrics, logger: logger)
         var places: GazetteerPlaces?
         if configuration.places.enabled {
             // Without the gazetteer the agent still runs; its messages then say "place": null.
@@ -42,7 +43,7 @@ public enum AgentRunner {
         }
         let processor: FixProcessor
         do {
-            processor = try await FixProcessor(configuration: configuration, store: store, outbox: outbox, places: places, logger: logger)
+            processor = try await FixProcessor(configuration: configuration, store: store, outbox: outbox, places: places, metrics: metrics, logger: logger)
         } catch {
             await store.close()
             throw AgentError("cannot start: \(error)")
@@ -84,6 +85,7 @@ public enum AgentRunner {
                                         source: source, topics: topics, ownTracks: ownTracks,
                                         homeAssistant: configuration.homeAssistant.enabled
                                             ? HomeAssistant.Identity(discoveryPrefix: configuration.homeAssistant.discoveryPrefix, topics: topics) : nil,
+                                        metrics: metrics, textfile: configuration.metrics.textfile.map(MetricsTextfile.init(path:)),
                                         paths: StorePaths(configuration.storePath),
                                         exitAtReplayEnd: configuration.replay?.exitAtEnd ?? false, logger: logger)
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
@@ -91,6 +93,16 @@ public enum AgentRunner {
             .init(service: publisher),
         ]
         if case .gpsd(let gps) = source { services.append(.init(service: gps)) }
+        if let metrics, configuration.metrics.enabled {
+            // A taken port costs the endpoint, not the vehicle's geofencing: said loudly, and the agent runs on.
+            do {
+                services.append(.init(service: try MetricsServer(host: configuration.metrics.host, port: configuration.metrics.port, logger: logger) {
+                    metrics.text()
+                }))
+            } catch {
+                logger.error("metrics are not served", metadata: ["reason": "\(error)"])
+            }
+        }
         if let ownTracks {
             // OwnTracks' will (`_type: lwt`) needs a connection of its own: MQTT gives one will per connection,
             // and ours is the offline status. It publishes nothing else, and its will explicitly on a clean stop.

@@ -63,6 +63,7 @@ extension AgentConfiguration {
             "places": .object(placesKeys),
             "owntracks": owntracks.json,
             "homeAssistant": homeAssistant.json,
+            "metrics": metrics.json,
             "outbox": .object([
                 "maximumRows": .number(Double(outbox.maximumRows)), "maximumBytes": .number(Double(outbox.maximumBytes)),
                 "hardMaximumRows": .number(Double(outbox.hardMaximumRows)), "hardMaximumBytes": .number(Double(outbox.hardMaximumBytes)),

@@ -73,6 +73,7 @@ public struct AgentConfiguration: Sendable, Equatable {
     public var places = Places()
     public var owntracks = OwnTracksSettings()
     public var homeAssistant = HomeAssistantSettings()
+    public var metrics = MetricsSettings()
 
     public init(fleet: String, vehicle: String) {
         self.fleet = fleet
@@ -95,6 +96,7 @@ public struct AgentConfiguration: Sendable, Equatable {
         }
         c.mqtt.passwordFile = c.mqtt.passwordFile.map(resolve)
         c.places.gazetteer = c.places.gazetteer.map(resolve)
+        c.metrics.textfile = c.metrics.textfile.map(resolve)
         if var tls = c.mqtt.tls {
             tls.caFile = resolve(tls.caFile)
             tls.certificateFile = tls.certificateFile.map(resolve)
@@ -271,6 +273,9 @@ public struct AgentConfiguration: Sendable, Equatable {
         }
         if var h = try top.object("homeAssistant") {
             c.homeAssistant = try HomeAssistantSettings.parse(&h)
+        }
+        if var m = try top.object("metrics") {
+            c.metrics = try MetricsSettings.parse(&m)
         }
         if var o = try top.object("outbox") {
             c.outbox.maximumRows = try o.integer("maximumRows", in: 1...100_000_000) ?? c.outbox.maximumRows

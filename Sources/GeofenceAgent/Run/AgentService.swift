@@ -25,13 +25,16 @@ final class AgentService: Service, Sendable {
     /// Home Assistant's discovery, when enabled: published at each connection and when Home Assistant
     /// says it is back (`homeassistant/status` `online`).
     let homeAssistant: HomeAssistant.Identity?
+    /// Prometheus' metrics, when on: the broker's connections are counted here, and the textfile written.
+    let metrics: AgentMetrics?
+    let textfile: MetricsTextfile?
     let paths: StorePaths
     let exitAtReplayEnd: Bool
     let logger: Logger
 
     init(processor: FixProcessor, applier: ChangeApplier, reporter: StateReporter, client: MQTTClient, outbox: Outbox, source: LocationFeed,
-         topics: Topics, ownTracks: OwnTracks.Identity? = nil, homeAssistant: HomeAssistant.Identity? = nil, paths: StorePaths,
-         exitAtReplayEnd: Bool, logger: Logger) {
+         topics: Topics, ownTracks: OwnTracks.Identity? = nil, homeAssistant: HomeAssistant.Identity? = nil,
+         metrics: AgentMetrics? = nil, textfile: MetricsTextfile? = nil, paths: StorePaths, exitAtReplayEnd: Bool, logger: Logger) {
         self.processor = processor
         self.applier = applier
         self.reporter = reporter
@@ -41,6 +44,8 @@ final class AgentService: Service, Sendable {
         self.topics = topics
         self.ownTracks = ownTracks
         self.homeAssistant = homeAssistant
+        self.metrics = metrics
+        self.textfile = textfile
         self.paths = paths
         self.exitAtReplayEnd = exitAtReplayEnd
         self.logger = logger
@@ -57,9 +62,12 @@ final class AgentService: Service, Sendable {
         if let homeAssistant { homeAssistantStatus = try await client.subscribe(homeAssistant.homeAssistantStatus) }
         let brokerStates = client.statusUpdates
         // Connected already (the subscriptions waited for it): the stream only tells of later changes.
-        if client.status.isConnected { await announceToHomeAssistant() }
+        if client.status.isConnected {
+            metrics?.brokerConnection(true)
+            await announceToHomeAssistant()
+        }
         outbox.wake()
-        await reporter.start()
+        await reporter.start(metrics: metrics)
         let batcher = MessageBatcher()
         await withTaskGroup(of: Void.self) { group in
             group.addTask { for await m in fleetGeofences { batcher.add(m) } }
@@ -82,7 +90,13 @@ final class AgentService: Service, Sendable {
             group.addTask { await self.localLoop() }
             group.addTask { await self.brokerLoop() }
             group.addTask {
-                for await state in brokerStates where state.isConnected {
+                var connected = self.client.status.isConnected
+                for await state in brokerStates {
+                    if state.isConnected != connected {
+                        connected = state.isConnected
+                        self.metrics?.brokerConnection(connected)
+                    }
+                    guard state.isConnected else { continue }
                     await self.reporter.publishStatus()
                     await self.reporter.publishStateIfChanged(force: true)
                     await self.announceToHomeAssistant()
@@ -166,12 +180,20 @@ final class AgentService: Service, Sendable {
         }
     }
 
-    /// Every second, broker or not: retry waiting commits, apply the CLI's inbox, write the status file.
+    /// Every second, broker or not: retry waiting commits, apply the CLI's inbox, write the status file;
+    /// every 15 s node_exporter's textfile, when configured.
     private func localLoop() async {
+        var tick = 0
         while !Task.isCancelled {
             await processor.flushPending()
             await applier.processInbox(paths.inbox)
             await reporter.writeStatusFile(online: true)
+            if let textfile, let metrics, tick % 15 == 0 {
+                do { try textfile.write(metrics.text()) } catch {
+                    logger.warning("metrics textfile not written", metadata: ["path": "\(textfile.path)", "error": "\(error)"])
+                }
+            }
+            tick += 1
             do { try await Task.sleep(for: .seconds(1)) } catch { return }
         }
     }

@@ -21,6 +21,8 @@ actor FixProcessor: MonitorHost, SnapshotSource {
     private let places: (any PlaceFinding)?
     /// OwnTracks' and Home Assistant's messages beside ours, when they are enabled.
     private let integrations: IntegrationOutputs
+    /// Counts fixes, events and commit latencies when metrics are on.
+    private let metrics: AgentMetrics?
     private var engines: [String: MonitorEngine] = [:]
     private var liveFilter: LiveUpdateFilter
     private var liveUpdatesStarted: Bool
@@ -35,7 +37,9 @@ actor FixProcessor: MonitorHost, SnapshotSource {
     static let transitionKinds: Set<EventKind> = [.enter, .exit, .dwell, .crossed, .overspeed, .overspeedEnded, .active, .inactive]
 
     /// Restores every monitor the store holds (and the default one) before any fix is evaluated.
-    init(configuration: AgentConfiguration, store: AgentStore, outbox: Outbox, places: (any PlaceFinding)? = nil, logger: Logger) async throws {
+    init(configuration: AgentConfiguration, store: AgentStore, outbox: Outbox, places: (any PlaceFinding)? = nil, metrics: AgentMetrics? = nil,
+         logger: Logger) async throws {
+        self.metrics = metrics
         self.configuration = configuration
         self.places = places
         topics = Topics(prefix: configuration.mqtt.topicPrefix, fleet: configuration.fleet, vehicle: configuration.vehicle)
@@ -127,9 +131,18 @@ actor FixProcessor: MonitorHost, SnapshotSource {
 
     func handle(_ location: Location) async {
         lastLocation = location
+        // The status's fix age counts from the last fix handled (a replay has no receiver to say so).
+        gpsStatus.lastFixAtNanoseconds = location.receivedAtNanoseconds ?? MonotonicClock.now()
+        if location.horizontalAccuracy > 0 { gpsStatus.lastHorizontalAccuracy = location.horizontalAccuracy }
+        var counted = false
         for name in engines.keys.sorted() {
             let outcome = engines[name]!.process(location)
             let engine = engines[name]!
+            if let metrics, !counted {
+                // Every monitor filters fixes alike: the first one's verdict is the fix's.
+                if case .rejected(let reason) = outcome { metrics.fix(rejected: reason) } else { metrics.fix(rejected: nil) }
+                counted = true
+            }
             // Expired conditions leave the store with their exits, even when they had none.
             let expired = engine.expiredIdentifiers
             guard case .accepted(let events) = outcome, !events.isEmpty || !expired.isEmpty else { continue }
@@ -142,6 +155,7 @@ actor FixProcessor: MonitorHost, SnapshotSource {
             }
             // Every event moved a record; only those the condition's `notify` asks for are published.
             let notified = events.filter { Self.transitionKinds.contains($0.kind) && $0.isNotified }
+            for event in notified { metrics?.published(event.kind) }
             var items = notified.flatMap { event in
                 let place = places.map { $0.place(at: event.location.coordinate) }
                 let ours = OutboxItem(kind: .transition, topic: topics.events) { [configuration] id, sequence in
@@ -178,8 +192,10 @@ actor FixProcessor: MonitorHost, SnapshotSource {
         var committed = false
         while let next = pending.first {
             do {
+                let started = ContinuousClock.now
                 try await outbox.commit(monitor: next.monitor, records: next.records, lastFix: next.lastFix, indexFloor: next.indexFloor,
                                         removing: next.removing, items: next.items)
+                metrics?.commitLatency.record(ContinuousClock.now - started)
                 pending.removeFirst()
                 committed = true
             } catch {

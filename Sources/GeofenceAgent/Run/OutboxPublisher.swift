@@ -13,10 +13,13 @@ public final class OutboxPublisher: Service, Sendable {
     private let outbox: Outbox
     private let client: any OutboxTransport
     private let logger: Logger
+    /// Times acknowledgements when metrics are on.
+    private let metrics: AgentMetrics?
     /// Acknowledged entries waiting to leave the outbox; deleted in batches, one transaction each.
     private let acknowledged = Mutex<[OutboxEntry]>([])
 
-    init(outbox: Outbox, client: any OutboxTransport, logger: Logger) {
+    init(outbox: Outbox, client: any OutboxTransport, metrics: AgentMetrics? = nil, logger: Logger) {
+        self.metrics = metrics
         self.outbox = outbox
         self.client = client
         self.logger = logger
@@ -50,7 +53,7 @@ public final class OutboxPublisher: Service, Sendable {
     }
 
     /// An entry handed to the client, and the ticket for its acknowledgement.
-    private typealias Issued = (entry: OutboxEntry, ticket: any PublishAcknowledgement)
+    private typealias Issued = (entry: OutboxEntry, ticket: any PublishAcknowledgement, at: ContinuousClock.Instant)
 
     /// Acknowledgements still awaited.
     private let awaiting = Atomic<Int>(0)
@@ -87,7 +90,7 @@ public final class OutboxPublisher: Service, Sendable {
                 }
                 issuedUpTo = entry.sequence
                 awaiting.add(1, ordering: .relaxed)
-                issued.yield((entry, ticket))
+                issued.yield((entry, ticket, ContinuousClock.now))
             }
         }
     }
@@ -95,10 +98,11 @@ public final class OutboxPublisher: Service, Sendable {
     /// Awaits acknowledgements in issue order (the broker answers in that order) and queues each
     /// acknowledged entry for deletion.
     private func collectAcknowledgements(_ issued: AsyncStream<Issued>) async {
-        for await (entry, ticket) in issued {
+        for await (entry, ticket, issuedAt) in issued {
             defer { awaiting.subtract(1, ordering: .relaxed) }
             do {
                 _ = try await ticket.acknowledgement()
+                metrics?.acknowledgementLatency.record(ContinuousClock.now - issuedAt)
                 acknowledged.withLock { $0.append(entry) }
             } catch .shutDown, .cancelled {
                 return

@@ -19,6 +19,8 @@ actor StateReporter {
     private let startedAt = Date()
     /// The broker's connection state, as text for the status (the client's own description).
     private let brokerDescription: @Sendable () -> String
+    /// Set from each status written (every second), when metrics are on.
+    var metrics: AgentMetrics?
     private var publishedGeneration = -1
     /// Set once the agent's services run: before that, a status file would say "running" too early.
     private var running = false
@@ -61,7 +63,10 @@ actor StateReporter {
     }
 
     /// The agent's services run from now on: the status file is kept from here.
-    func start() { running = true }
+    func start(metrics: AgentMetrics? = nil) {
+        running = true
+        self.metrics = metrics
+    }
 
     /// Conditions changed: the status file shows the new counts at once (a sync's progress).
     func conditionsChanged() async {
@@ -72,8 +77,10 @@ actor StateReporter {
     func writeStatusFile(online: Bool) async {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        let status = await status(online: online)
+        metrics?.observe(status)
         do {
-            try encoder.encode(await status(online: online)).write(to: URL(fileURLWithPath: paths.status), options: .atomic)
+            try encoder.encode(status).write(to: URL(fileURLWithPath: paths.status), options: .atomic)
         } catch {
             logger.warning("status file not written", metadata: ["path": "\(paths.status)", "error": "\(error)"])
         }

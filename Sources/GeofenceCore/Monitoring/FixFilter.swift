@@ -1,7 +1,7 @@
 import Foundation
 
 /// Why a fix never reached the conditions.
-public enum FixRejection: String, Sendable, Equatable, Codable {
+public enum FixRejection: String, Sendable, Equatable, Codable, CaseIterable {
     case noFix
     case invalidCoordinate
     case poorAccuracy
