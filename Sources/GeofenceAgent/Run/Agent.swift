@@ -51,7 +51,7 @@ public enum AgentRunner {
         // Restoring 100,000 conditions decodes them in parallel parts and leaves freed heap behind.
         HeapTrim.giveBackFreedMemory()
         let reporter = StateReporter(source: processor, publisher: client, topics: topics, configuration: configuration, logger: logger,
-                                     brokerDescription: { "\(client.status)" })
+                                     brokerDescription: { configuration.mqtt.failover.isEmpty ? "\(client.status)" : "\(client.status) (\(client.broker))" })
         let conditions = ConditionStoreWithExits(store: store, outbox: outbox, topics: topics, fleet: configuration.fleet,
                                                  vehicle: configuration.vehicle, places: places)
         let ownTracks = configuration.owntracks.enabled ? configuration.owntracks.identity(fleet: configuration.fleet, vehicle: configuration.vehicle) : nil
@@ -139,6 +139,8 @@ public enum AgentRunner {
         var m = MQTTConfiguration(host: c.mqtt.host, port: c.mqtt.port, clientID: c.mqtt.clientID ?? "geofence-agent-\(c.fleet)-\(c.vehicle)")
         m.protocolVersion = c.mqtt.protocolVersion == "mqttv311" ? .v311 : .v5
         m.keepAlive = c.mqtt.keepAlive
+        m.failover = c.mqtt.failover
+        m.connectTimeout = c.mqtt.failoverAfter
         m.username = c.mqtt.username
         m.password = c.mqtt.passwordFile.map(MQTTPasswordSource.file) ?? .none
         m.tls = c.mqtt.tls.map { MQTTTLS(caFile: $0.caFile, certificateFile: $0.certificateFile, keyFile: $0.keyFile) }

@@ -1,4 +1,5 @@
 import GeofenceCore
+import Mosquitto
 
 extension AgentConfiguration {
     /// Reads and validates a configuration from its bytes; `name` starts every error message. Relative
@@ -21,9 +22,14 @@ extension AgentConfiguration {
     /// `parse` reads: what `geofence-agent config` prints, and `parse(json)` gives this configuration back.
     public var json: JSONValue {
         var mqttKeys: [String: JSONValue] = [
-            "host": .string(mqtt.host), "port": .number(Double(mqtt.port)), "topicPrefix": .string(mqtt.topicPrefix),
-            "protocol": .string(mqtt.protocolVersion), "keepAlive": .number(Double(mqtt.keepAlive)),
+            "port": .number(Double(mqtt.port)), "topicPrefix": .string(mqtt.topicPrefix),
+            "protocol": .string(mqtt.protocolVersion), "keepAlive": .number(Double(mqtt.keepAlive)), "failoverAfter": .number(mqtt.failoverAfter),
         ]
+        if mqtt.failover.isEmpty {
+            mqttKeys["host"] = .string(mqtt.host)
+        } else {
+            mqttKeys["hosts"] = .array(([MQTTBroker(host: mqtt.host, port: mqtt.port)] + mqtt.failover).map { .string($0.description) })
+        }
         mqttKeys["username"] = mqtt.username.map(JSONValue.string)
         mqttKeys["passwordFile"] = mqtt.passwordFile.map(JSONValue.string)
         mqttKeys["clientId"] = mqtt.clientID.map(JSONValue.string)

@@ -1,6 +1,7 @@
 import Foundation
 import GeofenceCore
 import GeofenceStore
+import Mosquitto
 
 /// `config.json`: everything `geofence-agent run` needs. docs/configuration.md documents every key.
 /// Unknown keys and wrong types are refused with the key's path, so a typo never silently falls back
@@ -9,6 +10,10 @@ public struct AgentConfiguration: Sendable, Equatable {
     public struct MQTT: Sendable, Equatable {
         public var host = "127.0.0.1"
         public var port = 1883
+        /// Further brokers (from `mqtt.hosts`), tried in turn when the present one is gone.
+        public var failover: [MQTTBroker] = []
+        /// Seconds without a connection before the next broker is tried.
+        public var failoverAfter = 10.0
         public var topicPrefix = "fleet"
         public var username: String?
         public var passwordFile: String?
@@ -181,6 +186,28 @@ public struct AgentConfiguration: Sendable, Equatable {
         if var m = try top.object("mqtt") {
             c.mqtt.host = try m.string("host") ?? c.mqtt.host
             c.mqtt.port = try m.integer("port", in: 1...65535) ?? c.mqtt.port
+            if let hosts = m.raw("hosts") {
+                guard m.values["host"] == nil else { throw ConfigError(path: "mqtt.hosts", message: "give the brokers in mqtt.hosts or one in mqtt.host, not both") }
+                guard case .array(let list) = hosts, !list.isEmpty else { throw ConfigError(path: "mqtt.hosts", message: "expected a list of \"HOST\" or \"HOST:PORT\"") }
+                var brokers: [MQTTBroker] = []
+                for (k, item) in list.enumerated() {
+                    guard case .string(let text) = item else { throw ConfigError(path: "mqtt.hosts[\(k)]", message: "expected \"HOST\" or \"HOST:PORT\", found \(item.typeName)") }
+                    let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+                    guard !text.isEmpty, parts.count <= 2, !parts[0].isEmpty else {
+                        throw ConfigError(path: "mqtt.hosts[\(k)]", message: "expected \"HOST\" or \"HOST:PORT\", found \"\(text.clipped)\"")
+                    }
+                    var port = c.mqtt.port
+                    if parts.count == 2 {
+                        guard let p = Int(parts[1]), (1...65535).contains(p) else { throw ConfigError(path: "mqtt.hosts[\(k)]", message: "port '\(String(parts[1]).clipped)' is not 1–65535") }
+                        port = p
+                    }
+                    brokers.append(MQTTBroker(host: String(parts[0]), port: port))
+                }
+                c.mqtt.host = brokers[0].host
+                c.mqtt.port = brokers[0].port
+                c.mqtt.failover = Array(brokers.dropFirst())
+            }
+            c.mqtt.failoverAfter = try m.number("failoverAfter", in: 1...3600) ?? c.mqtt.failoverAfter
             if let prefix = try m.string("topicPrefix") {
                 for level in prefix.split(separator: "/", omittingEmptySubsequences: false) {
                     if let problem = IdentifierRules.problem(with: String(level), what: "topicPrefix level") {

@@ -227,8 +227,13 @@ actor FixProcessor: MonitorHost, SnapshotSource {
         }
     }
 
+    /// A new receiver state. The last fix's time and accuracy stay when it does not say them: the fix age
+    /// must keep counting when the receiver falls silent.
     func gps(_ status: GPSStatus) {
+        let last = gpsStatus
         gpsStatus = status
+        if status.lastFixAtNanoseconds == nil { gpsStatus.lastFixAtNanoseconds = last.lastFixAtNanoseconds }
+        if status.lastHorizontalAccuracy == nil { gpsStatus.lastHorizontalAccuracy = last.lastHorizontalAccuracy }
     }
 
     // MARK: Snapshot (SnapshotSource)

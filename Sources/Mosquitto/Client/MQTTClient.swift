@@ -24,6 +24,8 @@ public final class MQTTClient: Service, Sendable {
     private let window: AsyncWindow
     private let supervisor = Mutex<Task<Void, Never>?>(nil)
     private let started = Atomic<Bool>(false)
+    /// The index in `configuration.brokers` of the broker in use.
+    private let brokerIndex = Atomic<Int>(0)
 
     /// Prepares the client; nothing touches the network until `start()` (or `run()`).
     public init(configuration: MQTTConfiguration, logger: Logger) throws(MQTTError) {
@@ -69,6 +71,9 @@ public final class MQTTClient: Service, Sendable {
 
     /// The connection's current state.
     public var status: MQTTConnectionStatus { core.state.withLock { $0.status } }
+
+    /// The broker in use (or being tried).
+    public var broker: MQTTBroker { configuration.brokers[brokerIndex.load(ordering: .relaxed)] }
 
     /// Why the last connection attempt failed, when libmosquitto said (for example "Connection refused").
     public var lastConnectionError: String? { core.state.withLock { $0.lastConnectionError } }
@@ -124,7 +129,16 @@ public final class MQTTClient: Service, Sendable {
                     ?? "no connection to \(configuration.host):\(configuration.port) within \(Int(configuration.connectTimeout)) s\(lastError)"
                 if case .unreachable(reason) = status {} else { core.setStatus(.unreachable(reason: reason)) }
                 if tlsProblem == nil {
-                    // Still retrying on its own thread: report, and look again later.
+                    // One broker: libmosquitto still retries it on its own thread; report, and look again later.
+                    guard !configuration.failover.isEmpty else { continue }
+                    // Several: the next one. A whole round without a connection backs off before the next.
+                    let next = (brokerIndex.load(ordering: .relaxed) + 1) % configuration.brokers.count
+                    if next == 0 {
+                        try? await Task.sleep(for: .seconds(delay))
+                        delay = min(delay * 2, configuration.maximumRetryDelay)
+                    }
+                    if Task.isCancelled || core.state.withLock({ $0.stopping }) { return }
+                    await failOver(to: next)
                     continue
                 }
             }
@@ -147,6 +161,49 @@ public final class MQTTClient: Service, Sendable {
                 }
             }
         }
+    }
+
+    /// Moves the connection to another broker, on the same handle: libmosquitto keeps the messages awaiting
+    /// acknowledgement and sends them again on the new connection; the connect callback resubscribes
+    /// when the session there is new.
+    private func failOver(to next: Int) async {
+        let from = broker, to = configuration.brokers[next]
+        core.logger.warning("MQTT \(from) is gone; failing over to \(to)")
+        core.state.withLock { $0.attemptStarted = .now }
+        brokerIndex.store(next, ordering: .relaxed)
+        core.setStatus(.connecting)
+        await stopLoop()
+        let handle = handle, configuration = configuration, logger = core.logger, core = core
+        await worker.run {
+            do {
+                try handle.connect(host: to.host, port: Int32(to.port), keepAlive: Int32(configuration.keepAlive),
+                                   sessionExpiry: configuration.protocolVersion == .v5 && configuration.sessionExpiry > 0 ? configuration.sessionExpiry : nil)
+            } catch {
+                logger.debug("MQTT connection to \(to): \(error)")
+                core.state.withLock { $0.lastConnectionError = "\(error)" }
+            }
+            // Started whatever the outcome: the loop thread retries this broker until it answers.
+            do { try handle.loopStart() } catch {
+                logger.error("MQTT network loop did not start: \(error)")
+            }
+        }
+    }
+
+    /// Ends libmosquitto's loop thread while it retries a broker that is gone. It ends only when it sees a
+    /// disconnect between two attempts (an attempt in progress overrides one made during it), so the
+    /// disconnect is asked for again until the join returns. Never a forced cancel: that corrupts the handle.
+    private func stopLoop() async {
+        let joined = Atomic<Bool>(false)
+        let handle = handle
+        let asker = Task.detached {
+            while !joined.load(ordering: .relaxed) {
+                _ = try? handle.disconnect()
+                try? await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        await worker.run { _ = try? handle.loopStop(force: false) }
+        joined.store(true, ordering: .relaxed)
+        await asker.value
     }
 
     /// Publishes a message. For QoS 1 and 2 it returns once the broker acknowledged it; a message handed

@@ -57,6 +57,19 @@ public struct MQTTWill: Sendable, Equatable {
     }
 }
 
+/// One broker's address.
+public struct MQTTBroker: Sendable, Equatable, CustomStringConvertible {
+    public var host: String
+    public var port: Int
+
+    public init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+    }
+
+    public var description: String { "\(host):\(port)" }
+}
+
 /// How to reach the broker and how to behave towards it.
 public struct MQTTConfiguration: Sendable, Equatable {
     public enum ProtocolVersion: String, Sendable, Equatable {
@@ -66,6 +79,10 @@ public struct MQTTConfiguration: Sendable, Equatable {
 
     public var host: String
     public var port: Int
+    /// Further brokers, tried in turn when the present one is gone for `connectTimeout` (a cluster's
+    /// other nodes, or a bridged broker). The same handle connects to each, so messages awaiting their
+    /// acknowledgement are sent again there, and subscriptions are restored where the session is new.
+    public var failover: [MQTTBroker] = []
     /// Unique per vehicle: the broker keeps the persistent session under it.
     public var clientID: String
     public var protocolVersion: ProtocolVersion = .v5
@@ -94,6 +111,9 @@ public struct MQTTConfiguration: Sendable, Equatable {
         self.port = port
         self.clientID = clientID
     }
+
+    /// Every broker, in the order they are tried: `host`:`port`, then `failover`.
+    public var brokers: [MQTTBroker] { [MQTTBroker(host: host, port: port)] + failover }
 }
 
 /// What went wrong, for callers of the client.

@@ -115,9 +115,16 @@ final class MosquittoHandle: @unchecked Sendable {
         try MosquittoError.check(mosquitto_unsubscribe_v5(raw, nil, filter, nil), "unsubscribe from \(filter)")
     }
 
-    /// Whether a topic matches a subscription filter, by libmosquitto's rules.
+    /// Whether a topic matches a subscription filter, by libmosquitto's rules. A shared subscription
+    /// (`$share/GROUP/FILTER`) matches what its FILTER matches: the broker delivers the topic itself.
     static func topic(_ topic: String, matches filter: String) -> Bool {
+        var filter = Substring(filter)
+        if filter.hasPrefix("$share/") {
+            let levels = filter.split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false)
+            guard levels.count == 3 else { return false }
+            filter = levels[2]
+        }
         var result = false
-        return mosquitto_topic_matches_sub(filter, topic, &result) == Int32(MOSQ_ERR_SUCCESS.rawValue) && result
+        return mosquitto_topic_matches_sub(String(filter), topic, &result) == Int32(MOSQ_ERR_SUCCESS.rawValue) && result
     }
 }

@@ -1,0 +1,119 @@
+import Foundation
+@testable import GeofenceAgent
+import LocalServers
+import Logging
+import Mosquitto
+import Testing
+import TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `mqtt.hosts`: the agent moves to the next broker when its own is gone, and every transition still
+/// reaches a subscriber on the other broker.
+@Suite(.offTheCooperativePool(.waiting)) struct FailoverTests {
+    /// Two mosquitto brokers bridged both ways over MQTT 5 (b connects to a); the agent publishes to a, a
+    /// dashboard listens on b; a is stopped mid-drive.
+    @Test func theAgentFailsOverBetweenBridgedBrokersAndNoTransitionIsLost() async throws {
+        let a = try LocalMosquitto()
+        try a.start()
+        defer { a.stop() }
+        let b = try LocalMosquitto(settings: """
+            allow_anonymous true
+            connection to-a
+            address 127.0.0.1:\(a.port)
+            topic fleet/# both 1
+            bridge_protocol_version mqttv50
+            cleansession false
+            restart_timeout 1
+            """)
+        try b.start()
+        defer { b.stop() }
+        let dashboard = try await EventSubscriber(port: b.port)
+        let agent = try AgentFixture(brokerPort: a.port, speedFactor: 2) { config in
+            config["mqtt"] = ["hosts": ["127.0.0.1:\(a.port)", "127.0.0.1:\(b.port)"], "failoverAfter": 2]
+            config["conditions"] = ["file": Sail.examples.appendingPathComponent("ijsselmeer.geojson").path]
+            config["replay"] = ["gpx": Sail.track, "speedFactor": 2, "exitAtEnd": false]
+            // Live updates keep messages in flight when a goes.
+            config["liveUpdates"] = ["configuration": "fitness", "startedByDefault": true]
+        }
+        defer { agent.kill(signal: SIGKILL) }
+        let expected = try expectedSailTransitions()
+        try agent.start()
+
+        // The first transition reaches b through the bridge; then a goes away.
+        #expect(await waitUntil(60) { !dashboard.unique.isEmpty }, "\(agent.log.suffix(1500))")
+        a.stop()
+        #expect(await waitUntil(30) { (agent.status?["broker"] as? String)?.contains("127.0.0.1:\(b.port)") == true && (agent.status?["broker"] as? String)?.hasPrefix("connected") == true },
+                "\(agent.status?["broker"] ?? "no status")")
+        #expect(await waitUntil(90) { dashboard.unique.count >= expected.count }, "\(dashboard.unique.map { $0["identifier"] ?? "" })")
+        let heard = dashboard.unique.map { "\($0["identifier"] as? String ?? "") \($0["event"] as? String ?? "")" }
+        #expect(heard == expected, "every transition once, in order, after de-duplication by eventId")
+        #expect(agent.log.contains("failing over to 127.0.0.1:\(b.port)"))
+        // What a had not acknowledged was sent again to b and acknowledged there: the outbox empties.
+        #expect(await waitUntil(30) { ((agent.status?["outbox"] as? [String: Any])?["rows"] as? Int) == 0 }, "\(agent.status?["outbox"] ?? "")")
+        await dashboard.stop()
+    }
+}
+
+/// The sail's transitions with the example geofences, as `simulate` gives them: "identifier event".
+func expectedSailTransitions() throws -> [String] {
+    let result = try AgentBinary.run(["simulate", "--conditions", Sail.examples.appendingPathComponent("ijsselmeer.geojson").path, "--track", Sail.track])
+    return try result.lines.compactMap { line in
+        guard let o = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], let event = o["event"] as? String,
+              event != "initial" else { return nil }
+        return "\(o["identifier"] as! String) \(event)"
+    }
+}
+
+/// Back-ends on a shared subscription (`$share/backend/...`): two instances split the events between
+/// them, each event to one, none lost.
+@Suite(.offTheCooperativePool(.waiting)) struct SharedSubscriptionTests {
+    @Test func twoBackEndsSplitTheEventsWithNoneLost() async throws {
+        let broker = try LocalMosquitto()
+        try broker.start()
+        defer { broker.stop() }
+        let filter = "$share/backend/fleet/+/vehicles/+/events"
+        let first = try await EventSubscriber(port: broker.port, topic: filter)
+        let second = try await EventSubscriber(port: broker.port, topic: filter)
+        // The synthetic drive: 240 transitions at 40x.
+        let agent = try AgentFixture(brokerPort: broker.port, speedFactor: 40)
+        defer { agent.kill(signal: SIGKILL) }
+        let expected = try expectedTransitions(in: agent)
+        try agent.start()
+        #expect(await waitUntil(90) { Set(first.unique.map(eventID) + second.unique.map(eventID)).count >= expected.count },
+                "\(first.count) + \(second.count) of \(expected.count)")
+        let one = Set(first.unique.map(eventID)), two = Set(second.unique.map(eventID))
+        #expect(one.union(two).count == expected.count, "none lost")
+        #expect(one.isDisjoint(with: two), "each event to one back-end")
+        #expect(one.count > expected.count / 4 && two.count > expected.count / 4, "both take a share: \(one.count) and \(two.count)")
+        for s in [first, second] { await s.stop() }
+    }
+
+    func eventID(_ event: [String: Any]) -> String { event["eventId"] as? String ?? "" }
+}
+
+/// `mqtt.hosts` in config.json: read, printed back, and refused with the key's path.
+struct MQTTHostsConfigurationTests {
+    func parse(_ mqtt: String) -> String {
+        do {
+            let c = try AgentConfiguration.parse(Array(#"{"fleet":"f","vehicle":"v","mqtt":\#(mqtt)}"#.utf8), name: "config.json")
+            let again = try AgentConfiguration.parse(Array(c.json.jsonText.utf8), name: "printed")
+            guard again == c else { return "printed differently: \(c.json.jsonText)" }
+            return ([MQTTBroker(host: c.mqtt.host, port: c.mqtt.port)] + c.mqtt.failover).map(\.description).joined(separator: " ") + " after \(c.mqtt.failoverAfter)"
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    @Test func brokersInOrder() {
+        #expect(parse(#"{"hosts":["a.example:8883","b.example"],"port":1884,"failoverAfter":5}"#) == "a.example:8883 b.example:1884 after 5.0")
+        #expect(parse(#"{"host":"a.example"}"#) == "a.example:1883 after 10.0")
+        #expect(parse(#"{"hosts":["a"],"host":"b"}"#).contains("mqtt.hosts: give the brokers in mqtt.hosts or one in mqtt.host, not both"))
+        #expect(parse(#"{"hosts":[]}"#).contains("mqtt.hosts: expected a list"))
+        #expect(parse(#"{"hosts":["a:99999"]}"#).contains("mqtt.hosts[0]: port '99999' is not 1–65535"))
+        #expect(parse(#"{"hosts":["a",7]}"#).contains("mqtt.hosts[1]: expected \"HOST\" or \"HOST:PORT\", found number"))
+        #expect(parse(#"{"hosts":[":1883"]}"#).contains("mqtt.hosts[0]"))
+        #expect(parse(#"{"failoverAfter":0}"#).contains("mqtt.failoverAfter"))
+    }
+}
