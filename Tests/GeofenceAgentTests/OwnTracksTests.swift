@@ -63,7 +63,7 @@ struct OwnTracksPayloadTests {
         #expect(o["acc"] as? Int == 5 && o["alt"] as? Int == 42 && o["vac"] as? Int == 7, "metres, rounded")
         #expect(o["vel"] as? Int == 18, "5 m/s is 18 km/h")
         #expect(o["cog"] as? Int == 0, "359.7° rounds to 360, which is 0")
-        #expect(o["tid"] as? String == "-1", "the device's last two characters")
+        #expect(o["tid"] as? String == "e1", "the device's last two letters or digits")
         #expect(o["t"] as? String == "p")
         #expect(o["inregions"] as? [String] == ["Buoyed channel", "route"] && o["inrids"] as? [String] == ["channel", "route"])
         #expect(o["created_at"] as? Int == 1_763_900_000)

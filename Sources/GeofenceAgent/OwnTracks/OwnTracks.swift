@@ -16,8 +16,14 @@ public enum OwnTracks {
             self.prefix = prefix
             self.user = user
             self.device = device
-            // The booklet: the tid defaults to the last two characters of the topic.
-            self.tid = tid ?? String(device.suffix(2))
+            self.tid = tid ?? Self.defaultTrackerID(device)
+        }
+
+        /// The booklet's default is the topic's last two characters; letters and digits only here, so that
+        /// `vehicle-1` shows as `e1` rather than `-1`.
+        static func defaultTrackerID(_ device: String) -> String {
+            let shown = device.filter { $0.isLetter || $0.isNumber }
+            return String((shown.isEmpty ? device : shown).suffix(2))
         }
 
         /// Locations and the will (`_type` location and lwt).

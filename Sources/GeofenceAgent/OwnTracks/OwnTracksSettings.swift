@@ -9,7 +9,7 @@ public struct OwnTracksSettings: Sendable, Equatable {
     public var user: String?
     /// OwnTracks' device; nil: the vehicle.
     public var device: String?
-    /// The tracker id a map shows (one or two characters); nil: the device's last two.
+    /// The tracker id a map shows (one or two characters); nil: the device's last two letters or digits.
     public var tid: String?
 
     public init() {}
