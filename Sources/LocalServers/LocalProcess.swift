@@ -9,7 +9,9 @@ import Glibc
 public enum LocalProcess {
     /// posix_spawn with an empty signal mask and default signal actions: the test runner blocks SIGTERM
     /// in its threads, and a child inheriting that would ignore a graceful stop.
-    public static func spawn(_ tool: String, _ arguments: [String], standardInput: String = "/dev/null", standardOutput: String = "/dev/null", standardError: String = "/dev/null") throws -> pid_t {
+    /// `environment` replaces the inherited one when given.
+    public static func spawn(_ tool: String, _ arguments: [String], standardInput: String = "/dev/null", standardOutput: String = "/dev/null",
+                             standardError: String = "/dev/null", environment: [String: String]? = nil) throws -> pid_t {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -27,8 +29,11 @@ public enum LocalProcess {
         posix_spawn_file_actions_addopen(&actions, 2, standardError, O_WRONLY | O_CREAT | O_APPEND, 0o644)
         let argv = ([tool] + arguments).map { strdup($0) } + [nil]
         defer { for a in argv { free(a) } }
+        let envp: [UnsafeMutablePointer<CChar>?]? = environment.map { $0.map { strdup("\($0.key)=\($0.value)") } + [nil] }
+        defer { for e in envp ?? [] { free(e) } }
         var pid = pid_t()
-        let rc = posix_spawn(&pid, tool, &actions, &attributes, argv, environ)
+        let rc = envp.map { e in e.withUnsafeBufferPointer { posix_spawn(&pid, tool, &actions, &attributes, argv, $0.baseAddress) } }
+            ?? posix_spawn(&pid, tool, &actions, &attributes, argv, environ)
         guard rc == 0 else { throw LocalServerError("posix_spawn \(tool): \(String(cString: strerror(rc)))") }
         return pid
     }

@@ -142,8 +142,9 @@ final class EventSubscriber: Sendable {
     private let received = Mutex<[Data]>([])
     private let task = Mutex<Task<Void, Never>?>(nil)
 
-    init(port: Int, topic: String = "fleet/test/vehicles/v1/events") async throws {
+    init(port: Int, topic: String = "fleet/test/vehicles/v1/events", protocolVersion: MQTTConfiguration.ProtocolVersion = .v5) async throws {
         var configuration = MQTTConfiguration(port: port, clientID: "test-dashboard-\(UUID().uuidString.prefix(8))")
+        configuration.protocolVersion = protocolVersion
         configuration.minimumRetryDelay = 0.2
         configuration.maximumRetryDelay = 1
         client = try MQTTClient(configuration: configuration, logger: Logger(label: "test.dashboard") { _ in SwiftLogNoOpLogHandler() })

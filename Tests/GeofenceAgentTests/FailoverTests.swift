@@ -29,31 +29,38 @@ import Glibc
             """)
         try b.start()
         defer { b.stop() }
-        let dashboard = try await EventSubscriber(port: b.port)
-        let agent = try AgentFixture(brokerPort: a.port, speedFactor: 2) { config in
-            config["mqtt"] = ["hosts": ["127.0.0.1:\(a.port)", "127.0.0.1:\(b.port)"], "failoverAfter": 2]
-            config["conditions"] = ["file": Sail.examples.appendingPathComponent("ijsselmeer.geojson").path]
-            config["replay"] = ["gpx": Sail.track, "speedFactor": 2, "exitAtEnd": false]
-            // Live updates keep messages in flight when a goes.
-            config["liveUpdates"] = ["configuration": "fitness", "startedByDefault": true]
-        }
-        defer { agent.kill(signal: SIGKILL) }
-        let expected = try expectedSailTransitions()
-        try agent.start()
-
-        // The first transition reaches b through the bridge; then a goes away.
-        #expect(await waitUntil(60) { !dashboard.unique.isEmpty }, "\(agent.log.suffix(1500))")
-        a.stop()
-        #expect(await waitUntil(30) { (agent.status?["broker"] as? String)?.contains("127.0.0.1:\(b.port)") == true && (agent.status?["broker"] as? String)?.hasPrefix("connected") == true },
-                "\(agent.status?["broker"] ?? "no status")")
-        #expect(await waitUntil(90) { dashboard.unique.count >= expected.count }, "\(dashboard.unique.map { $0["identifier"] ?? "" })")
-        let heard = dashboard.unique.map { "\($0["identifier"] as? String ?? "") \($0["event"] as? String ?? "")" }
-        #expect(heard == expected, "every transition once, in order, after de-duplication by eventId")
-        #expect(agent.log.contains("failing over to 127.0.0.1:\(b.port)"))
-        // What a had not acknowledged was sent again to b and acknowledged there: the outbox empties.
-        #expect(await waitUntil(30) { ((agent.status?["outbox"] as? [String: Any])?["rows"] as? Int) == 0 }, "\(agent.status?["outbox"] ?? "")")
-        await dashboard.stop()
+        try await failOverMidDrive(first: a.port, second: b.port, protocolVersion: .v5) { a.stop() }
     }
+}
+
+/// The agent replays the sail through the broker on `first` (with live updates keeping messages in
+/// flight), listing both brokers in `mqtt.hosts`; after the first transition reaches a dashboard on
+/// `second`, `stop` takes `first` away. The agent must fail over to `second`, the dashboard hear every
+/// transition once and in order after de-duplication by eventId, and the outbox empty.
+func failOverMidDrive(first: Int, second: Int, protocolVersion: MQTTConfiguration.ProtocolVersion, stop: () -> Void) async throws {
+    let dashboard = try await EventSubscriber(port: second, protocolVersion: protocolVersion)
+    let agent = try AgentFixture(brokerPort: first, speedFactor: 2) { config in
+        config["mqtt"] = ["hosts": ["127.0.0.1:\(first)", "127.0.0.1:\(second)"], "failoverAfter": 2,
+                          "protocol": protocolVersion == .v5 ? "mqttv5" : "mqttv311"]
+        config["conditions"] = ["file": Sail.examples.appendingPathComponent("ijsselmeer.geojson").path]
+        config["replay"] = ["gpx": Sail.track, "speedFactor": 2, "exitAtEnd": false]
+        config["liveUpdates"] = ["configuration": "fitness", "startedByDefault": true]
+    }
+    defer { agent.kill(signal: SIGKILL) }
+    let expected = try expectedSailTransitions()
+    try agent.start()
+    #expect(await waitUntil(60) { !dashboard.unique.isEmpty }, "\(agent.log.suffix(1500))")
+    stop()
+    #expect(await waitUntil(60) { (agent.status?["broker"] as? String).map { $0.hasPrefix("connected") && $0.contains("127.0.0.1:\(second)") } == true },
+            "\(agent.status?["broker"] ?? "no status"): \(agent.log.suffix(1500))")
+    #expect(await waitUntil(90) { dashboard.unique.count >= expected.count }, "\(dashboard.unique.map { $0["identifier"] ?? "" })")
+    let heard = dashboard.unique.map { "\($0["identifier"] as? String ?? "") \($0["event"] as? String ?? "")" }
+    #expect(heard == expected, "every transition once, in order, after de-duplication by eventId")
+    #expect(agent.log.contains("failing over to 127.0.0.1:\(second)"))
+    // What the first broker had not acknowledged was sent again to the second and acknowledged there.
+    #expect(await waitUntil(30) { ((agent.status?["outbox"] as? [String: Any])?["rows"] as? Int) == 0 }, "\(agent.status?["outbox"] ?? "")")
+    print("failover \(protocolVersion): \(dashboard.count) event messages heard on the second broker, \(dashboard.unique.count) unique, \(expected.count) expected")
+    await dashboard.stop()
 }
 
 /// The sail's transitions with the example geofences, as `simulate` gives them: "identifier event".
@@ -115,5 +122,20 @@ struct MQTTHostsConfigurationTests {
         #expect(parse(#"{"hosts":["a",7]}"#).contains("mqtt.hosts[1]: expected \"HOST\" or \"HOST:PORT\", found number"))
         #expect(parse(#"{"hosts":[":1883"]}"#).contains("mqtt.hosts[0]"))
         #expect(parse(#"{"failoverAfter":0}"#).contains("mqtt.failoverAfter"))
+    }
+}
+
+/// A two-node RabbitMQ cluster with its MQTT plugin (MQTT 3.1.1), on loopback: the agent publishes to
+/// node 1, node 1 is stopped mid-drive, the agent fails over to node 2, and a subscriber on node 2
+/// receives every transition.
+@Suite(.offTheCooperativePool(.waiting)) struct RabbitMQClusterTests {
+    @Test func theAgentFailsOverWithinACluster() async throws {
+        guard LocalRabbitMQCluster.isInstalled else {
+            throw AgentTestError("the cluster test needs Debian's rabbitmq-server: run scripts/setup --test")
+        }
+        let cluster = try LocalRabbitMQCluster(nodes: 2)
+        defer { cluster.stopAll() }
+        try cluster.start()
+        try await failOverMidDrive(first: cluster.mqttPorts[0], second: cluster.mqttPorts[1], protocolVersion: .v311) { cluster.stop(node: 0) }
     }
 }

@@ -13,6 +13,17 @@ final class ClientCore: MosquittoEvents {
     }
     typealias SubscribeWaiter = CheckedContinuation<Result<Void, MQTTError>, Never>
 
+    /// A QoS 1/2 message handed to libmosquitto and not yet acknowledged, kept whole so that it can be
+    /// handed again to another broker's handle after a failover, in its order.
+    struct PendingPublish {
+        var topic: String
+        var payload: [UInt8]
+        var qos: Int32
+        var retain: Bool
+        var order: UInt64
+        var waiter: PublishWaiter
+    }
+
     struct Subscriber {
         var filter: String
         var continuation: AsyncStream<MQTTMessage>.Continuation
@@ -22,7 +33,13 @@ final class ClientCore: MosquittoEvents {
         var status: MQTTConnectionStatus = .idle
         /// When the current connection attempt (or outage) began, on the monotonic clock.
         var attemptStarted: ContinuousClock.Instant = .now
-        var pendingPublishes: [Int32: (topic: String, waiter: PublishWaiter)] = [:]
+        var pendingPublishes: [Int32: PendingPublish] = [:]
+        /// Orders publishes across handles.
+        var nextOrder: UInt64 = 0
+        /// After a failover: what the previous broker had not acknowledged, handed to the new one on its
+        /// first CONNACK, before anything else is published (`carryingOver` holds new publishes back).
+        var carryOver: [PendingPublish] = []
+        var carryingOver = false
         var pendingSubscribes: [Int32: (filter: String, waiter: SubscribeWaiter)] = [:]
         /// Resubscriptions sent from the connect callback, by message id, awaiting their SUBACK.
         var pendingResubscribes: [Int32: String] = [:]
@@ -40,7 +57,7 @@ final class ClientCore: MosquittoEvents {
     let state = Mutex(State())
     let statusBroadcaster = Broadcaster<MQTTConnectionStatus>()
     let logger: Logger
-    /// Set once the handle exists; used to resubscribe from the connect callback.
+    /// The handle in use (one per broker; a failover moves to another). Used from the connect callback.
     let handle = Mutex<MosquittoHandle?>(nil)
 
     init(logger: Logger) { self.logger = logger }
@@ -70,12 +87,28 @@ final class ClientCore: MosquittoEvents {
         }
         // Resubscribe what the broker does not hold for us: everything after a fresh session, and
         // filters added while offline after a resumed one.
-        let wanted = state.withLock { s -> [(String, MQTTQoS)] in
+        let current = handle.withLock { $0 }
+        let (wanted, refusedCarry) = state.withLock { s -> ([(String, MQTTQoS)], [PendingPublish]) in
             s.tlsProblem = nil
+            // After a failover, what the previous broker never acknowledged goes first, in its order.
+            var refused: [PendingPublish] = []
+            if s.carryingOver, let current {
+                for p in s.carryOver {
+                    do throws(MosquittoError) {
+                        let mid = try current.publish(topic: p.topic, payload: p.payload, qos: p.qos, retain: p.retain)
+                        s.pendingPublishes[mid] = p
+                    } catch {
+                        refused.append(p)
+                    }
+                }
+                s.carryOver.removeAll()
+                s.carryingOver = false
+            }
             if !sessionPresent { for key in s.filters.keys { s.filters[key]!.confirmed = false } }
-            return s.filters.filter { !$0.value.confirmed }.map { ($0.key, $0.value.qos) }
+            return (s.filters.filter { !$0.value.confirmed }.map { ($0.key, $0.value.qos) }, refused)
         }
-        if let handle = handle.withLock({ $0 }) {
+        for p in refusedCarry { p.waiter.resume(returning: .failure(.shutDown)) }
+        if let handle = current {
             for (filter, qos) in wanted {
                 do throws(MosquittoError) {
                     let mid = try handle.subscribe(filter: filter, qos: qos.rawValue)
@@ -150,10 +183,11 @@ final class ClientCore: MosquittoEvents {
         let (publishes, subscribes, subscribers) = state.withLock { s in
             defer {
                 s.pendingPublishes.removeAll()
+                s.carryOver.removeAll()
                 s.pendingSubscribes.removeAll()
                 s.subscribers.removeAll()
             }
-            return (Array(s.pendingPublishes.values), Array(s.pendingSubscribes.values), Array(s.subscribers.values))
+            return (Array(s.pendingPublishes.values) + s.carryOver, Array(s.pendingSubscribes.values), Array(s.subscribers.values))
         }
         for p in publishes { p.waiter.resume(returning: .failure(.shutDown)) }
         for s in subscribes { s.waiter.resume(returning: .failure(.shutDown)) }

@@ -19,7 +19,9 @@ import Synchronization
 public final class MQTTClient: Service, Sendable {
     public let configuration: MQTTConfiguration
     private let core: ClientCore
-    private let handle: MosquittoHandle
+    /// One handle per broker, each with its own client id (`MQTTConfiguration.clientID(forBroker:)`); the
+    /// one in use is `core.handle`.
+    private let handles: [MosquittoHandle]
     private let worker: BlockingWorker
     private let window: AsyncWindow
     private let supervisor = Mutex<Task<Void, Never>?>(nil)
@@ -43,29 +45,41 @@ public final class MQTTClient: Service, Sendable {
                 }
             }
         }
+        let events = core
         do throws(MosquittoError) {
-            let persistent = configuration.sessionExpiry > 0
-            handle = try MosquittoHandle(clientID: configuration.clientID, cleanStart: !persistent, events: core)
-            try handle.setProtocolVersion(configuration.protocolVersion == .v5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311)
-            try handle.setNoDelay()
-            try handle.setReconnectDelay(minimum: UInt32(max(configuration.minimumRetryDelay, 1)), maximum: UInt32(max(configuration.maximumRetryDelay, 1)))
-            if let username = configuration.username {
-                try handle.setCredentials(username: username, password: password)
+            var made: [MosquittoHandle] = []
+            for index in configuration.brokers.indices {
+                made.append(try Self.makeHandle(configuration, clientID: configuration.clientID(forBroker: index), password: password, events: events))
             }
-            if let tls = configuration.tls {
-                try handle.setTLS(caFile: tls.caFile, certificateFile: tls.certificateFile, keyFile: tls.keyFile)
-            }
-            if let will = configuration.will {
-                try handle.setWill(topic: will.topic, payload: will.payload, qos: will.qos.rawValue, retain: will.retain)
-            }
+            handles = made
         } catch {
             throw .library(error)
         }
         // Started only once nothing can fail: a thrown init never reaches deinit to end the thread.
         worker = BlockingWorker(name: "mqtt-\(configuration.clientID)")
         window = AsyncWindow(limit: configuration.maximumInflight)
-        core.handle.withLock { $0 = handle }
+        core.handle.withLock { $0 = handles[0] }
     }
+
+    private static func makeHandle(_ configuration: MQTTConfiguration, clientID: String, password: String?, events: ClientCore) throws(MosquittoError) -> MosquittoHandle {
+        let handle = try MosquittoHandle(clientID: clientID, cleanStart: configuration.sessionExpiry == 0, events: events)
+        try handle.setProtocolVersion(configuration.protocolVersion == .v5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311)
+        try handle.setNoDelay()
+        try handle.setReconnectDelay(minimum: UInt32(max(configuration.minimumRetryDelay, 1)), maximum: UInt32(max(configuration.maximumRetryDelay, 1)))
+        if let username = configuration.username {
+            try handle.setCredentials(username: username, password: password)
+        }
+        if let tls = configuration.tls {
+            try handle.setTLS(caFile: tls.caFile, certificateFile: tls.certificateFile, keyFile: tls.keyFile)
+        }
+        if let will = configuration.will {
+            try handle.setWill(topic: will.topic, payload: will.payload, qos: will.qos.rawValue, retain: will.retain)
+        }
+        return handle
+    }
+
+    /// The handle in use.
+    private var handle: MosquittoHandle { core.handle.withLock { $0 } ?? handles[0] }
 
     deinit { worker.stop() }
 
@@ -163,27 +177,40 @@ public final class MQTTClient: Service, Sendable {
         }
     }
 
-    /// Moves the connection to another broker, on the same handle: libmosquitto keeps the messages awaiting
-    /// acknowledgement and sends them again on the new connection; the connect callback resubscribes
-    /// when the session there is new.
+    /// Moves the connection to another broker's handle (its own client id: a broker, or a cluster node,
+    /// keeps its own session for it). What the gone broker had not acknowledged is handed to the new
+    /// handle on its first CONNACK, before anything newer, so the broker sees it again in order; the
+    /// connect callback resubscribes where the session is new.
     private func failOver(to next: Int) async {
         let from = broker, to = configuration.brokers[next]
         core.logger.warning("MQTT \(from) is gone; failing over to \(to)")
         core.state.withLock { $0.attemptStarted = .now }
+        let old = handle, new = handles[next]
+        await stopLoop(old)
+        core.state.withLock { s in
+            s.carryOver += s.pendingPublishes.values.sorted { $0.order < $1.order }
+            s.pendingPublishes.removeAll()
+            s.carryingOver = true
+            // Subscriptions waiting for the old broker's SUBACK are made again on the new one.
+            for (_, pending) in s.pendingSubscribes { pending.waiter.resume(returning: .success(())) }
+            s.pendingSubscribes.removeAll()
+            s.pendingResubscribes.removeAll()
+            for key in s.filters.keys { s.filters[key]!.confirmed = false }
+        }
+        core.handle.withLock { $0 = new }
         brokerIndex.store(next, ordering: .relaxed)
         core.setStatus(.connecting)
-        await stopLoop()
-        let handle = handle, configuration = configuration, logger = core.logger, core = core
+        let configuration = configuration, logger = core.logger, core = core
         await worker.run {
             do {
-                try handle.connect(host: to.host, port: Int32(to.port), keepAlive: Int32(configuration.keepAlive),
-                                   sessionExpiry: configuration.protocolVersion == .v5 && configuration.sessionExpiry > 0 ? configuration.sessionExpiry : nil)
+                try new.connect(host: to.host, port: Int32(to.port), keepAlive: Int32(configuration.keepAlive),
+                                sessionExpiry: configuration.protocolVersion == .v5 && configuration.sessionExpiry > 0 ? configuration.sessionExpiry : nil)
             } catch {
                 logger.debug("MQTT connection to \(to): \(error)")
                 core.state.withLock { $0.lastConnectionError = "\(error)" }
             }
             // Started whatever the outcome: the loop thread retries this broker until it answers.
-            do { try handle.loopStart() } catch {
+            do { try new.loopStart() } catch {
                 logger.error("MQTT network loop did not start: \(error)")
             }
         }
@@ -192,9 +219,8 @@ public final class MQTTClient: Service, Sendable {
     /// Ends libmosquitto's loop thread while it retries a broker that is gone. It ends only when it sees a
     /// disconnect between two attempts (an attempt in progress overrides one made during it), so the
     /// disconnect is asked for again until the join returns. Never a forced cancel: that corrupts the handle.
-    private func stopLoop() async {
+    private func stopLoop(_ handle: MosquittoHandle) async {
         let joined = Atomic<Bool>(false)
-        let handle = handle
         let asker = Task.detached {
             while !joined.load(ordering: .relaxed) {
                 _ = try? handle.disconnect()
@@ -242,7 +268,7 @@ public final class MQTTClient: Service, Sendable {
     /// call so that a fast PUBACK cannot arrive before its waiter is registered.
     /// A cancelled caller stops waiting at once with `.cancelled` (the message stays with libmosquitto).
     private func send(_ topic: String, payload: [UInt8], qos: MQTTQoS, retain: Bool, whileStopping: Bool) async -> Result<MQTTReasonCode, MQTTError> {
-        let handle = handle, core = core
+        let core = core
         let slot = SendSlot()
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<MQTTReasonCode, MQTTError>, Never>) in
@@ -250,9 +276,14 @@ public final class MQTTClient: Service, Sendable {
                 core.state.withLock { s in
                     if slot.cancelled { waiter.resume(returning: .failure(.cancelled)); return }
                     if s.stopping && !whileStopping { waiter.resume(returning: .failure(.shutDown)); return }
+                    // Moving to another broker: wait, as before a first connection, so that what the last
+                    // broker did not acknowledge goes out first.
+                    if s.carryingOver { waiter.resume(returning: .failure(.library(MosquittoError(code: MosquittoError.noConnection, operation: "publish while failing over")))); return }
                     do throws(MosquittoError) {
+                        let handle = core.handle.withLock { $0 }!
                         let mid = try handle.publish(topic: topic, payload: payload, qos: qos.rawValue, retain: retain)
-                        s.pendingPublishes[mid] = (topic, waiter)
+                        s.pendingPublishes[mid] = .init(topic: topic, payload: payload, qos: qos.rawValue, retain: retain, order: s.nextOrder, waiter: waiter)
+                        s.nextOrder += 1
                         slot.mid = mid
                     } catch {
                         waiter.resume(returning: .failure(.library(error)))
@@ -280,9 +311,12 @@ public final class MQTTClient: Service, Sendable {
         while true {
             let issued: MQTTError? = core.state.withLock { s in
                 if s.stopping { return .shutDown }
+                if s.carryingOver { return .library(MosquittoError(code: MosquittoError.noConnection, operation: "publish while failing over")) }
                 do throws(MosquittoError) {
+                    let handle = core.handle.withLock { $0 }!
                     let mid = try handle.publish(topic: topic, payload: payload, qos: MQTTQoS.atLeastOnce.rawValue, retain: retain)
-                    s.pendingPublishes[mid] = (topic, waiter)
+                    s.pendingPublishes[mid] = .init(topic: topic, payload: payload, qos: MQTTQoS.atLeastOnce.rawValue, retain: retain, order: s.nextOrder, waiter: waiter)
+                    s.nextOrder += 1
                     return nil
                 } catch {
                     return .library(error)

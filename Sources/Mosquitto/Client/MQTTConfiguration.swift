@@ -80,8 +80,8 @@ public struct MQTTConfiguration: Sendable, Equatable {
     public var host: String
     public var port: Int
     /// Further brokers, tried in turn when the present one is gone for `connectTimeout` (a cluster's
-    /// other nodes, or a bridged broker). The same handle connects to each, so messages awaiting their
-    /// acknowledgement are sent again there, and subscriptions are restored where the session is new.
+    /// other nodes, or a bridged broker). Messages awaiting their acknowledgement are sent again to the
+    /// next, in their order, and subscriptions are restored where the session is new.
     public var failover: [MQTTBroker] = []
     /// Unique per vehicle: the broker keeps the persistent session under it.
     public var clientID: String
@@ -114,6 +114,11 @@ public struct MQTTConfiguration: Sendable, Equatable {
 
     /// Every broker, in the order they are tried: `host`:`port`, then `failover`.
     public var brokers: [MQTTBroker] { [MQTTBroker(host: host, port: port)] + failover }
+
+    /// The client id used with one broker: `clientID` with the first, `clientID-N` with the Nth after it.
+    /// Each broker keeps its own session: a cluster node that is down still holds its session's queue
+    /// (RabbitMQ refuses the same client id on another node while it does).
+    public func clientID(forBroker index: Int) -> String { index == 0 ? clientID : "\(clientID)-\(index + 1)" }
 }
 
 /// What went wrong, for callers of the client.
