@@ -94,6 +94,7 @@ func expectedSailTransitions() throws -> [String] {
         #expect(one.union(two).count == expected.count, "none lost")
         #expect(one.isDisjoint(with: two), "each event to one back-end")
         #expect(one.count > expected.count / 4 && two.count > expected.count / 4, "both take a share: \(one.count) and \(two.count)")
+        print("shared subscription: \(expected.count) events, \(one.count) to the first back-end, \(two.count) to the second, \(one.intersection(two).count) to both")
         for s in [first, second] { await s.stop() }
     }
 
