@@ -140,7 +140,7 @@ public final class MQTTClient: Service, Sendable {
             if !refused {
                 let lastError = lastConnectionError.map { " (\($0))" } ?? ""
                 let reason = tlsProblem.map { "TLS verification failed: \($0)" }
-                    ?? "no connection to \(configuration.host):\(configuration.port) within \(Int(configuration.connectTimeout)) s\(lastError)"
+                    ?? "no connection to \(broker) within \(Int(configuration.connectTimeout)) s\(lastError)"
                 if case .unreachable(reason) = status {} else { core.setStatus(.unreachable(reason: reason)) }
                 if tlsProblem == nil {
                     // One broker: libmosquitto still retries it on its own thread; report, and look again later.
