@@ -37,7 +37,8 @@ struct MetricsSettingsTests {
         defer { broker.stop() }
         defer { Task { await operatorClient.shutdown() } }
         let port = try LocalProcess.freePort()
-        let agent = try Sail.agent(brokerPort: broker.port, speedFactor: 10) {
+        // 4x: the sail takes 37 s, so a busy machine still scrapes twice during it.
+        let agent = try Sail.agent(brokerPort: broker.port, speedFactor: 4) {
             $0["metrics"] = ["enabled": true, "listen": "127.0.0.1:\(port)", "textfile": "metrics.prom"]
         }
         defer { agent.kill(signal: SIGKILL) }
@@ -54,7 +55,7 @@ struct MetricsSettingsTests {
         var last: [String: Double] = [:]
         #expect(await waitUntil(60) {
             last = (try? scrape(port: port)) ?? [:]
-            return count(last, "exit") >= 2 && (last["geofence_agent_fixes_received_total"] ?? 0) >= 140
+            return count(last, "exit") >= 2 && (last["geofence_agent_fixes_received_total"] ?? 0) > (first["geofence_agent_fixes_received_total"] ?? .infinity)
         }, "\(last)")
         #expect((last["geofence_agent_fixes_received_total"] ?? 0) > (first["geofence_agent_fixes_received_total"] ?? .infinity))
         #expect(count(last, "enter") == 1 && count(last, "exit") == 2 && count(last, "dwell") == 1 && count(last, "crossed") == 1, "\(last)")
