@@ -17,27 +17,24 @@ import Glibc
 /// name in the process: a second opener gets `StoreError.monitorInUse`.
 public actor AgentStore {
     public nonisolated let path: String
-    public nonisolated let limits: OutboxLimits
     private nonisolated let executor: ThreadExecutor
     private let logger: Logger
     private var db: Database?
     private var lockFD: Int32 = -1
     private var openMonitors: Set<String> = []
-    private var stats = OutboxStats()
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
-    private init(path: String, limits: OutboxLimits, logger: Logger) {
+    private init(path: String, logger: Logger) {
         self.path = path
-        self.limits = limits
         self.logger = logger
         executor = ThreadExecutor(name: "store")
     }
 
     /// Opens (creating) the store, takes its lock and migrates it. A corrupt or foreign file is refused,
     /// never replaced.
-    public static func open(path: String, limits: OutboxLimits = OutboxLimits(), logger: Logger) async throws(StoreError) -> AgentStore {
-        let store = AgentStore(path: path, limits: limits, logger: logger)
+    public static func open(path: String, logger: Logger) async throws(StoreError) -> AgentStore {
+        let store = AgentStore(path: path, logger: logger)
         try await store.prepare()
         return store
     }
@@ -63,7 +60,6 @@ public actor AgentStore {
             // the file back to this instead of keeping it at its largest (found by the soak: 39 MB).
             try database.execute("PRAGMA journal_size_limit=\(Self.logSizeLimit)")
             db = database
-            try refreshStats()
         } catch let error as SQLiteError {
             close()
             throw StoreError.from(error, path: path)
@@ -86,21 +82,19 @@ public actor AgentStore {
         executor.finish()
     }
 
-    private func database() throws(StoreError) -> Database {
+    func database() throws(StoreError) -> Database {
         guard let db else { throw .sqlite(SQLiteError(code: 21, message: "the store is closed")) }
         return db
     }
 
     /// Runs `body`, mapping SQLite's errors to the store's.
-    private func guarded<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+    func guarded<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
         let db = try database()
         do {
             return try body(db)
         } catch let error as SQLiteError {
             let mapped = StoreError.from(error, path: path)
             logger.error("store write failed", metadata: ["error": "\(mapped)"])
-            // The outbox counters moved with rows that the rollback took back: count again.
-            try? refreshStats()
             throw mapped
         } catch let error as StoreError {
             throw error
@@ -266,22 +260,19 @@ public actor AgentStore {
     }
 
     /// Applies a batch of changes in order, in one transaction: a sync of thousands of retained geofences
-    /// costs one commit, not one per geofence. Either every change is recorded or none is.
+    /// costs one commit, not one per geofence. Either every change is recorded or none is. Deleting a
+    /// condition the vehicle is inside carries its exit: that goes through the `Outbox`, which writes the
+    /// exit in the same transaction (`applyChanges(_:outbox:)`).
     public func apply(_ changes: [ConditionChange]) throws(StoreError) -> [ChangeResult] {
-        try apply(changes, exits: { _ in nil }).results
+        try apply(changes, outbox: nil)
     }
 
-    /// The same, and for each condition deleted while satisfied, the outbox row `exits` builds (its
-    /// `exit`, reason `removed`) in the same transaction: a crash never leaves a deleted condition whose
-    /// vehicle was inside without its exit, nor an exit for a condition still stored.
-    public func apply(_ changes: [ConditionChange], exits: (RemovedWhileInside) -> OutboxItem?) throws(StoreError)
-        -> (results: [ChangeResult], outbox: [OutboxEntry]) {
+    func apply(_ changes: [ConditionChange], outbox: OutboxWrite?) throws(StoreError) -> [ChangeResult] {
         defer { checkpointIfDue(frames: Self.checkpointFrames) }
         return try guarded { db in
             try db.transaction {
                 let now = Date().timeIntervalSince1970
                 var monitors: Set<String> = []
-                var items: [OutboxItem] = []
                 let results = try changes.map { change -> ChangeResult in
                     switch change {
                     case .put(let input):
@@ -292,27 +283,39 @@ public actor AgentStore {
                         return try put(input, now: now, db)
                     case .remove(let identifier, let monitor):
                         let found = try db.statement("""
-                            SELECT c.monitor, c.state, c.compiled, m.last_fix FROM conditions c LEFT JOIN monitors m ON m.name = c.monitor
-                            WHERE c.identifier = ?1 AND (?2 IS NULL OR c.monitor = ?2) ORDER BY c.monitor
+                            SELECT DISTINCT monitor FROM conditions WHERE identifier = ?1 AND (?2 IS NULL OR monitor = ?2)
+                            ORDER BY monitor
                             """).bind(.text(identifier), .optional(monitor))
                         var names: [String] = []
-                        while try found.step() {
-                            let name = found.text(0) ?? ""
-                            names.append(name)
-                            guard found.text(1) == ConditionState.satisfied.rawValue else { continue }
-                            let inside = RemovedWhileInside(
-                                monitor: name, identifier: identifier,
-                                condition: found.isNull(2) ? nil : try? ConditionCodec.decode(found.blob(2)),
-                                lastFix: found.isNull(3) ? nil : try? JSONDecoder().decode(Location.self, from: Data(found.blob(3))))
-                            if let item = exits(inside) { items.append(item) }
-                        }
+                        while try found.step() { names.append(found.text(0) ?? "") }
                         try db.statement("DELETE FROM conditions WHERE identifier = ?1 AND (?2 IS NULL OR monitor = ?2)")
                             .bind(.text(identifier), .optional(monitor)).run()
                         return .removed(monitors: names)
                     }
                 }
-                return (results, try insertOutbox(items, db))
+                if let outbox { try write(outbox, db) }
+                return results
             }
+        }
+    }
+
+    /// The conditions `changes` delete while their state is satisfied, with what their exits need.
+    func satisfiedRemovals(in changes: [ConditionChange]) throws(StoreError) -> [RemovedWhileInside] {
+        try guarded { db in
+            var out: [RemovedWhileInside] = []
+            for case .remove(let identifier, let monitor) in changes {
+                let found = try db.statement("""
+                    SELECT c.monitor, c.compiled, m.last_fix FROM conditions c LEFT JOIN monitors m ON m.name = c.monitor
+                    WHERE c.identifier = ?1 AND (?2 IS NULL OR c.monitor = ?2) AND c.state = ?3 ORDER BY c.monitor
+                    """).bind(.text(identifier), .optional(monitor), .text(ConditionState.satisfied.rawValue))
+                while try found.step() {
+                    out.append(RemovedWhileInside(
+                        monitor: found.text(0) ?? "", identifier: identifier,
+                        condition: found.isNull(1) ? nil : try? ConditionCodec.decode(found.blob(1)),
+                        lastFix: found.isNull(2) ? nil : try? JSONDecoder().decode(Location.self, from: Data(found.blob(2)))))
+                }
+            }
+            return out
         }
     }
 
@@ -393,17 +396,22 @@ public actor AgentStore {
         }
     }
 
-    // MARK: State changes and the outbox
+    // MARK: State changes
 
     /// Commits what a fix changed in one transaction: the records of the conditions that had events, the
-    /// monitor's last accepted fix, and the outbox rows for those events. Nothing is published before
-    /// this returns; the entries it returns are what the publisher sends.
+    /// monitor's last accepted fix, and (through the `Outbox`) the outbox rows for those events. Nothing is
+    /// published before this returns.
     /// `removing` names conditions the fix removed (they expired): their rows go in the same transaction
     /// as their exits.
     public func commit(monitor: String, records: [(identifier: String, record: MonitorRecord)], lastFix: Location?,
-                       indexFloor: Int? = nil, removing: [String] = [], outbox items: [OutboxItem]) throws(StoreError) -> [OutboxEntry] {
+                       indexFloor: Int? = nil, removing: [String] = []) throws(StoreError) {
+        try commit(monitor: monitor, records: records, lastFix: lastFix, indexFloor: indexFloor, removing: removing, outbox: nil)
+    }
+
+    func commit(monitor: String, records: [(identifier: String, record: MonitorRecord)], lastFix: Location?,
+                indexFloor: Int?, removing: [String], outbox: OutboxWrite?) throws(StoreError) {
         defer { checkpointIfDue(frames: Self.checkpointFramesWithoutAcknowledgements) }
-        return try guarded { db in
+        try guarded { db in
             try db.transaction {
                 for identifier in removing {
                     try db.statement("DELETE FROM conditions WHERE monitor = ?1 AND identifier = ?2").bind(.text(monitor), .text(identifier)).run()
@@ -426,15 +434,9 @@ public actor AgentStore {
                     try db.statement("UPDATE monitors SET last_fix = COALESCE(?2, last_fix), index_floor = COALESCE(?3, index_floor) WHERE name = ?1")
                         .bind(.text(monitor), lastFix.map { .blob(LastFixJSON.encode($0)) } ?? .null, indexFloor.map { .int($0) } ?? .null).run()
                 }
-                return try insertOutbox(items, db)
+                if let outbox { try write(outbox, db) }
             }
         }
-    }
-
-    /// Puts events in the outbox on their own (live locations, status changes).
-    public func enqueue(_ items: [OutboxItem]) throws(StoreError) -> [OutboxEntry] {
-        defer { checkpointIfDue(frames: Self.checkpointFramesWithoutAcknowledgements) }
-        return try guarded { db in try db.transaction { try insertOutbox(items, db) } }
     }
 
     /// The log is copied into the database after acknowledgements, off the path from a fix to its
@@ -450,132 +452,12 @@ public actor AgentStore {
     /// Frames in the write-ahead log at the last commit.
     var logFrames: Int { db?.walFrames ?? 0 }
 
-    private func checkpointIfDue(frames threshold: Int) {
+    func checkpointIfDue(frames threshold: Int) {
         guard let db, db.walFrames >= threshold else { return }
         do {
             try db.checkpoint()
         } catch {
             logger.warning("checkpoint failed; the write-ahead log keeps growing until one succeeds", metadata: ["error": "\(error)"])
-        }
-    }
-
-    private func insertOutbox(_ items: [OutboxItem], _ db: Database) throws -> [OutboxEntry] {
-        guard !items.isEmpty else { return [] }
-        var next = Int64(try setting("outbox.nextSequence", db) ?? "1") ?? 1
-        let insert = try db.statement("""
-            INSERT INTO outbox (sequence, event_id, kind, topic, payload, qos, retain, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-            """)
-        var entries: [OutboxEntry] = []
-        let now = Date().timeIntervalSince1970
-        for item in items {
-            let id = EventID.make()
-            let payload = item.payload(id, next)
-            try insert.bind(.integer(next), .text(id), .text(item.kind.rawValue), .text(item.topic), .blob(payload),
-                            .integer(Int64(item.qos)), .int(item.retain ? 1 : 0), .real(now)).run()
-            _ = try db.statement(insert.sql)
-            entries.append(OutboxEntry(sequence: next, eventID: id, kind: item.kind, topic: item.topic, payload: payload, qos: item.qos, retain: item.retain))
-            stats.rows += 1
-            stats.bytes += payload.count
-            if item.kind == .transition { stats.transitions += 1 } else { stats.locations += 1 }
-            next += 1
-        }
-        try setSetting("outbox.nextSequence", String(next), db)
-        try enforceCaps(db)
-        return entries
-    }
-
-    /// Drops the oldest location updates above the soft caps, then the oldest transitions above the hard caps.
-    private func enforceCaps(_ db: Database) throws {
-        let locations = try drop(kind: .location, db) { $0.rows > limits.maximumRows || $0.bytes > limits.maximumBytes }
-        if locations > 0 {
-            stats.droppedLocations += Int64(locations)
-            try setSetting("outbox.droppedLocations", String(stats.droppedLocations), db)
-            logger.warning("outbox full: dropped the oldest location updates", metadata: ["dropped": "\(locations)", "rows": "\(stats.rows)"])
-        }
-        let transitions = try drop(kind: .transition, db) { $0.rows > limits.hardMaximumRows || $0.bytes > limits.hardMaximumBytes }
-        if transitions > 0 {
-            stats.droppedTransitions += Int64(transitions)
-            try setSetting("outbox.droppedTransitions", String(stats.droppedTransitions), db)
-            logger.error("outbox at its hard cap: dropped the oldest transitions", metadata: ["dropped": "\(transitions)", "rows": "\(stats.rows)"])
-        }
-        if locations + transitions > 0 { stats.capReached = true }
-    }
-
-    private func drop(kind: OutboxEntry.Kind, _ db: Database, while over: (OutboxStats) -> Bool) throws -> Int {
-        let oldest = try db.statement("SELECT sequence, length(payload) FROM outbox WHERE kind = ?1 ORDER BY sequence LIMIT 256")
-        let delete = "DELETE FROM outbox WHERE sequence = ?1"
-        var dropped = 0
-        while over(stats) {
-            _ = try db.statement(oldest.sql)
-            try oldest.bind(.text(kind.rawValue))
-            var batch: [(Int64, Int)] = []
-            while try oldest.step() { batch.append((oldest.int(0), Int(oldest.int(1)))) }
-            if batch.isEmpty { break }
-            for (sequence, bytes) in batch where over(stats) {
-                try db.statement(delete).bind(.integer(sequence)).run()
-                forget(kind, bytes: bytes)
-                dropped += 1
-            }
-        }
-        return dropped
-    }
-
-    /// The oldest unacknowledged entries after `sequence`, in order.
-    public func pending(after sequence: Int64 = 0, limit: Int = 256) throws(StoreError) -> [OutboxEntry] {
-        try guarded { db in
-            let s = try db.statement("SELECT sequence, event_id, kind, topic, payload, qos, retain FROM outbox WHERE sequence > ?1 ORDER BY sequence LIMIT ?2")
-                .bind(.integer(sequence), .int(limit))
-            var out: [OutboxEntry] = []
-            while try s.step() {
-                out.append(OutboxEntry(sequence: s.int(0), eventID: s.text(1) ?? "", kind: OutboxEntry.Kind(rawValue: s.text(2) ?? "") ?? .transition,
-                                       topic: s.text(3) ?? "", payload: s.blob(4), qos: Int32(s.int(5)), retain: s.int(6) != 0))
-            }
-            return out
-        }
-    }
-
-    /// The broker acknowledged this entry (reason below 0x80): it leaves the outbox.
-    public func acknowledge(_ entry: OutboxEntry) throws(StoreError) {
-        try acknowledge([entry])
-    }
-
-    /// Several acknowledged entries leave the outbox in one transaction (one fsync, not one each).
-    public func acknowledge(_ entries: [OutboxEntry]) throws(StoreError) {
-        guard !entries.isEmpty else { return }
-        defer { checkpointIfDue(frames: Self.checkpointFrames) }
-        try guarded { db in
-            try db.transaction {
-                for entry in entries {
-                    try db.statement("DELETE FROM outbox WHERE sequence = ?1").bind(.integer(entry.sequence)).run()
-                    if db.changes > 0 { forget(entry.kind, bytes: entry.payload.count) }
-                }
-            }
-        }
-    }
-
-    public var outboxStats: OutboxStats { stats }
-
-    /// Counts a row out of the outbox.
-    private func forget(_ kind: OutboxEntry.Kind, bytes: Int) {
-        stats.rows -= 1
-        stats.bytes -= bytes
-        if kind == .transition { stats.transitions -= 1 } else { stats.locations -= 1 }
-    }
-
-    private func refreshStats() throws {
-        let db = try database()
-        let s = try db.statement("SELECT kind, count(*), COALESCE(sum(length(payload)), 0) FROM outbox GROUP BY kind")
-        stats.rows = 0
-        stats.bytes = 0
-        stats.transitions = 0
-        stats.locations = 0
-        stats.droppedLocations = Int64(try setting("outbox.droppedLocations", db) ?? "0") ?? 0
-        stats.droppedTransitions = Int64(try setting("outbox.droppedTransitions", db) ?? "0") ?? 0
-        while try s.step() {
-            let n = Int(s.int(1))
-            stats.rows += n
-            stats.bytes += Int(s.int(2))
-            if s.text(0) == "transition" { stats.transitions = n } else { stats.locations = n }
         }
     }
 

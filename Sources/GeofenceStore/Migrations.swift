@@ -94,6 +94,22 @@ public enum Migrations {
             -- An empty retained message deletes an identifier from every monitor.
             CREATE INDEX conditions_by_identifier ON conditions(identifier);
             """),
+        // The outbox's counters were text in `settings`; the outbox owner keeps them as integers in one row,
+        // written in the same transaction as the rows they count.
+        Step(version: 3, name: "outbox counters as integers", sql: """
+            CREATE TABLE outbox_state (
+                id INTEGER PRIMARY KEY CHECK (id = 1),
+                next_sequence INTEGER NOT NULL CHECK (next_sequence >= 1),
+                dropped_locations INTEGER NOT NULL DEFAULT 0,
+                dropped_transitions INTEGER NOT NULL DEFAULT 0
+            );
+            INSERT INTO outbox_state (id, next_sequence, dropped_locations, dropped_transitions) VALUES (1,
+                MAX(COALESCE((SELECT CAST(value AS INTEGER) FROM settings WHERE key = 'outbox.nextSequence'), 1),
+                    COALESCE((SELECT MAX(sequence) + 1 FROM outbox), 1)),
+                COALESCE((SELECT CAST(value AS INTEGER) FROM settings WHERE key = 'outbox.droppedLocations'), 0),
+                COALESCE((SELECT CAST(value AS INTEGER) FROM settings WHERE key = 'outbox.droppedTransitions'), 0));
+            DELETE FROM settings WHERE key IN ('outbox.nextSequence', 'outbox.droppedLocations', 'outbox.droppedTransitions');
+            """),
     ]
 
     public static var latest: Int { all.last?.version ?? 0 }

@@ -88,7 +88,7 @@ struct ResumeBench: AsyncParsableCommand {
                                               timestamp: Date(timeIntervalSince1970: 1_700_000_000)))
         let changed = Set(outcome.events.map(\.identifier))
         _ = try await store.commit(monitor: "fleet", records: engine.records.filter { changed.contains($0.identifier) },
-                                   lastFix: engine.lastAcceptedFix, indexFloor: engine.indexFloor, outbox: [])
+                                   lastFix: engine.lastAcceptedFix, indexFloor: engine.indexFloor)
         await store.close()
         let bytes = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
         return (Double(nowNanoseconds() - start) / 1e9, Double(bytes) / 1_048_576)

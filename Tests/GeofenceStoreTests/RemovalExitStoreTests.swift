@@ -18,13 +18,16 @@ import Testing
         var engine = try await store.openMonitor("m", configuration: .eachFixAlone)
         let events = engine.process(fix(52.0, 5.0, t: 0)).events
         _ = try await store.commit(monitor: "m", records: events.map { ($0.identifier, engine.record(for: $0.identifier)!) },
-                                   lastFix: engine.lastAcceptedFix, outbox: [])
+                                   lastFix: engine.lastAcceptedFix)
 
         var seen: [AgentStore.RemovedWhileInside] = []
-        let (results, entries) = try await store.apply([.remove(identifier: "inside", monitor: nil), .remove(identifier: "outside", monitor: nil)]) { removed in
+        let outbox = try await Outbox.open(store, logger: quietLogger)
+        let changes: [AgentStore.ConditionChange] = [.remove(identifier: "inside", monitor: nil), .remove(identifier: "outside", monitor: nil)]
+        let results = try await outbox.apply(changes) { removed in
             seen.append(removed)
-            return OutboxItem(kind: .transition, topic: "events") { _, _ in Array("exit \(removed.identifier)".utf8) }
+            return [OutboxItem(kind: .transition, topic: "events") { _, _ in Array("exit \(removed.identifier)".utf8) }]
         }
+        let entries = try await store.pending()
         #expect(results == [.removed(monitors: ["m"]), .removed(monitors: ["m"])])
         #expect(seen.map(\.identifier) == ["inside"])
         #expect(seen.first?.condition?.name == "Depot")
@@ -44,8 +47,9 @@ import Testing
         let events = engine.process(fix(52.0, 5.0, t: 20)).events
         #expect(events.map(\.reason) == [.expired])
         #expect(engine.expiredIdentifiers == ["expiring"])
-        let entries = try await store.commit(monitor: "m", records: [], lastFix: engine.lastAcceptedFix, removing: engine.expiredIdentifiers,
-                                             outbox: [OutboxItem(kind: .transition, topic: "events") { _, _ in Array("exit".utf8) }])
+        let outbox = try await Outbox.open(store, logger: quietLogger)
+        let entries = try await outbox.commit(monitor: "m", records: [], lastFix: engine.lastAcceptedFix, removing: engine.expiredIdentifiers,
+                                              items: [OutboxItem(kind: .transition, topic: "events") { _, _ in Array("exit".utf8) }])
         #expect(entries.count == 1)
         #expect(try await store.conditions().isEmpty)
         await store.close()

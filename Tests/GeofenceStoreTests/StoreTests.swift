@@ -113,7 +113,7 @@ func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Locat
             let outcome = engine.process(fix(52.37, 4.89, t: 0))
             #expect(outcome.events.count == 2)
             let records = outcome.events.map { ($0.identifier, engine.record(for: $0.identifier)!) }
-            _ = try await store.commit(monitor: "fleet", records: records, lastFix: engine.lastAcceptedFix, outbox: [])
+            _ = try await store.commit(monitor: "fleet", records: records, lastFix: engine.lastAcceptedFix)
             await store.close()
         }
         let store = try await reopenStore(path: path)
@@ -141,7 +141,7 @@ func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Locat
             for id in ids { _ = try await store.putCondition(monitor: "m", identifier: id, condition: try .circle(center: depot, radius: 100), definition: "{}", source: "local") }
             var engine = try await store.openMonitor("m", configuration: .eachFixAlone)
             let outcome = engine.process(fix(52.37, 4.89, t: 0))
-            _ = try await store.commit(monitor: "m", records: outcome.events.map { ($0.identifier, engine.record(for: $0.identifier)!) }, lastFix: nil, outbox: [])
+            _ = try await store.commit(monitor: "m", records: outcome.events.map { ($0.identifier, engine.record(for: $0.identifier)!) }, lastFix: nil)
             await store.close()
         }
         let store = try await reopenStore(path: path)
@@ -169,7 +169,7 @@ func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Locat
             let changed = Set(outcome.events.map(\.identifier))
             #expect(changed.count == n)
             _ = try await store.commit(monitor: "m", records: engine.records.filter { changed.contains($0.identifier) }, lastFix: engine.lastAcceptedFix,
-                                       indexFloor: engine.indexFloor, outbox: [])
+                                       indexFloor: engine.indexFloor)
             await store.close()
         }
         let store = try await reopenStore(path: path)
@@ -254,9 +254,15 @@ func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Locat
     }
 }
 
+/// The outbox's owner over the store: numbers, caps, counters and the log, through restarts.
 @Suite struct OutboxTests {
     func item(_ kind: OutboxEntry.Kind, _ text: String) -> OutboxItem {
         OutboxItem(kind: kind, topic: "t/\(kind.rawValue)") { id, seq in Array("\(text) \(id) \(seq)".utf8) }
+    }
+
+    func acknowledge(_ entries: [OutboxEntry], in outbox: Outbox) async throws {
+        for entry in entries { outbox.acknowledged(entry) }
+        try await outbox.deleteAcknowledged()
     }
 
     /// SQLite would checkpoint inside whichever commit crossed 1,000 frames, a transition's included; the
@@ -264,11 +270,12 @@ func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Locat
     @Test func theLogIsCheckpointedAfterAcknowledgementsNotInsideCommits() async throws {
         let path = temporaryStorePath()
         let store = try await AgentStore.open(path: path, logger: quietLogger)
+        let outbox = try await Outbox.open(store, logger: quietLogger)
         var entries: [OutboxEntry] = []
-        for k in 0..<600 { entries += try await store.enqueue([item(.transition, "e\(k)")]) }
+        for k in 0..<600 { entries += try await outbox.enqueue([item(.transition, "e\(k)")]) }
         let grown = await store.logFrames
         #expect(grown >= 1000, "600 commits left \(grown) frames: something checkpointed them")
-        try await store.acknowledge(Array(entries.prefix(10)))
+        try await acknowledge(Array(entries.prefix(10)), in: outbox)
         #expect(await store.logFrames == 0, "acknowledging checkpointed the log")
         await store.close()
         let reopened = try await reopenStore(path: path)
@@ -281,15 +288,16 @@ func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Locat
     @Test func theLogFileShrinksAfterAnOutageDrains() async throws {
         let path = temporaryStorePath()
         let store = try await AgentStore.open(path: path, logger: quietLogger)
+        let outbox = try await Outbox.open(store, logger: quietLogger)
         let padding = String(repeating: "x", count: 6_000)
         var entries: [OutboxEntry] = []
-        for k in 0..<1_000 { entries += try await store.enqueue([item(.location, "\(padding) \(k)")]) }
+        for k in 0..<1_000 { entries += try await outbox.enqueue([item(.location, "\(padding) \(k)")]) }
         func logBytes() -> Int { (try? FileManager.default.attributesOfItem(atPath: StorePaths(path).writeAheadLog)[.size] as? Int) ?? 0 }
         let grown = logBytes(), frames = await store.logFrames
         #expect(grown > 2 * AgentStore.logSizeLimit, "the outage grew the log to \(grown) bytes, \(frames) frames")
-        try await store.acknowledge(entries)
+        try await acknowledge(entries, in: outbox)
         // The next commit after the checkpoint starts the log again, and cuts the file back.
-        _ = try await store.enqueue([item(.transition, "after")])
+        try await outbox.enqueue([item(.transition, "after")])
         #expect(logBytes() <= AgentStore.logSizeLimit, "\(logBytes()) bytes after the outage drained")
         await store.close()
     }
@@ -299,20 +307,22 @@ func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Locat
         var ids: Set<String> = []
         do {
             let store = try await AgentStore.open(path: path, logger: quietLogger)
-            let a = try await store.enqueue([item(.transition, "a"), item(.location, "b")])
+            let outbox = try await Outbox.open(store, logger: quietLogger)
+            let a = try await outbox.enqueue([item(.transition, "a"), item(.location, "b")])
             #expect(a.map(\.sequence) == [1, 2])
             ids.formUnion(a.map(\.eventID))
-            try await store.acknowledge(a[0])
+            try await acknowledge([a[0]], in: outbox)
             await store.close()
         }
         let store = try await reopenStore(path: path)
+        let outbox = try await Outbox.open(store, logger: quietLogger)
         let pending = try await store.pending()
         #expect(pending.map(\.sequence) == [2])
-        let b = try await store.enqueue([item(.transition, "c")])
+        let b = try await outbox.enqueue([item(.transition, "c")])
         #expect(b.map(\.sequence) == [3], "sequence numbers never repeat, even after the rows are gone")
         #expect(!ids.contains(b[0].eventID))
         #expect(String(decoding: b[0].payload, as: UTF8.self) == "c \(b[0].eventID) 3")
-        #expect(await store.outboxStats.rows == 2)
+        #expect(await outbox.stats.rows == 2)
         await store.close()
     }
 
@@ -320,21 +330,36 @@ func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Locat
         var limits = OutboxLimits()
         limits.maximumRows = 10
         limits.hardMaximumRows = 15
-        let store = try await AgentStore.open(path: temporaryStorePath(), limits: limits, logger: quietLogger)
-        for i in 0..<8 { _ = try await store.enqueue([item(.location, "l\(i)")]) }
-        for i in 0..<6 { _ = try await store.enqueue([item(.transition, "t\(i)")]) }
-        var stats = await store.outboxStats
+        let store = try await AgentStore.open(path: temporaryStorePath(), logger: quietLogger)
+        let outbox = try await Outbox.open(store, limits: limits, logger: quietLogger)
+        for i in 0..<8 { try await outbox.enqueue([item(.location, "l\(i)")]) }
+        for i in 0..<6 { try await outbox.enqueue([item(.transition, "t\(i)")]) }
+        var stats = await outbox.stats
         #expect(stats.rows == 10 && stats.transitions == 6 && stats.locations == 4)
         #expect(stats.droppedLocations == 4 && stats.droppedTransitions == 0 && stats.capReached)
         let left = try await store.pending().filter { $0.kind == .location }.map { String(decoding: $0.payload, as: UTF8.self).prefix(2) }
         #expect(left == ["l4", "l5", "l6", "l7"], "the oldest locations went first")
-        for i in 6..<20 { _ = try await store.enqueue([item(.transition, "t\(i)")]) }
-        stats = await store.outboxStats
+        for i in 6..<20 { try await outbox.enqueue([item(.transition, "t\(i)")]) }
+        stats = await outbox.stats
         #expect(stats.rows == 15 && stats.locations == 0 && stats.transitions == 15)
         #expect(stats.droppedTransitions == 5)
         let first = try await store.pending().first.map { String(decoding: $0.payload, as: UTF8.self).prefix(2) }
         #expect(first == "t5")
         await store.close()
+        // The counters are integers beside the rows, and come back with them.
+        let reopened = try await reopenStore(path: store.path)
+        let again = try await Outbox.open(reopened, limits: limits, logger: quietLogger)
+        #expect(await again.stats == stats.withoutCapReached)
+        await reopened.close()
+    }
+}
+
+extension OutboxStats {
+    /// `capReached` says "since the agent started": a restart clears it.
+    var withoutCapReached: OutboxStats {
+        var s = self
+        s.capReached = false
+        return s
     }
 }
 

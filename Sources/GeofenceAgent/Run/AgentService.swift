@@ -22,9 +22,9 @@ final class AgentService: Service, Sendable {
     let topics: Topics
     /// OwnTracks' identity when the vehicle speaks OwnTracks: its `cmd` topic is read too.
     let ownTracks: OwnTracks.Identity?
-    /// Home Assistant's discovery, when enabled: published at each connection and when Home Assistant
-    /// says it is back (`homeassistant/status` `online`).
-    let homeAssistant: HomeAssistant.Identity?
+    /// The outputs' announcements (Home Assistant's discovery) go at each connection and when an output's
+    /// request topic asks for them again.
+    let outputs: MultiplexOutput
     /// Prometheus' metrics, when on: the broker's connections are counted here, and the textfile written.
     let metrics: AgentMetrics?
     let textfile: MetricsTextfile?
@@ -33,7 +33,7 @@ final class AgentService: Service, Sendable {
     let logger: Logger
 
     init(processor: FixProcessor, applier: ChangeApplier, reporter: StateReporter, client: MQTTClient, outbox: Outbox, source: LocationFeed,
-         topics: Topics, ownTracks: OwnTracks.Identity? = nil, homeAssistant: HomeAssistant.Identity? = nil,
+         topics: Topics, ownTracks: OwnTracks.Identity? = nil, outputs: MultiplexOutput,
          metrics: AgentMetrics? = nil, textfile: MetricsTextfile? = nil, paths: StorePaths, exitAtReplayEnd: Bool, logger: Logger) {
         self.processor = processor
         self.applier = applier
@@ -43,7 +43,7 @@ final class AgentService: Service, Sendable {
         self.source = source
         self.topics = topics
         self.ownTracks = ownTracks
-        self.homeAssistant = homeAssistant
+        self.outputs = outputs
         self.metrics = metrics
         self.textfile = textfile
         self.paths = paths
@@ -58,13 +58,15 @@ final class AgentService: Service, Sendable {
         let commands = try await client.subscribe(topics.command)
         var ownTracksCommands: MQTTSubscription?
         if let ownTracks { ownTracksCommands = try await client.subscribe(ownTracks.command) }
-        var homeAssistantStatus: MQTTSubscription?
-        if let homeAssistant { homeAssistantStatus = try await client.subscribe(homeAssistant.homeAssistantStatus) }
+        var announcementRequests: [(MQTTSubscription, String)] = []
+        for request in outputs.announcementRequests {
+            announcementRequests.append((try await client.subscribe(request.topic), request.payload))
+        }
         let brokerStates = client.statusUpdates
         // Connected already (the subscriptions waited for it): the stream only tells of later changes.
         if client.status.isConnected {
             metrics?.brokerConnection(true)
-            await announceToHomeAssistant()
+            await announce()
         }
         outbox.wake()
         await reporter.start(metrics: metrics)
@@ -80,11 +82,9 @@ final class AgentService: Service, Sendable {
             if let ownTracksCommands {
                 group.addTask { for await m in ownTracksCommands { await self.applier.ownTracksCommand(m) } }
             }
-            if let homeAssistantStatus {
+            for (requests, payload) in announcementRequests {
                 group.addTask {
-                    for await m in homeAssistantStatus where String(decoding: m.payload, as: UTF8.self) == "online" {
-                        await self.announceToHomeAssistant()
-                    }
+                    for await m in requests where String(decoding: m.payload, as: UTF8.self) == payload { await self.announce() }
                 }
             }
             group.addTask { await self.localLoop() }
@@ -99,7 +99,7 @@ final class AgentService: Service, Sendable {
                     guard state.isConnected else { continue }
                     await self.reporter.publishStatus()
                     await self.reporter.publishStateIfChanged(force: true)
-                    await self.announceToHomeAssistant()
+                    await self.announce()
                 }
             }
             switch source {
@@ -162,12 +162,11 @@ final class AgentService: Service, Sendable {
         }
     }
 
-    /// Home Assistant's discovery messages, retained (nothing when it is off).
-    private func announceToHomeAssistant() async {
-        guard let homeAssistant else { return }
-        for (topic, payload) in HomeAssistant.discovery(homeAssistant, version: AgentVersion.string) {
-            do { try await client.publish(topic, payload: payload, retain: true) } catch {
-                logger.warning("could not publish Home Assistant's discovery", metadata: ["topic": "\(topic)", "error": "\(error)"])
+    /// The outputs' announcements (Home Assistant's discovery), sent now and never queued.
+    private func announce() async {
+        for message in outputs.announcements() {
+            do { try await client.publish(message.topic, payload: message.unstampedBytes, retain: message.retain) } catch {
+                logger.warning("could not publish an announcement", metadata: ["topic": "\(message.topic)", "error": "\(error)"])
                 return
             }
         }

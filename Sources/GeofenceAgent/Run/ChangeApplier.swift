@@ -246,7 +246,9 @@ actor ChangeApplier {
         case .success(.waypoints):
             guard let ownTracks, publisher.isConnected else { return }
             do {
-                try await publisher.publish(ownTracks.waypoints, payload: OwnTracks.waypoints(await host.circles()), retain: false)
+                try await publisher.publish(ownTracks.waypoints, payload: OwnTracks.waypoints(await host.heldConditions().compactMap {
+                    OwnTracks.waypoint(identifier: $0.identifier, condition: $0.condition)
+                }), retain: false)
             } catch {
                 logger.error("could not publish the waypoints", metadata: ["error": "\(error)"])
             }

@@ -55,7 +55,7 @@ public enum ConditionsJob {
             return
         }
         let store: AgentStore
-        do { store = try await AgentStore.open(path: c.storePath, limits: c.outbox, logger: logger) } catch { throw AgentError("\(error)") }
+        do { store = try await AgentStore.open(path: c.storePath, logger: logger) } catch { throw AgentError("\(error)") }
         do {
             let results = try await store.putConditions(file.definitions.map {
                 .init(monitor: $0.monitor ?? SimulateJob.defaultMonitor, identifier: $0.identifier, condition: $0.condition,
@@ -82,7 +82,7 @@ public enum ConditionsJob {
             return
         }
         let store: AgentStore
-        do { store = try await AgentStore.open(path: c.storePath, limits: c.outbox, logger: logger) } catch { throw AgentError("\(error)") }
+        do { store = try await AgentStore.open(path: c.storePath, logger: logger) } catch { throw AgentError("\(error)") }
         let removed: Bool
         do { removed = try await store.removeCondition(monitor: monitor, identifier: identifier) } catch {
             await store.close()

@@ -7,22 +7,19 @@ import Logging
 /// The part of the agent that decides: every fix goes through every monitor, and what changed is
 /// committed through the outbox before the publisher may send anything. It owns the monitors; the
 /// change applier adds and removes their conditions through `MonitorHost`, and the state reporter
-/// reads a bounded `AgentSnapshot`.
+/// reads a bounded `AgentSnapshot`. What is sent is the outputs' to say: it tells them what happened.
 actor FixProcessor: MonitorHost, SnapshotSource {
-    /// The processor shares the store's thread: a fix's commit then needs no hop between threads (the
-    /// store's blocking calls still never run on the cooperative pool).
-    nonisolated var unownedExecutor: UnownedSerialExecutor { store.unownedExecutor }
+    /// The processor shares the outbox's thread, which is the store's: a fix's commit needs no hop
+    /// between threads (the store's blocking calls still never run on the cooperative pool).
+    nonisolated var unownedExecutor: UnownedSerialExecutor { outbox.unownedExecutor }
     private nonisolated let store: AgentStore
-    private let outbox: Outbox
+    private nonisolated let outbox: Outbox
     private let configuration: AgentConfiguration
-    private let topics: Topics
     private let logger: Logger
     /// Names the place of each event, live update and status; nil when places are off or not loaded.
     private let places: (any PlaceFinding)?
-    /// OwnTracks' and Home Assistant's messages beside ours, when they are enabled.
-    private let integrations: IntegrationOutputs
-    /// Counts fixes, events and commit latencies when metrics are on.
-    private let metrics: AgentMetrics?
+    /// Every output the configuration turns on.
+    private let outputs: MultiplexOutput
     private var engines: [String: MonitorEngine] = [:]
     private var liveFilter: LiveUpdateFilter
     private var liveUpdatesStarted: Bool
@@ -37,13 +34,11 @@ actor FixProcessor: MonitorHost, SnapshotSource {
     static let transitionKinds: Set<EventKind> = [.enter, .exit, .dwell, .crossed, .overspeed, .overspeedEnded, .active, .inactive]
 
     /// Restores every monitor the store holds (and the default one) before any fix is evaluated.
-    init(configuration: AgentConfiguration, store: AgentStore, outbox: Outbox, places: (any PlaceFinding)? = nil, metrics: AgentMetrics? = nil,
-         logger: Logger) async throws {
-        self.metrics = metrics
+    init(configuration: AgentConfiguration, store: AgentStore, outbox: Outbox, outputs: MultiplexOutput,
+         places: (any PlaceFinding)? = nil, logger: Logger) async throws {
         self.configuration = configuration
         self.places = places
-        topics = Topics(prefix: configuration.mqtt.topicPrefix, fleet: configuration.fleet, vehicle: configuration.vehicle)
-        integrations = IntegrationOutputs(configuration, topics: topics)
+        self.outputs = outputs
         self.store = store
         self.outbox = outbox
         self.logger = logger
@@ -84,21 +79,20 @@ actor FixProcessor: MonitorHost, SnapshotSource {
 
     func reportLocation() async {
         guard let lastLocation else { return }
-        await enqueueLocation(LiveUpdate(location: lastLocation, isStationary: lastStationary), trigger: .response)
+        await enqueueLocation(LiveUpdate(location: lastLocation, isStationary: lastStationary), reason: .requested)
     }
 
-    func circles() -> [OwnTracks.Waypoint] {
-        engines.keys.sorted().flatMap { name in
-            engines[name]!.records.compactMap { OwnTracks.waypoint(identifier: $0.identifier, condition: $0.record.condition) }
-        }
+    func heldConditions() -> [(identifier: String, condition: Condition)] {
+        engines.keys.sorted().flatMap { name in engines[name]!.records.map { ($0.identifier, $0.record.condition) } }
     }
 
-    /// The conditions the vehicle is inside, for OwnTracks' `inregions` and `inrids` (at most 100).
-    private func insideRegions() -> [OwnTracks.Region] {
-        engines.keys.sorted().flatMap { name in
+    /// The conditions the vehicle is inside (at most 100 a monitor), when an output asks for them.
+    private func insideConditions() -> [InsideCondition] {
+        guard outputs.needsInsideConditions else { return [] }
+        return engines.keys.sorted().flatMap { name in
             let engine = engines[name]!
             return engine.summary(listing: 100).satisfied.map {
-                OwnTracks.Region(identifier: $0.identifier, name: engine.record(for: $0.identifier)?.condition.name)
+                InsideCondition(identifier: $0.identifier, name: engine.record(for: $0.identifier)?.condition.name)
             }
         }
     }
@@ -138,9 +132,9 @@ actor FixProcessor: MonitorHost, SnapshotSource {
         for name in engines.keys.sorted() {
             let outcome = engines[name]!.process(location)
             let engine = engines[name]!
-            if let metrics, !counted {
+            if !counted {
                 // Every monitor filters fixes alike: the first one's verdict is the fix's.
-                if case .rejected(let reason) = outcome { metrics.fix(rejected: reason) } else { metrics.fix(rejected: nil) }
+                if case .rejected(let reason) = outcome { tell(.fix(rejected: reason)) } else { tell(.fix(rejected: nil)) }
                 counted = true
             }
             // Expired conditions leave the store with their exits, even when they had none.
@@ -155,19 +149,18 @@ actor FixProcessor: MonitorHost, SnapshotSource {
             }
             // Every event moved a record; only those the condition's `notify` asks for are published.
             let notified = events.filter { Self.transitionKinds.contains($0.kind) && $0.isNotified }
-            for event in notified { metrics?.published(event.kind) }
-            var items = notified.flatMap { event in
-                let place = places.map { $0.place(at: event.location.coordinate) }
-                let ours = OutboxItem(kind: .transition, topic: topics.events) { [configuration] id, sequence in
-                    Payloads.event(event, monitor: name, fleet: configuration.fleet, vehicle: configuration.vehicle, eventID: id, sequence: sequence,
-                                   place: place)
-                }
-                return [ours] + integrations.items(for: event, monitor: name, waypointTime: engine.record(for: event.identifier)?.condition.version)
+            var messages = notified.flatMap { event in
+                outputs.messages(for: .event(EventHappening(
+                    event: event, monitor: name, origin: .fix, conditionVersion: engine.record(for: event.identifier)?.condition.version,
+                    place: places.map { $0.place(at: event.location.coordinate) })))
             }
-            // Home Assistant's tracker shows what the vehicle is inside: its attributes follow every transition.
-            if let last = notified.last, integrations.homeAssistant != nil {
-                items += integrations.items(for: last.location, trigger: nil, inside: insideRegions())
+            // Where the last transition happened: an output that shows what the vehicle is inside follows it.
+            if let last = notified.last {
+                messages += outputs.messages(for: .location(LocationHappening(
+                    update: LiveUpdate(location: last.location, isStationary: false), reason: .transition, place: nil,
+                    inside: insideConditions())))
             }
+            let items = messages.compactMap(\.outboxItem)
             if pending.count >= Self.maximumPendingCommits {
                 pending.removeFirst()
                 logger.error("too many state changes waiting for the store; the oldest is dropped")
@@ -178,7 +171,7 @@ actor FixProcessor: MonitorHost, SnapshotSource {
         await flushPending()
         if liveUpdatesStarted, let update = liveFilter.update(location) {
             lastStationary = update.isStationary
-            await enqueueLocation(update, trigger: .ping)
+            await enqueueLocation(update, reason: .liveUpdate)
         }
     }
 
@@ -195,7 +188,7 @@ actor FixProcessor: MonitorHost, SnapshotSource {
                 let started = ContinuousClock.now
                 try await outbox.commit(monitor: next.monitor, records: next.records, lastFix: next.lastFix, indexFloor: next.indexFloor,
                                         removing: next.removing, items: next.items)
-                metrics?.commitLatency.record(ContinuousClock.now - started)
+                tell(.committed(latency: ContinuousClock.now - started))
                 pending.removeFirst()
                 committed = true
             } catch {
@@ -212,15 +205,13 @@ actor FixProcessor: MonitorHost, SnapshotSource {
         }
     }
 
-    /// Queues a live update on `location`, and OwnTracks' location when it speaks OwnTracks.
-    private func enqueueLocation(_ update: LiveUpdate, trigger: OwnTracks.Trigger) async {
+    /// Queues what the outputs send for a location: a live update, or an answer to a request.
+    private func enqueueLocation(_ update: LiveUpdate, reason: LocationHappening.Reason) async {
         let place = places.map { $0.place(at: update.location.coordinate) }
-        let item = OutboxItem(kind: .location, topic: topics.location, retain: true) { [configuration] id, sequence in
-            Payloads.location(update, fleet: configuration.fleet, vehicle: configuration.vehicle, eventID: id, sequence: sequence, place: place)
-        }
-        let theirs = integrations.isEmpty ? [] : integrations.items(for: update.location, trigger: trigger, inside: insideRegions())
+        let messages = outputs.messages(for: .location(LocationHappening(update: update, reason: reason, place: place,
+                                                                          inside: insideConditions())))
         do {
-            try await outbox.enqueue([item] + theirs)
+            try await outbox.enqueue(messages.compactMap(\.outboxItem))
         } catch {
             storeProblem = "\(error)"
             logger.error("could not queue a location update", metadata: ["error": "\(error)"])
@@ -229,6 +220,11 @@ actor FixProcessor: MonitorHost, SnapshotSource {
 
     /// A new receiver state. The last fix's time and accuracy stay when it does not say them: the fix age
     /// must keep counting when the receiver falls silent.
+    /// Tells the outputs something that has no messages (fixes counted, commit latencies).
+    private func tell(_ happening: Happening) {
+        _ = outputs.messages(for: happening)
+    }
+
     func gps(_ status: GPSStatus) {
         let last = gpsStatus
         gpsStatus = status

@@ -8,15 +8,13 @@ import Synchronization
 /// Drains the outbox in sequence order through the MQTT client's bounded in-flight window. A row leaves
 /// the outbox only when the broker acknowledged it with a reason below 0x80; anything not acknowledged
 /// when the agent stops is sent again at the next start (consumers deduplicate by `eventId`).
-/// Everything it reads and deletes goes through the `Outbox`.
+/// Everything it reads, and every acknowledgement, goes through the `Outbox`, which owns them.
 public final class OutboxPublisher: Service, Sendable {
     private let outbox: Outbox
     private let client: any OutboxTransport
     private let logger: Logger
     /// Times acknowledgements when metrics are on.
     private let metrics: AgentMetrics?
-    /// Acknowledged entries waiting to leave the outbox; deleted in batches, one transaction each.
-    private let acknowledged = Mutex<[OutboxEntry]>([])
 
     init(outbox: Outbox, client: any OutboxTransport, metrics: AgentMetrics? = nil, logger: Logger) {
         self.metrics = metrics
@@ -25,27 +23,23 @@ public final class OutboxPublisher: Service, Sendable {
         self.logger = logger
     }
 
-    /// Deletes acknowledged entries every 20 ms, in one transaction per batch, until the publisher is
-    /// cancelled (and once more then, so that nothing acknowledged is sent again at the next start).
+    /// Has the outbox delete acknowledged entries every 20 ms, in one transaction per batch, until the
+    /// publisher is cancelled (and once more then, so that nothing acknowledged is sent again at the next
+    /// start).
     private func deleteAcknowledged() async {
         var failing = false
         while true {
             let stopping = Task.isCancelled
-            let batch = acknowledged.withLock { list -> [OutboxEntry] in
-                defer { list.removeAll() }
-                return list
-            }
-            if !batch.isEmpty {
-                do {
-                    try await outbox.acknowledge(batch)
-                    failing = false
-                } catch {
-                    // Kept for the next round (a full disk frees up): dropped, they would stay in the
-                    // outbox, sent already and never deleted, until the next start sent them again.
-                    acknowledged.withLock { $0.insert(contentsOf: batch, at: 0) }
-                    if !failing { logger.error("could not delete acknowledged events; retrying", metadata: ["count": "\(batch.count)", "error": "\(error)"]) }
-                    failing = true
+            do {
+                try await outbox.deleteAcknowledged()
+                failing = false
+            } catch {
+                // The outbox keeps them for the next round (a full disk frees up).
+                if !failing {
+                    logger.error("could not delete acknowledged events; retrying",
+                                 metadata: ["count": "\(outbox.acknowledgedWaiting)", "error": "\(error)"])
                 }
+                failing = true
             }
             if stopping { return }
             try? await Task.sleep(for: .milliseconds(20))
@@ -103,7 +97,7 @@ public final class OutboxPublisher: Service, Sendable {
             do {
                 _ = try await ticket.acknowledgement()
                 metrics?.acknowledgementLatency.record(ContinuousClock.now - issuedAt)
-                acknowledged.withLock { $0.append(entry) }
+                outbox.acknowledged(entry)
             } catch .shutDown, .cancelled {
                 return
             } catch {

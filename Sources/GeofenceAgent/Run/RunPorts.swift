@@ -60,8 +60,8 @@ protocol MonitorHost: Sendable {
     func apply(_ changes: [MonitorChange]) async
     func setLiveUpdates(_ started: Bool) async
     func reportLocation() async
-    /// Every circle held, as OwnTracks waypoints (its `waypoints` command).
-    func circles() async -> [OwnTracks.Waypoint]
+    /// Every condition held, by monitor then identifier (OwnTracks' `waypoints` command lists the circles).
+    func heldConditions() async -> [(identifier: String, condition: Condition)]
 }
 
 /// The present, in a size that does not grow with the number of conditions.

@@ -69,9 +69,9 @@ actor FakeMonitorHost: MonitorHost {
     func apply(_ changes: [MonitorChange]) { self.changes += changes }
     func setLiveUpdates(_ started: Bool) { liveUpdates = started }
     func reportLocation() { locationReports += 1 }
-    private var heldCircles: [OwnTracks.Waypoint] = []
-    func hold(_ circles: [OwnTracks.Waypoint]) { heldCircles = circles }
-    func circles() -> [OwnTracks.Waypoint] { heldCircles }
+    private var held: [(identifier: String, condition: Condition)] = []
+    func hold(_ conditions: [(identifier: String, condition: Condition)]) { held = conditions }
+    func heldConditions() -> [(identifier: String, condition: Condition)] { held }
 
     var identifiers: [String: Set<String>] {
         var held: [String: Set<String>] = [:]

@@ -18,8 +18,9 @@ struct FixProcessorTests {
         configuration.storePath = directory.appendingPathComponent("agent.sqlite").path
         configuration.monitor = .eachFixAlone
         let store = try await AgentStore.open(path: configuration.storePath, logger: logger)
-        let outbox = Outbox(store: store)
-        let processor = try await FixProcessor(configuration: configuration, store: store, outbox: outbox, logger: logger)
+        let outbox = try await Outbox.open(store, logger: logger)
+        let processor = try await FixProcessor(configuration: configuration, store: store, outbox: outbox,
+                                               outputs: testOutputs(configuration), logger: logger)
         let centre = Coordinate(latitude: 52, longitude: 5)
         await processor.apply([.add(monitor: "default", identifier: "depot", condition: try Condition.circle(center: centre, radius: 100))])
         let generation = await processor.generation
@@ -67,8 +68,8 @@ struct FixProcessorTests {
         configuration.storePath = directory.appendingPathComponent("agent.sqlite").path
         configuration.monitor = .eachFixAlone
         let store = try await AgentStore.open(path: configuration.storePath, logger: logger)
-        let processor = try await FixProcessor(configuration: configuration, store: store, outbox: Outbox(store: store),
-                                               places: FakePlaces(answers: answers), logger: logger)
+        let processor = try await FixProcessor(configuration: configuration, store: store, outbox: try await Outbox.open(store, logger: logger),
+                                               outputs: testOutputs(configuration), places: FakePlaces(answers: answers), logger: logger)
         await processor.apply([.add(monitor: "default", identifier: "depot", condition: try Condition.circle(center: Coordinate(latitude: 52, longitude: 5), radius: 100))])
         let start = Date(timeIntervalSince1970: 1_767_225_600)
         for k in 0...60 {
@@ -101,4 +102,11 @@ struct FixProcessorTests {
         #expect(off.places.enabled == true && off.places.gazetteer == nil)
         #expect(throws: (any Error).self) { try AgentConfiguration.parse(JSONParser.parse(Array(#"{"fleet":"f","vehicle":"v","places":{"on":true}}"#.utf8))) }
     }
+}
+
+/// The outputs `buildAgent` would make for `configuration` (no metrics).
+func testOutputs(_ configuration: AgentConfiguration) -> MultiplexOutput {
+    OutputRegistry.outputs(OutputContext(
+        configuration: configuration,
+        topics: Topics(prefix: configuration.mqtt.topicPrefix, fleet: configuration.fleet, vehicle: configuration.vehicle)))
 }

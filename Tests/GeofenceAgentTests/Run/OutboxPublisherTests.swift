@@ -76,7 +76,7 @@ struct OutboxPublisherTests {
 
     @Test func entriesGoOutInSequenceAndLeaveOnlyWhenAcknowledged() async throws {
         let store = try await store()
-        let outbox = Outbox(store: store)
+        let outbox = try await Outbox.open(store, logger: logger)
         let transport = FakeTransport()
         let publisher = OutboxPublisher(outbox: outbox, client: transport, logger: logger)
         // Three rows before the publisher starts (a restart), three handed over while it runs.
@@ -99,7 +99,7 @@ struct OutboxPublisherTests {
 
     @Test func itStopsAtOnceWithAcknowledgementsOutstandingAndKeepsTheirRows() async throws {
         let store = try await store()
-        let outbox = Outbox(store: store)
+        let outbox = try await Outbox.open(store, logger: logger)
         let transport = FakeTransport()
         let publisher = OutboxPublisher(outbox: outbox, client: transport, logger: logger)
         try await outbox.enqueue((1...4).map(Self.item))

@@ -50,7 +50,7 @@ struct OwnTracksCommandApplierTests {
     }
 
     @Test func waypointsPublishesTheCirclesAndReportLocationAsksTheHost() async throws {
-        await host.hold([OwnTracks.Waypoint(description: "Depot", latitude: 1, longitude: 2, radius: 30, time: 0, regionID: "depot")])
+        await host.hold([("depot", try Condition.circle(center: Coordinate(latitude: 1, longitude: 2), radius: 30, name: "Depot"))])
         let a = applier()
         await a.ownTracksCommand(command(#"{"_type":"cmd","action":"waypoints"}"#))
         let list = try #require(publisher.objects(on: identity.waypoints).first)

@@ -38,7 +38,7 @@ public struct OutboxItem: Sendable {
     }
 }
 
-/// The outbox's caps. Above `maximumRows` or `maximumBytes` the oldest location updates are dropped;
+/// The outbox's caps, applied by the `Outbox`. Above `maximumRows` or `maximumBytes` the oldest location updates are dropped;
 /// transitions are dropped (oldest first) only above the hard caps.
 public struct OutboxLimits: Sendable, Equatable, Codable {
     public var maximumRows: Int = 50_000

@@ -1,0 +1,38 @@
+import GeofenceCore
+
+/// Home Assistant (docs/integrations.md#home-assistant): the event entity's events, the tracker's
+/// attributes after each live update and each fix's transitions, and the discovery at each connection
+/// and whenever Home Assistant says `online`.
+struct HomeAssistantOutput: AgentOutput {
+    let identity: HomeAssistant.Identity
+
+    static func make(_ context: OutputContext) -> HomeAssistantOutput? {
+        let h = context.configuration.homeAssistant
+        return h.enabled ? HomeAssistantOutput(identity: HomeAssistant.Identity(discoveryPrefix: h.discoveryPrefix, topics: context.topics))
+            : nil
+    }
+
+    var needsInsideConditions: Bool { true }
+
+    func messages(for happening: Happening) -> [OutputMessage] {
+        switch happening {
+        case .event(let e) where e.origin == .fix:
+            guard let payload = HomeAssistant.event(e.event, monitor: e.monitor) else { return [] }
+            return [OutputMessage(topic: identity.events, payload: .bytes(payload), delivery: .durable)]
+        case .location(let l):
+            // The tracker shows what the vehicle is inside: its attributes follow every transition too.
+            let payload = HomeAssistant.attributes(l.update.location, inside: l.inside.map(\.identifier))
+            return [OutputMessage(topic: identity.attributes, payload: .bytes(payload), retain: true, delivery: .droppable)]
+        default:
+            return []
+        }
+    }
+
+    func announcements() -> [OutputMessage] {
+        HomeAssistant.discovery(identity, version: AgentVersion.string).map {
+            OutputMessage(topic: $0.topic, payload: .bytes($0.payload), retain: true, delivery: .latestOnly)
+        }
+    }
+
+    var announcementRequest: (topic: String, payload: String)? { (identity.homeAssistantStatus, "online") }
+}

@@ -1,0 +1,183 @@
+import Foundation
+import GeofenceCore
+import GeofenceStore
+import GPSD
+import Logging
+import Mosquitto
+import ServiceLifecycle
+
+/// Builds the agent for `configuration` and does not run it, after Hummingbird's `buildApplication`:
+/// the store opened and migrated, the outbox and the monitors restored, the outputs the configuration
+/// turns on, every part wired into one service group. A configuration or store that cannot work fails
+/// here, before anything is published.
+public func buildAgent(_ configuration: AgentConfiguration, logger: Logger) async throws(AgentError) -> AgentApplication {
+    let topics = Topics(prefix: configuration.mqtt.topicPrefix, fleet: configuration.fleet, vehicle: configuration.vehicle)
+    // What needs no store first: a failure here leaves nothing to close.
+    let client: MQTTClient
+    do {
+        client = try MQTTClient(configuration: AgentRunner.mqttConfiguration(configuration, topics: topics), logger: logger)
+    } catch {
+        throw AgentError("cannot start the MQTT client: \(error)")
+    }
+    let ownTracksClient: MQTTClient?
+    do { ownTracksClient = try AgentBuild.ownTracksClient(configuration, topics: topics, logger: logger) } catch {
+        throw AgentError("cannot start OwnTracks' MQTT client: \(error)")
+    }
+    var replay: GPXReplay?
+    if let r = configuration.replay {
+        do {
+            replay = try GPXReplay(path: r.gpx, speedFactor: r.speedFactor, horizontalAccuracy: r.horizontalAccuracy)
+        } catch {
+            throw AgentError("replay: \(error.message)")
+        }
+    }
+    let metrics = configuration.metrics.enabled || configuration.metrics.textfile != nil ? AgentMetrics() : nil
+    let outputs = OutputRegistry.outputs(OutputContext(configuration: configuration, topics: topics, metrics: metrics))
+    let places = await AgentBuild.places(configuration, logger: logger)
+
+    let store: AgentStore
+    do {
+        store = try await AgentStore.open(path: configuration.storePath, logger: logger)
+    } catch {
+        throw AgentError("cannot start: \(error)")
+    }
+    let build = AgentBuild(configuration: configuration, topics: topics, logger: logger, store: store, client: client,
+                           ownTracksClient: ownTracksClient, replay: replay, metrics: metrics, outputs: outputs, places: places)
+    do {
+        return try await build.application()
+    } catch {
+        // The one other place the store closes: the agent was never run.
+        await store.close()
+        throw AgentError("cannot start: \(error)")
+    }
+}
+
+/// The agent, built: `run()` runs every part until SIGTERM or SIGINT, then closes the store.
+public struct AgentApplication: Service {
+    let group: ServiceGroup
+    let store: AgentStore
+    let reporter: StateReporter
+    let logger: Logger
+
+    public func run() async throws {
+        do {
+            try await group.run()
+        } catch {
+            logger.error("agent stopped with an error", metadata: ["error": "\(error)"])
+        }
+        await reporter.writeStatusFile(online: false)
+        await store.close()
+    }
+
+    /// Runs to the end; an error is logged, never thrown (the store is closed either way).
+    public func runToEnd() async {
+        try? await run()
+    }
+}
+
+/// The parts `buildAgent` wires together once the store is open.
+struct AgentBuild {
+    let configuration: AgentConfiguration
+    let topics: Topics
+    let logger: Logger
+    let store: AgentStore
+    let client: MQTTClient
+    let ownTracksClient: MQTTClient?
+    let replay: GPXReplay?
+    let metrics: AgentMetrics?
+    let outputs: MultiplexOutput
+    let places: GazetteerPlaces?
+
+    func application() async throws -> AgentApplication {
+        let outbox = try await Outbox.open(store, limits: configuration.outbox, logger: logger)
+        let publisher = OutboxPublisher(outbox: outbox, client: client, metrics: metrics, logger: logger)
+        let processor = try await FixProcessor(configuration: configuration, store: store, outbox: outbox, outputs: outputs,
+                                               places: places, logger: logger)
+        // Restoring 100,000 conditions decodes them in parallel parts and leaves freed heap behind.
+        HeapTrim.giveBackFreedMemory()
+        let reporter = StateReporter(
+            source: processor, publisher: client, topics: topics, configuration: configuration, logger: logger,
+            brokerDescription: { [configuration] in
+                configuration.mqtt.failover.isEmpty ? "\(client.status)" : "\(client.status) (\(client.broker))"
+            })
+        let conditions = OutboxConditionStore(store: store, outbox: outbox, outputs: outputs, places: places)
+        let ownTracks = configuration.owntracks.enabled
+            ? configuration.owntracks.identity(fleet: configuration.fleet, vehicle: configuration.vehicle) : nil
+        let applier = ChangeApplier(store: conditions, host: processor, publisher: client, topics: topics, logger: logger,
+                                    ownTracks: ownTracks,
+                                    stateRequest: { await reporter.publishDetail(monitor: $0) },
+                                    conditionsChanged: { await reporter.conditionsChanged() })
+        if let file = configuration.conditionsFile { try await applier.importLocalConditions(file) }
+        let source: LocationFeed
+        if let replay {
+            source = .replay(replay)
+        } else {
+            var gps = GPSSourceConfiguration(host: configuration.gpsd.host, port: configuration.gpsd.port,
+                                             device: configuration.gpsd.device)
+            gps.noDataTimeout = configuration.gpsd.noDataTimeout
+            gps.epochQuietPeriod = configuration.gpsd.epochQuietPeriod
+            gps.epochEarlyClose = configuration.gpsd.epochEarlyClose
+            // After a crash, the timeline goes on from where the store left it (FixClock(resumingAfter:)).
+            gps.assembly.timelineFloor = await processor.latestFixTime()
+            source = .gpsd(GPSLocationSource(configuration: gps, logger: logger))
+        }
+        let agentService = AgentService(
+            processor: processor, applier: applier, reporter: reporter, client: client, outbox: outbox, source: source,
+            topics: topics, ownTracks: ownTracks, outputs: outputs, metrics: metrics,
+            textfile: configuration.metrics.textfile.map(MetricsTextfile.init(path:)), paths: StorePaths(configuration.storePath),
+            exitAtReplayEnd: configuration.replay?.exitAtEnd ?? false, logger: logger)
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: client), .init(service: publisher)]
+        if case .gpsd(let gps) = source { services.append(.init(service: gps)) }
+        if let server = metricsServer() { services.append(.init(service: server)) }
+        if let ownTracksClient { services.append(.init(service: ownTracksClient)) }
+        services.append(.init(service: agentService, successTerminationBehavior: .gracefullyShutdownGroup))
+        services.append(.init(service: SystemdNotifier(logger: logger)))
+        var groupConfiguration = ServiceGroupConfiguration(services: services, gracefulShutdownSignals: [.sigterm, .sigint],
+                                                           logger: logger)
+        // A stop must always finish (systemd and a reboot wait for it): what has not ended gracefully after
+        // 3 s is cancelled, and every part ends promptly on cancellation (AgentStopTests). Should one ever
+        // not, service-lifecycle ends the process 5 s later rather than hang; the outbox is intact either
+        // way, it is a transaction log.
+        groupConfiguration.maximumGracefulShutdownDuration = .seconds(3)
+        groupConfiguration.maximumCancellationDuration = .seconds(5)
+        return AgentApplication(group: ServiceGroup(configuration: groupConfiguration), store: store, reporter: reporter,
+                                logger: logger)
+    }
+
+    /// The Prometheus endpoint, when on. A taken port costs the endpoint, not the vehicle's geofencing:
+    /// said loudly, and the agent runs on.
+    func metricsServer() -> MetricsServer? {
+        guard let metrics, configuration.metrics.enabled else { return nil }
+        do {
+            return try MetricsServer(host: configuration.metrics.host, port: configuration.metrics.port, logger: logger) {
+                metrics.text()
+            }
+        } catch {
+            logger.error("metrics are not served", metadata: ["reason": "\(error)"])
+            return nil
+        }
+    }
+
+    /// OwnTracks' will (`_type: lwt`) needs a connection of its own: MQTT gives one will per connection, and
+    /// ours is the offline status. It publishes nothing else, and its will explicitly on a clean stop.
+    static func ownTracksClient(_ configuration: AgentConfiguration, topics: Topics, logger: Logger) throws -> MQTTClient? {
+        guard configuration.owntracks.enabled else { return nil }
+        let identity = configuration.owntracks.identity(fleet: configuration.fleet, vehicle: configuration.vehicle)
+        var m = AgentRunner.mqttConfiguration(configuration, topics: topics)
+        m.clientID += "-owntracks"
+        m.will = MQTTWill(topic: identity.base, payload: OwnTracks.lastWill(connectedAt: Date()), qos: .atLeastOnce, retain: false)
+        return try MQTTClient(configuration: m, logger: logger)
+    }
+
+    /// The gazetteer, when places are on. Without it the agent still runs; its messages then say
+    /// "place": null.
+    static func places(_ configuration: AgentConfiguration, logger: Logger) async -> GazetteerPlaces? {
+        guard configuration.places.enabled else { return nil }
+        switch await GazetteerPlaces.load(path: configuration.places.gazetteer) {
+        case .success(let loaded): return loaded
+        case .failure(let error):
+            logger.warning("places are off", metadata: ["reason": "\(error)"])
+            return nil
+        }
+    }
+}

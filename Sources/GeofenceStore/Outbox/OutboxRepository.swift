@@ -1,0 +1,64 @@
+import GeofenceCore
+
+/// The outbox's counters, kept in one row beside the outbox (migration 3).
+public struct OutboxCounters: Sendable, Equatable {
+    /// The sequence number the next row gets; it never goes back, even when the rows are gone.
+    public var nextSequence: Int64 = 1
+    public var droppedLocations: Int64 = 0
+    public var droppedTransitions: Int64 = 0
+    public init() {}
+}
+
+/// What the outbox holds when it is opened: its counters and, per kind, its rows and bytes.
+public struct OutboxContents: Sendable, Equatable {
+    public var counters = OutboxCounters()
+    public var rows: [OutboxEntry.Kind: (count: Int, bytes: Int)] = [:]
+    public init() {}
+
+    public static func == (a: Self, b: Self) -> Bool {
+        a.counters == b.counters && a.rows.mapValues { [$0.count, $0.bytes] } == b.rows.mapValues { [$0.count, $0.bytes] }
+    }
+}
+
+/// One write to the outbox, prepared by its owner before the transaction: rows with their sequence
+/// numbers, ids and payloads made, the rows the caps drop, and the counters after both.
+public struct OutboxWrite: Sendable {
+    public var rows: [OutboxEntry] = []
+    public var dropping: [Int64] = []
+    public var counters: OutboxCounters
+    public init(counters: OutboxCounters) { self.counters = counters }
+
+    /// Nothing to write.
+    public var isEmpty: Bool { rows.isEmpty && dropping.isEmpty }
+}
+
+/// Where the outbox's rows are kept: the store (SQLite) on a vehicle, memory in unit tests. A
+/// repository decides nothing; the `Outbox` that owns it numbers, caps and counts.
+///
+/// Every requirement is synchronous and must be called on the repository's own executor, which the
+/// outbox shares: a prepared write and the read it was prepared from then see the same rows, with no
+/// suspension between them. Each call checks the executor at run time.
+public protocol OutboxRepository: Actor {
+    /// The counters and row counts, read once when the outbox opens.
+    nonisolated func outboxContents() throws(StoreError) -> OutboxContents
+    /// The oldest rows of one kind, in sequence order: the candidates for a cap's drop.
+    nonisolated func oldestOutboxRows(kind: OutboxEntry.Kind, limit: Int) throws(StoreError)
+        -> [(sequence: Int64, bytes: Int)]
+    /// Rows waiting after `sequence`, in sequence order.
+    nonisolated func pendingOutbox(after sequence: Int64, limit: Int) throws(StoreError) -> [OutboxEntry]
+    /// Writes rows, drops and counters in one transaction.
+    nonisolated func writeOutbox(_ write: OutboxWrite) throws(StoreError)
+    /// Deletes acknowledged rows in one transaction; returns the sequences that were still there.
+    nonisolated func deleteOutbox(_ sequences: [Int64]) throws(StoreError) -> Set<Int64>
+    /// Commits what a fix changed (records, last fix, expired conditions) with its outbox write, in one
+    /// transaction: nothing is published before this returns.
+    nonisolated func commitFix(monitor: String, records: [(identifier: String, record: MonitorRecord)],
+                               lastFix: Location?, indexFloor: Int?, removing: [String],
+                               outbox: OutboxWrite) throws(StoreError)
+    /// The conditions these changes would delete while the vehicle is inside them: each needs its exit.
+    nonisolated func satisfiedRemovals(_ changes: [AgentStore.ConditionChange]) throws(StoreError)
+        -> [AgentStore.RemovedWhileInside]
+    /// Applies condition changes with the outbox write that carries their exits, in one transaction.
+    nonisolated func applyChanges(_ changes: [AgentStore.ConditionChange], outbox: OutboxWrite) throws(StoreError)
+        -> [AgentStore.ChangeResult]
+}

@@ -1,0 +1,115 @@
+import Foundation
+import GeofenceCore
+import SQLite
+import Testing
+@testable import GeofenceStore
+
+/// The outbox's owner decides the same over either repository: numbers that never repeat, payloads made
+/// with their stamp, caps that drop locations first, a hand-over that follows on, acknowledgements that
+/// leave. Then what only the store can show: the counters' migration from text to integers.
+@Suite struct OutboxOwnerTests {
+    enum Kind: String, CaseIterable { case sqlite, memory }
+
+    func repository(_ kind: Kind) async throws -> any OutboxRepository {
+        switch kind {
+        case .sqlite: try await AgentStore.open(path: temporaryStorePath(), logger: quietLogger)
+        case .memory: InMemoryOutboxRepository()
+        }
+    }
+
+    func item(_ kind: OutboxEntry.Kind, _ text: String) -> OutboxItem {
+        OutboxItem(kind: kind, topic: "t/\(kind.rawValue)") { id, seq in Array("\(text) \(id) \(seq)".utf8) }
+    }
+
+    func texts(_ entries: [OutboxEntry]) -> [String] {
+        entries.map { String(String(decoding: $0.payload, as: UTF8.self).split(separator: " ")[0]) }
+    }
+
+    @Test(arguments: Kind.allCases) func payloadsAreStampedWithTheirIdAndSequence(kind: Kind) async throws {
+        let outbox = try await Outbox.open(try await repository(kind), logger: quietLogger)
+        let written = try await outbox.enqueue([item(.transition, "a"), item(.location, "b"), item(.transition, "c")])
+        #expect(written.map(\.sequence) == [1, 2, 3])
+        #expect(Set(written.map(\.eventID)).count == 3)
+        for entry in written {
+            #expect(String(decoding: entry.payload, as: UTF8.self).hasSuffix("\(entry.eventID) \(entry.sequence)"))
+        }
+        let stats = await outbox.stats
+        #expect(stats.rows == 3 && stats.transitions == 2 && stats.locations == 1)
+    }
+
+    @Test(arguments: Kind.allCases) func theHandOverFollowsOnAndAGapReadsTheRepository(kind: Kind) async throws {
+        let outbox = try await Outbox.open(try await repository(kind), logger: quietLogger)
+        try await outbox.enqueue([item(.transition, "a"), item(.transition, "b")])
+        // At the start nothing has been issued: the repository is the record.
+        #expect(texts(try await outbox.next(after: 0)) == ["a", "b"])
+        try await outbox.enqueue([item(.transition, "c")])
+        #expect(texts(try await outbox.next(after: 2)) == ["c"])
+        // Issued up to 1 only (the client refused 2): the hand-over does not follow on, the repository is read.
+        try await outbox.enqueue([item(.transition, "d")])
+        #expect(texts(try await outbox.next(after: 1)) == ["b", "c", "d"])
+    }
+
+    @Test(arguments: Kind.allCases) func acknowledgedRowsLeaveAndTheRestStay(kind: Kind) async throws {
+        let outbox = try await Outbox.open(try await repository(kind), logger: quietLogger)
+        let written = try await outbox.enqueue((0..<5).map { item(.transition, "e\($0)") })
+        outbox.acknowledged(written[0])
+        outbox.acknowledged(written[3])
+        #expect(outbox.acknowledgedWaiting == 2)
+        try await outbox.deleteAcknowledged()
+        #expect(outbox.acknowledgedWaiting == 0)
+        #expect(texts(try await outbox.next(after: 0)) == ["e1", "e2", "e4"])
+        #expect(await outbox.stats.rows == 3)
+    }
+
+    @Test(arguments: Kind.allCases) func capsDropTheOldestLocationsThenTransitions(kind: Kind) async throws {
+        var limits = OutboxLimits()
+        limits.maximumRows = 4
+        limits.hardMaximumRows = 6
+        let outbox = try await Outbox.open(try await repository(kind), limits: limits, logger: quietLogger)
+        try await outbox.enqueue((0..<3).map { item(.location, "l\($0)") })
+        try await outbox.enqueue((0..<3).map { item(.transition, "t\($0)") })
+        #expect(texts(try await outbox.next(after: 0)) == ["l2", "t0", "t1", "t2"])
+        // No location is left to drop: above the hard cap the oldest transitions go.
+        try await outbox.enqueue((3..<8).map { item(.transition, "t\($0)") })
+        #expect(texts(try await outbox.next(after: 0)) == ["t2", "t3", "t4", "t5", "t6", "t7"])
+        let stats = await outbox.stats
+        #expect(stats.droppedLocations == 3 && stats.droppedTransitions == 2 && stats.capReached)
+        #expect(stats.rows == 6 && stats.locations == 0)
+    }
+
+    @Test func aFailedWriteTakesNoNumberAndChangesNoCount() async throws {
+        let memory = InMemoryOutboxRepository()
+        let outbox = try await Outbox.open(memory, logger: quietLogger)
+        try await outbox.enqueue([item(.transition, "a")])
+        await memory.fail(with: .diskFull(detail: "memory"))
+        await #expect(throws: StoreError.self) { try await outbox.enqueue([item(.transition, "b")]) }
+        #expect(await outbox.stats.rows == 1)
+        await memory.fail(with: nil)
+        let next = try await outbox.enqueue([item(.transition, "c")])
+        #expect(next.map(\.sequence) == [2], "the failed write's number is given again")
+    }
+
+    /// A store from before migration 3 kept its counters as text in `settings`: they become integers,
+    /// and the next row follows on from the larger of the counter and the rows held.
+    @Test func migrationThreeMovesTheCountersToIntegers() async throws {
+        let path = temporaryStorePath()
+        do {
+            let db = try Database(path: path)
+            try Migrations.migrate(db, to: 2, now: 0)
+            try db.execute("""
+                INSERT INTO outbox (sequence, event_id, kind, topic, payload, qos, retain, created_at)
+                    VALUES (41, 'x', 'transition', 'events', X'7B7D', 1, 0, 0);
+                INSERT INTO settings (key, value) VALUES ('outbox.nextSequence', '40'), ('outbox.droppedLocations', '7'),
+                    ('outbox.droppedTransitions', '2');
+                """)
+            db.close()
+        }
+        let store = try await AgentStore.open(path: path, logger: quietLogger)
+        let outbox = try await Outbox.open(store, logger: quietLogger)
+        let stats = await outbox.stats
+        #expect(stats.droppedLocations == 7 && stats.droppedTransitions == 2 && stats.rows == 1)
+        #expect(try await outbox.enqueue([item(.transition, "next")]).map(\.sequence) == [42])
+        #expect(try await store.setting("outbox.nextSequence") == nil, "the text counters are gone")
+        await store.close()
+    }
+}
