@@ -159,6 +159,8 @@ let package = Package(
             dependencies: [
                 "GeofenceAgent", "GeofenceCore", "GeofenceStore", "Geocoding", "GPSD", "LocalServers", "Mosquitto", "ReceiverSimulation", "SQLite", "TestSupport", "geofence-agent",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
             ],
             // The browser tests' Playwright driver, run from the source tree.
             exclude: ["Browser/page_driver.py"],

@@ -35,10 +35,3 @@ public enum AgentRunner {
         return m
     }
 }
-
-/// Where locations come from.
-enum LocationFeed: Sendable {
-    case gpsd(GPSLocationSource)
-    case replay(GPXReplay)
-}
-

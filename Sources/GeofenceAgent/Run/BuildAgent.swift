@@ -121,16 +121,36 @@ struct AgentBuild {
             gps.assembly.timelineFloor = await processor.latestFixTime()
             source = .gpsd(GPSLocationSource(configuration: gps, logger: logger))
         }
-        let agentService = AgentService(
-            processor: processor, applier: applier, reporter: reporter, client: client, outbox: outbox, source: source,
-            topics: topics, ownTracks: ownTracks, outputs: outputs, metrics: metrics,
-            textfile: configuration.metrics.textfile.map(MetricsTextfile.init(path:)), paths: StorePaths(configuration.storePath),
-            exitAtReplayEnd: configuration.replay?.exitAtEnd ?? false, logger: logger)
+        // Subscribed before the first fix: the client subscribes them at each connection, and retained
+        // geofences arrive first.
+        let geofenceFilters = [topics.fleetGeofences, topics.vehicleGeofences]
+        var geofences: [MQTTSubscription] = []
+        for filter in geofenceFilters { geofences.append(try await client.subscribe(filter)) }
+        let commands = try await client.subscribe(topics.command)
+        let ownTracksCommands = ownTracks == nil ? nil : try await client.subscribe(ownTracks!.command)
+        var announcementRequests: [(subscription: MQTTSubscription, payload: String)] = []
+        for request in outputs.announcementRequests {
+            announcementRequests.append((try await client.subscribe(request.topic), request.payload))
+        }
+
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: client), .init(service: publisher)]
         if case .gpsd(let gps) = source { services.append(.init(service: gps)) }
         if let server = metricsServer() { services.append(.init(service: server)) }
         if let ownTracksClient { services.append(.init(service: ownTracksClient)) }
-        services.append(.init(service: agentService, successTerminationBehavior: .gracefullyShutdownGroup))
+        // The agent's own loops: each ends at the graceful shutdown, and the end of one (a replay that exits
+        // at its end) stops the agent.
+        let loops: [any Service] = [
+            ReportingService(processor: processor, applier: applier, reporter: reporter, inbox: StorePaths(configuration.storePath).inbox,
+                             metrics: metrics, textfile: configuration.metrics.textfile.map(MetricsTextfile.init(path:)), logger: logger),
+            ConnectionService(client: client, reporter: reporter, outputs: outputs, announcementRequests: announcementRequests,
+                              metrics: metrics, logger: logger),
+            GeofenceSyncService(subscriptions: geofences, applier: applier),
+            CommandService(commands: commands, ownTracksCommands: ownTracksCommands, applier: applier, geofenceFilters: geofenceFilters,
+                           client: client, logger: logger),
+            FixService(processor: processor, reporter: reporter, outbox: outbox, source: source,
+                       exitAtReplayEnd: configuration.replay?.exitAtEnd ?? false),
+        ]
+        services += loops.map { .init(service: $0, successTerminationBehavior: .gracefullyShutdownGroup) }
         services.append(.init(service: SystemdNotifier(logger: logger)))
         var groupConfiguration = ServiceGroupConfiguration(services: services, gracefulShutdownSignals: [.sigterm, .sigint],
                                                            logger: logger)

@@ -1,0 +1,73 @@
+import Foundation
+import GeofenceStore
+import GPSD
+import ServiceLifecycle
+
+/// Where locations come from.
+enum LocationFeed: Sendable {
+    case gpsd(GPSLocationSource)
+    case replay(GPXReplay)
+}
+
+/// Locations into the fix processor: gpsd's fixes and its receiver states, or a replayed drive. A replay
+/// that ends with `exitAtEnd` lets the publisher deliver what the drive produced, then ends the agent.
+final class FixService: Service, Sendable {
+    let processor: FixProcessor
+    let reporter: StateReporter
+    let outbox: Outbox
+    let source: LocationFeed
+    let exitAtReplayEnd: Bool
+    /// How long a replay that exits at its end waits for the outbox to empty (what is left stays for the
+    /// next start).
+    let drainTimeout: Duration
+
+    init(processor: FixProcessor, reporter: StateReporter, outbox: Outbox, source: LocationFeed, exitAtReplayEnd: Bool,
+         drainTimeout: Duration = .seconds(60)) {
+        self.processor = processor
+        self.reporter = reporter
+        self.outbox = outbox
+        self.source = source
+        self.exitAtReplayEnd = exitAtReplayEnd
+        self.drainTimeout = drainTimeout
+    }
+
+    func run() async throws {
+        switch source {
+        case .gpsd(let gps):
+            let locations = gps.locations(), statuses = gps.statusUpdates()
+            let processor = self.processor, reporter = self.reporter
+            await cancelWhenGracefulShutdown {
+                await withDiscardingTaskGroup { group in
+                    group.addTask {
+                        for await s in statuses {
+                            await processor.gps(s)
+                            await reporter.publishStatus()
+                        }
+                    }
+                    group.addTask { await processor.follow(locations) }
+                }
+            }
+        case .replay(let replay):
+            await processor.gps(GPSStatus(state: .fix, detail: "replaying \(replay.points.count) points at \(replay.speedFactor)x",
+                                          device: "gpx"))
+            let resumeAfter = await processor.lastAcceptedFixTime
+            let processor = self.processor
+            await cancelWhenGracefulShutdown {
+                for await l in replay.stream(after: resumeAfter) { await processor.handle(l) }
+            }
+            await processor.gps(GPSStatus(state: .noData, detail: "the replay ended", device: "gpx"))
+            if exitAtReplayEnd {
+                await cancelWhenGracefulShutdown { await self.drainOutbox() }
+            } else {
+                try? await gracefulShutdown()
+            }
+        }
+    }
+
+    private func drainOutbox() async {
+        let end = ContinuousClock.now + drainTimeout
+        while ContinuousClock.now < end, await outbox.stats.rows > 0 {
+            do { try await Task.sleep(for: .milliseconds(50)) } catch { return }
+        }
+    }
+}
