@@ -17,29 +17,22 @@ public enum SimulateJob {
         if let untimed = track.first(where: { $0.time == nil }) {
             throw AgentError("\(trackPath):\(untimed.line): track point has no <time>; simulate replays a track with times")
         }
-        var engines: [String: MonitorEngine] = [:]
-        for d in file.definitions {
-            let name = d.monitor ?? defaultMonitor
-            engines[name, default: MonitorEngine(name: name, configuration: configuration)].add(d.condition, identifier: d.identifier)
-        }
-        let names = engines.keys.sorted()
+        var monitors = MonitorSet(configuration: configuration)
+        for d in file.definitions { monitors.add(d.condition, identifier: d.identifier, monitor: d.monitor ?? defaultMonitor) }
         var rejected: [FixRejection: Int] = [:]
         var eventCount = 0
         for (point, speed) in zip(track, track.speeds) {
             let location = Location(
                 coordinate: Coordinate(latitude: point.latitude, longitude: point.longitude), altitudeHAE: point.elevation,
                 horizontalAccuracy: accuracy, speed: speed, course: point.course ?? -1, timestamp: point.time!)
-            for name in names {
-                switch engines[name]!.process(location) {
-                case .rejected(let reason):
-                    // Every monitor filters the same fixes alike; count each rejected fix once.
-                    if name == names.first { rejected[reason, default: 0] += 1 }
-                case .accepted(let events):
-                    // As the agent: events a condition's `notify` leaves out are not shown.
-                    for event in events where event.isNotified {
-                        emit(line(for: event, monitor: name))
-                        eventCount += 1
-                    }
+            // The agent's loop (MonitorSet): every monitor filters the same fixes alike, counted once.
+            let result = monitors.process(location)
+            if let reason = result.rejection { rejected[reason, default: 0] += 1 }
+            // As the agent: events a condition's `notify` leaves out are not shown.
+            for step in result.steps {
+                for event in step.events where event.isNotified {
+                    emit(line(for: event, monitor: step.monitor))
+                    eventCount += 1
                 }
             }
         }

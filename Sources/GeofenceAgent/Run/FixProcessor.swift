@@ -20,7 +20,8 @@ actor FixProcessor: MonitorHost, SnapshotSource {
     private let places: (any PlaceFinding)?
     /// Every output the configuration turns on.
     private let outputs: MultiplexOutput
-    private var engines: [String: MonitorEngine] = [:]
+    /// Every monitor, fed each fix by the core's one loop (as `simulate` is).
+    private var monitors: MonitorSet
     private var liveFilter: LiveUpdateFilter
     private var liveUpdatesStarted: Bool
     private var lastLocation: Location?
@@ -30,8 +31,6 @@ actor FixProcessor: MonitorHost, SnapshotSource {
     /// Bumped by every change of a condition's state or of the set of conditions; the reporter
     /// publishes the state when it moved.
     private(set) var generation = 0
-
-    static let transitionKinds: Set<EventKind> = [.enter, .exit, .dwell, .crossed, .overspeed, .overspeedEnded, .active, .inactive]
 
     /// Restores every monitor the store holds (and the default one) before any fix is evaluated.
     init(configuration: AgentConfiguration, store: AgentStore, outbox: Outbox, outputs: MultiplexOutput,
@@ -47,16 +46,15 @@ actor FixProcessor: MonitorHost, SnapshotSource {
         liveUpdatesStarted = persisted.map { $0 == "true" } ?? configuration.liveUpdates.startedByDefault
         var names = Set(try await store.monitorNames())
         names.insert(SimulateJob.defaultMonitor)
+        monitors = MonitorSet(configuration: configuration.monitor)
         for name in names.sorted() {
-            engines[name] = try await store.openMonitor(name, configuration: configuration.monitor)
+            monitors.insert(try await store.openMonitor(name, configuration: configuration.monitor))
         }
-        logger.info("monitors restored", metadata: ["monitors": "\(engines.count)", "conditions": "\(engines.values.reduce(0) { $0 + $1.count })"])
+        logger.info("monitors restored", metadata: ["monitors": "\(monitors.names.count)", "conditions": "\(monitors.conditionCount)"])
     }
 
     /// The latest time a restored monitor accepted a fix: the timeline resumes after it.
-    func latestFixTime() -> Date? {
-        engines.values.compactMap { $0.lastAcceptedFix?.timestamp }.max()
-    }
+    func latestFixTime() -> Date? { monitors.lastAcceptedFixTime }
 
     // MARK: Conditions (MonitorHost)
 
@@ -64,10 +62,9 @@ actor FixProcessor: MonitorHost, SnapshotSource {
         for change in changes {
             switch change {
             case .add(let monitor, let identifier, let condition):
-                if engines[monitor] == nil { engines[monitor] = MonitorEngine(name: monitor, configuration: configuration.monitor) }
-                engines[monitor]!.add(condition, identifier: identifier)
+                monitors.add(condition, identifier: identifier, monitor: monitor)
             case .remove(let monitor, let identifier):
-                engines[monitor]?.remove(identifier)
+                monitors.remove(identifier, monitor: monitor)
             }
         }
         if !changes.isEmpty { generation &+= 1 }
@@ -83,14 +80,14 @@ actor FixProcessor: MonitorHost, SnapshotSource {
     }
 
     func heldConditions() -> [(identifier: String, condition: Condition)] {
-        engines.keys.sorted().flatMap { name in engines[name]!.records.map { ($0.identifier, $0.record.condition) } }
+        monitors.names.flatMap { name in monitors[name]!.records.map { ($0.identifier, $0.record.condition) } }
     }
 
     /// The conditions the vehicle is inside (at most 100 a monitor), when an output asks for them.
     private func insideConditions() -> [InsideCondition] {
         guard outputs.needsInsideConditions else { return [] }
-        return engines.keys.sorted().flatMap { name in
-            let engine = engines[name]!
+        return monitors.names.flatMap { name in
+            let engine = monitors[name]!
             return engine.summary(listing: 100).satisfied.map {
                 InsideCondition(identifier: $0.identifier, name: engine.record(for: $0.identifier)?.condition.name)
             }
@@ -100,7 +97,7 @@ actor FixProcessor: MonitorHost, SnapshotSource {
     // MARK: Fixes
 
     /// The latest fix any monitor accepted (restored from the store after a restart).
-    var lastAcceptedFixTime: Date? { engines.values.compactMap { $0.lastAcceptedFix?.timestamp }.max() }
+    var lastAcceptedFixTime: Date? { monitors.lastAcceptedFixTime }
 
     /// What a fix changed, waiting to be committed. Normally committed at once; while the disk is full they
     /// queue here in order (the engine has moved on) and are retried until the store takes them, so a
@@ -128,27 +125,19 @@ actor FixProcessor: MonitorHost, SnapshotSource {
         // The status's fix age counts from the last fix handled (a replay has no receiver to say so).
         gpsStatus.lastFixAtNanoseconds = location.receivedAtNanoseconds ?? MonotonicClock.now()
         if location.horizontalAccuracy > 0 { gpsStatus.lastHorizontalAccuracy = location.horizontalAccuracy }
-        var counted = false
-        for name in engines.keys.sorted() {
-            let outcome = engines[name]!.process(location)
-            let engine = engines[name]!
-            if !counted {
-                // Every monitor filters fixes alike: the first one's verdict is the fix's.
-                if case .rejected(let reason) = outcome { tell(.fix(rejected: reason)) } else { tell(.fix(rejected: nil)) }
-                counted = true
-            }
-            // Expired conditions leave the store with their exits, even when they had none.
-            let expired = engine.expiredIdentifiers
-            guard case .accepted(let events) = outcome, !events.isEmpty || !expired.isEmpty else { continue }
+        let result = monitors.process(location)
+        if result.offered { tell(.fix(rejected: result.rejection)) }
+        for step in result.steps {
+            let name = step.monitor, engine = monitors[name]!
             generation &+= 1
             // Only the conditions that had events: reading every record would cost O(n) per fix at 100k.
             var seen: Set<String> = []
-            let records = events.compactMap { e -> (identifier: String, record: MonitorRecord)? in
+            let records = step.events.compactMap { e -> (identifier: String, record: MonitorRecord)? in
                 guard seen.insert(e.identifier).inserted, let r = engine.record(for: e.identifier) else { return nil }
                 return (e.identifier, r)
             }
             // Every event moved a record; only those the condition's `notify` asks for are published.
-            let notified = events.filter { Self.transitionKinds.contains($0.kind) && $0.isNotified }
+            let notified = step.events.filter(\.isPublished)
             var messages = notified.flatMap { event in
                 outputs.messages(for: .event(EventHappening(
                     event: event, monitor: name, origin: .fix, conditionVersion: engine.record(for: event.identifier)?.condition.version,
@@ -166,7 +155,7 @@ actor FixProcessor: MonitorHost, SnapshotSource {
                 logger.error("too many state changes waiting for the store; the oldest is dropped")
             }
             pending.append(PendingCommit(monitor: name, records: records, lastFix: engine.lastAcceptedFix, indexFloor: engine.indexFloor,
-                                         removing: expired, items: items))
+                                         removing: step.expired, items: items))
         }
         await flushPending()
         if liveUpdatesStarted, let update = liveFilter.update(location) {
@@ -237,15 +226,15 @@ actor FixProcessor: MonitorHost, SnapshotSource {
     /// The present in bounded size: counts, and at most `limit` satisfied and unknown conditions per
     /// monitor. Costs O(watched conditions), never O(all conditions).
     func snapshot(listing limit: Int) async -> AgentSnapshot {
-        AgentSnapshot(generation: generation, monitors: engines.keys.sorted().map { engines[$0]!.summary(listing: limit) },
+        AgentSnapshot(generation: generation, monitors: monitors.names.map { monitors[$0]!.summary(listing: limit) },
                       gps: gpsStatus, storeProblem: storeProblem, waitingStateChanges: pending.count, liveUpdates: liveUpdatesStarted,
                       outbox: await outbox.stats, place: lastLocation.flatMap { location in places?.place(at: location.coordinate) })
     }
 
     /// Every record of one monitor (or of all), for a dashboard that asks for the full detail.
     func records(monitor: String?) -> [(monitor: String, identifier: String, record: MonitorRecord)] {
-        engines.keys.sorted().filter { monitor == nil || $0 == monitor }.flatMap { name in
-            engines[name]!.records.map { (name, $0.identifier, $0.record) }
+        monitors.names.filter { monitor == nil || $0 == monitor }.flatMap { name in
+            monitors[name]!.records.map { (name, $0.identifier, $0.record) }
         }
     }
 }

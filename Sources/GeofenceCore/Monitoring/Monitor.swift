@@ -15,19 +15,23 @@ import Foundation
 /// condition's state only when it is confidently inside or outside; see `MonitorEngine`.
 public actor Monitor {
     public nonisolated let name: String
-    private var engine: MonitorEngine
+    /// A set of this one monitor: a `Monitor` is driven by the loop the agent and `simulate` share.
+    private var monitors: MonitorSet
+    private var engine: MonitorEngine { monitors[name]! }
     private nonisolated let broadcaster = Broadcaster<MonitorEvent>()
 
     /// Creates an empty monitor.
     public init(_ name: String, configuration: MonitorConfiguration = MonitorConfiguration()) {
         self.name = name
-        engine = MonitorEngine(name: name, configuration: configuration)
+        monitors = MonitorSet(configuration: configuration)
+        monitors.insert(MonitorEngine(name: name, configuration: configuration))
     }
 
     /// Creates a monitor around an engine restored from storage.
     public init(restoring engine: MonitorEngine) {
         name = engine.name
-        self.engine = engine
+        monitors = MonitorSet(configuration: engine.configuration)
+        monitors.insert(engine)
     }
 
     /// Every event from now on. Each call returns a new sequence; each sequence sees every event.
@@ -39,7 +43,7 @@ public actor Monitor {
         if let problem = IdentifierRules.problem(with: identifier, what: "identifier") {
             throw ConditionError(path: "identifier", message: problem)
         }
-        engine.add(condition, identifier: identifier, assuming: state)
+        monitors.withEngine(name) { $0.add(condition, identifier: identifier, assuming: state) }
     }
 
     /// Stops monitoring a condition. A vehicle inside it gets an `exit` (reason `removed`) at the last
@@ -47,7 +51,7 @@ public actor Monitor {
     @discardableResult
     public func remove(_ identifier: String) -> MonitorEvent? {
         let exit = engine.removalExit(identifier)
-        engine.remove(identifier)
+        monitors.withEngine(name) { $0.remove(identifier) }
         if let exit, exit.isNotified { broadcaster.yield(exit) }
         return exit
     }
@@ -64,7 +68,8 @@ public actor Monitor {
     /// asks for to every `events` sequence; the outcome lists every event.
     @discardableResult
     public func update(with location: Location) -> FixOutcome {
-        let outcome = engine.process(location)
+        let result = monitors.process(location)
+        let outcome: FixOutcome = result.rejection.map(FixOutcome.rejected) ?? .accepted(result.steps.first?.events ?? [])
         for event in outcome.events where event.isNotified { broadcaster.yield(event) }
         return outcome
     }

@@ -49,7 +49,7 @@ import TestSupport
             (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]).flatMap { object in
                 (object["event"] as? String).map { "\($0) \(object["identifier"] as? String ?? "")" }
             }
-        }.filter { event in FixProcessor.transitionKinds.contains { event.hasPrefix($0.rawValue + " ") } }
+        }.filter { event in EventKind.published.contains { event.hasPrefix($0.rawValue + " ") } }
     }
 
     /// Polls `condition` every 10 ms for at most `seconds` (a bound for a stuck test, not a timing claim).

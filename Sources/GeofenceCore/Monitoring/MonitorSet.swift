@@ -1,0 +1,91 @@
+import Foundation
+
+/// Every monitor of a vehicle by name, each offered every fix in name order: the one loop that the agent,
+/// `simulate` and `Monitor` drive, so that a replay through `simulate` gives the agent's events by
+/// construction.
+public struct MonitorSet: Sendable {
+    public let configuration: MonitorConfiguration
+    private var engines: [String: MonitorEngine] = [:]
+    /// The names, sorted: the order every fix visits the monitors in.
+    public private(set) var names: [String] = []
+
+    public init(configuration: MonitorConfiguration = MonitorConfiguration()) {
+        self.configuration = configuration
+    }
+
+    public subscript(name: String) -> MonitorEngine? { engines[name] }
+
+    /// Adds a monitor (one restored from the store), replacing one of the same name.
+    public mutating func insert(_ engine: MonitorEngine) {
+        if engines.updateValue(engine, forKey: engine.name) == nil { names = engines.keys.sorted() }
+    }
+
+    /// Adds a condition to a monitor, which is made when new.
+    public mutating func add(_ condition: Condition, identifier: String, monitor: String) {
+        if engines[monitor] == nil { insert(MonitorEngine(name: monitor, configuration: configuration)) }
+        engines[monitor]!.add(condition, identifier: identifier)
+    }
+
+    /// Changes one monitor in place (no copy of its conditions); nil when there is none of that name.
+    @discardableResult
+    public mutating func withEngine<T>(_ name: String, _ body: (inout MonitorEngine) throws -> T) rethrows -> T? {
+        guard engines[name] != nil else { return nil }
+        return try body(&engines[name]!)
+    }
+
+    public mutating func remove(_ identifier: String, monitor: String) {
+        engines[monitor]?.remove(identifier)
+    }
+
+    /// Conditions held, over every monitor.
+    public var conditionCount: Int { engines.values.reduce(0) { $0 + $1.count } }
+
+    /// The latest fix any monitor accepted (restored after a restart): the timeline resumes after it.
+    public var lastAcceptedFixTime: Date? { engines.values.compactMap { $0.lastAcceptedFix?.timestamp }.max() }
+
+    /// What one fix did in one monitor.
+    public struct Step: Sendable {
+        public var monitor: String
+        /// Every event, those a condition's `notify` leaves out included: each moved a record.
+        public var events: [MonitorEvent]
+        /// Conditions that expired at this fix: they leave the store with their exits.
+        public var expired: [String]
+    }
+
+    /// What one fix did.
+    public struct FixResult: Sendable {
+        /// Whether any monitor was offered the fix.
+        public var offered = false
+        /// Why the fix was refused, by the first monitor's verdict (every monitor filters fixes alike).
+        public var rejection: FixRejection?
+        /// The monitors where something happened, in name order.
+        public var steps: [Step] = []
+    }
+
+    /// Offers a fix to every monitor, in name order.
+    public mutating func process(_ location: Location) -> FixResult {
+        var result = FixResult()
+        for name in names {
+            let outcome = engines[name]!.process(location)
+            if !result.offered {
+                result.offered = true
+                if case .rejected(let reason) = outcome { result.rejection = reason }
+            }
+            guard case .accepted(let events) = outcome else { continue }
+            let expired = engines[name]!.expiredIdentifiers
+            if !events.isEmpty || !expired.isEmpty { result.steps.append(Step(monitor: name, events: events, expired: expired)) }
+        }
+        return result
+    }
+}
+
+extension EventKind {
+    /// The kinds the agent publishes: every kind but `initial`, which moves a record and which `simulate`
+    /// prints, but which no consumer is sent.
+    public static let published: Set<EventKind> = [.enter, .exit, .dwell, .crossed, .overspeed, .overspeedEnded, .active, .inactive]
+}
+
+extension MonitorEvent {
+    /// Published by the agent: a published kind its condition's `notify` asks for.
+    public var isPublished: Bool { isNotified && EventKind.published.contains(kind) }
+}
