@@ -7,6 +7,8 @@ let package = Package(
     products: [
         .library(name: "GeofenceCore", targets: ["GeofenceCore"]),
         .library(name: "GeofenceAgent", targets: ["GeofenceAgent"]),
+        .library(name: "AgentFormats", targets: ["AgentFormats"]),
+        .library(name: "AgentJobs", targets: ["AgentJobs"]),
         .library(name: "Mosquitto", targets: ["Mosquitto"]),
         .library(name: "GPSD", targets: ["GPSD"]),
         .library(name: "GeofenceStore", targets: ["GeofenceStore"]),
@@ -79,20 +81,32 @@ let package = Package(
         .target(name: "ReceiverSimulation", dependencies: ["GeofenceCore"]),
         // Runs a mosquitto or a gpsd of our own on loopback (tests, benchmarks, the demo), stopped by PID.
         .target(name: "LocalServers"),
-        // The agent's library: what the CLI subcommands do, behind a thin `@main`.
+        // The files the agent reads and writes: conditions (GeoJSON), GPX, points CSV, the gazetteer, JSON lines.
+        .target(name: "AgentFormats", dependencies: ["GeofenceCore", "Geocoding"]),
+        // The runtime (`buildAgent`): services, the fix path, the outbox's publisher, and the outputs, each in
+        // its own folder under Outputs/.
         .target(
             name: "GeofenceAgent",
             dependencies: [
-                "GeofenceCore", "GPSD", "GeofenceStore", "Mosquitto", "SQLite", "Geocoding", "Maps",
+                "AgentFormats", "GeofenceCore", "GPSD", "GeofenceStore", "Mosquitto", "Geocoding",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
+        // What the CLI's subcommands do (simulate, evaluate, locations, map, geocode, conditions, push, status),
+        // behind a thin `@main`.
+        .target(
+            name: "AgentJobs",
+            dependencies: [
+                "AgentFormats", "GeofenceAgent", "GeofenceCore", "GeofenceStore", "Mosquitto", "Geocoding", "Maps",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "geofence-agent",
             dependencies: [
-                "GeofenceAgent",
+                "AgentFormats", "AgentJobs", "GeofenceAgent",
                 "GeofenceCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -102,7 +116,7 @@ let package = Package(
             name: "geofence-bench",
             dependencies: [
                 "GeofenceCore",
-                "GeofenceAgent",
+                "AgentFormats", "AgentJobs", "GeofenceAgent",
                 "Mosquitto",
                 "LocalServers",
                 "GeofenceStore",
@@ -123,7 +137,7 @@ let package = Package(
         ),
         // What the fuzz targets (the package in Fuzz/) check on each input; the replay tests check the same
         // on the seed corpora and on every input a fuzzer once failed on.
-        .target(name: "FuzzChecks", dependencies: ["GeofenceCore", "GeofenceAgent"]),
+        .target(name: "FuzzChecks", dependencies: ["GeofenceCore", "AgentFormats", "AgentJobs", "GeofenceAgent"]),
         // Test helpers shared by several test targets.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(
@@ -157,7 +171,7 @@ let package = Package(
         .testTarget(
             name: "GeofenceAgentTests",
             dependencies: [
-                "GeofenceAgent", "GeofenceCore", "GeofenceStore", "Geocoding", "GPSD", "LocalServers", "Mosquitto", "ReceiverSimulation", "SQLite", "TestSupport", "geofence-agent",
+                "AgentFormats", "AgentJobs", "GeofenceAgent", "GeofenceCore", "GeofenceStore", "Geocoding", "GPSD", "LocalServers", "Mosquitto", "ReceiverSimulation", "SQLite", "TestSupport", "geofence-agent",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),

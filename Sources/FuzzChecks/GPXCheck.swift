@@ -1,3 +1,4 @@
+import AgentFormats
 import GeofenceAgent
 
 /// A GPX drive for `simulate` or a replay: refused with the file's name (and line), or read into points

@@ -1,3 +1,4 @@
+import AgentFormats
 import GeofenceAgent
 
 /// The points CSV of `evaluate`: refused with the file's name and line, or read into points on the globe.

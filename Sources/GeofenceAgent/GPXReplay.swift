@@ -1,15 +1,16 @@
+import AgentFormats
 import Foundation
 import GeofenceCore
 
 /// Replays a GPX track as a location source, as Xcode replays GPX files: each point is delivered after
 /// the time between it and the previous one, divided by `speedFactor`. Points without times are 1 s
 /// apart. Locations keep the track's times, so monitors see the drive as it happened.
-public struct GPXReplay: Sendable {
-    public let points: [GPXPoint]
-    public let speedFactor: Double
-    public let horizontalAccuracy: Double
+package struct GPXReplay: Sendable {
+    package let points: [GPXPoint]
+    package let speedFactor: Double
+    package let horizontalAccuracy: Double
 
-    public init(points: [GPXPoint], speedFactor: Double = 1, horizontalAccuracy: Double = 5) throws(AgentError) {
+    package init(points: [GPXPoint], speedFactor: Double = 1, horizontalAccuracy: Double = 5) throws(AgentError) {
         guard speedFactor.isFinite, speedFactor > 0 else { throw AgentError("the replay speed factor must be a positive number, got \(speedFactor)") }
         guard horizontalAccuracy.isFinite, horizontalAccuracy >= 0 else { throw AgentError("the replay accuracy must be a non-negative number of metres, got \(horizontalAccuracy)") }
         guard !points.isEmpty else { throw AgentError("the GPX file has no track, route or waypoint to replay") }
@@ -18,12 +19,12 @@ public struct GPXReplay: Sendable {
         self.horizontalAccuracy = horizontalAccuracy
     }
 
-    public init(path: String, speedFactor: Double = 1, horizontalAccuracy: Double = 5) throws(AgentError) {
+    package init(path: String, speedFactor: Double = 1, horizontalAccuracy: Double = 5) throws(AgentError) {
         try self.init(points: GPXTrack.load(path), speedFactor: speedFactor, horizontalAccuracy: horizontalAccuracy)
     }
 
     /// The locations with the track's own times (1 s apart from the first time where one is missing).
-    public var locations: [Location] {
+    package var locations: [Location] {
         var last: Date?
         let base = points.first?.time ?? Date(timeIntervalSince1970: 0)
         let speeds = points.speeds
@@ -40,7 +41,7 @@ public struct GPXReplay: Sendable {
 
     /// Delivers the locations in (scaled) real time; the stream ends after the last point. With `after`,
     /// the drive resumes after that time, as a vehicle does not rewind when its agent restarts.
-    public func stream(after: Date? = nil) -> AsyncStream<Location> {
+    package func stream(after: Date? = nil) -> AsyncStream<Location> {
         let locations = after.map { t in self.locations.filter { $0.timestamp > t } } ?? self.locations
         let factor = speedFactor
         return AsyncStream { continuation in

@@ -1,3 +1,5 @@
+import AgentJobs
+import AgentFormats
 import ArgumentParser
 import GeofenceAgent
 import Logging

@@ -1,3 +1,4 @@
+import AgentJobs
 import ArgumentParser
 import GeofenceAgent
 import GeofenceCore

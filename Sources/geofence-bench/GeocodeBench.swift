@@ -1,3 +1,4 @@
+import AgentFormats
 import ArgumentParser
 import Foundation
 import GeofenceAgent

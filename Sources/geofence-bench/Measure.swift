@@ -1,3 +1,4 @@
+import AgentFormats
 import Foundation
 import GeofenceAgent
 import GeofenceCore

@@ -1,3 +1,4 @@
+import AgentJobs
 import ArgumentParser
 import Foundation
 import GeofenceCore

@@ -1,3 +1,4 @@
+@testable import AgentFormats
 import Foundation
 import GeofenceAgent
 import GeofenceCore

@@ -1,3 +1,4 @@
+@testable import AgentFormats
 import Foundation
 import PropertyBased
 import Testing

@@ -1,3 +1,4 @@
+@testable import AgentFormats
 import Foundation
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,5 @@
 @testable import GeofenceAgent
+@testable import AgentFormats
 import GeofenceCore
 import Testing
 

@@ -1,4 +1,6 @@
 @testable import GeofenceAgent
+@testable import AgentFormats
+@testable import AgentFormats
 import Testing
 
 /// The GPX files' XML reader: what real GPX files hold reads as it should, and malformed files get the

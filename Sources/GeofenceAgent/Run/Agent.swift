@@ -1,3 +1,4 @@
+import AgentFormats
 import Foundation
 import GeofenceCore
 import GeofenceStore
@@ -18,7 +19,7 @@ public enum AgentRunner {
         let agent = try await buildAgent(configuration, logger: logger)
         await agent.runToEnd()
     }
-    static func mqttConfiguration(_ c: AgentConfiguration, topics: Topics) -> MQTTConfiguration {
+    package static func mqttConfiguration(_ c: AgentConfiguration, topics: Topics) -> MQTTConfiguration {
         var m = MQTTConfiguration(host: c.mqtt.host, port: c.mqtt.port, clientID: c.mqtt.clientID ?? "geofence-agent-\(c.fleet)-\(c.vehicle)")
         m.protocolVersion = c.mqtt.protocolVersion == "mqttv311" ? .v311 : .v5
         m.keepAlive = c.mqtt.keepAlive

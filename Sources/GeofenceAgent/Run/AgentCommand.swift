@@ -3,7 +3,7 @@ import GeofenceCore
 
 /// One message on the vehicle's `cmd` topic, read without acting on it (docs/topics.md#commands): a bare
 /// command name, or `{"command": NAME, "monitor": ...}`.
-public enum AgentCommand: Sendable, Equatable {
+package enum AgentCommand: Sendable, Equatable {
     case reportLocation
     /// The `state` topic's detail, for one monitor or all.
     case reportState(monitor: String?)
@@ -11,10 +11,10 @@ public enum AgentCommand: Sendable, Equatable {
     case resync
 
     /// The command names the agent knows.
-    public static let names = ["reportLocation", "reportState", "startLiveUpdates", "stopLiveUpdates", "resync"]
+    package static let names = ["reportLocation", "reportState", "startLiveUpdates", "stopLiveUpdates", "resync"]
 
     /// The command a payload asks for, or why it asks for none (a message for the `errors` topic).
-    public static func parse(_ payload: [UInt8]) -> Result<AgentCommand, CommandRefusal> {
+    package static func parse(_ payload: [UInt8]) -> Result<AgentCommand, CommandRefusal> {
         var name = String(decoding: payload, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         var monitor: String?
         if let json = try? JSONParser.parse(payload) {
@@ -37,8 +37,8 @@ public enum AgentCommand: Sendable, Equatable {
 }
 
 /// Why a `cmd` message was refused.
-public struct CommandRefusal: Error, Sendable, Equatable, CustomStringConvertible {
-    public var reason: String
-    public init(_ reason: String) { self.reason = reason }
-    public var description: String { reason }
+package struct CommandRefusal: Error, Sendable, Equatable, CustomStringConvertible {
+    package var reason: String
+    package init(_ reason: String) { self.reason = reason }
+    package var description: String { reason }
 }

@@ -1,3 +1,4 @@
+import AgentFormats
 import GeofenceCore
 import Mosquitto
 

@@ -3,39 +3,39 @@ import GeofenceStore
 import GPSD
 
 /// What `geofence-agent status` and the retained status topic show.
-public struct AgentStatus: Sendable, Codable, Equatable {
-    public struct GPS: Sendable, Codable, Equatable {
-        public var state: String
-        public var detail: String?
-        public var device: String?
-        public var fixAgeSeconds: Double?
-        public var horizontalAccuracy: Double?
+package struct AgentStatus: Sendable, Codable, Equatable {
+    package struct GPS: Sendable, Codable, Equatable {
+        package var state: String
+        package var detail: String?
+        package var device: String?
+        package var fixAgeSeconds: Double?
+        package var horizontalAccuracy: Double?
     }
 
-    public struct Monitor: Sendable, Codable, Equatable {
-        public var name: String
-        public var conditions: Int
-        public var satisfied: Int
+    package struct Monitor: Sendable, Codable, Equatable {
+        package var name: String
+        package var conditions: Int
+        package var satisfied: Int
     }
 
-    public var status: String
-    public var fleet: String
-    public var vehicle: String
-    public var version: String
-    public var pid: Int32
-    public var updated: String
-    public var startedAt: String
-    public var broker: String
-    public var gps: GPS
-    public var monitors: [Monitor]
-    public var conditions: Int
-    public var outbox: OutboxStats
-    public var outboxCaps: OutboxLimits
-    public var store: String
-    public var storeProblem: String?
+    package var status: String
+    package var fleet: String
+    package var vehicle: String
+    package var version: String
+    package var pid: Int32
+    package var updated: String
+    package var startedAt: String
+    package var broker: String
+    package var gps: GPS
+    package var monitors: [Monitor]
+    package var conditions: Int
+    package var outbox: OutboxStats
+    package var outboxCaps: OutboxLimits
+    package var store: String
+    package var storeProblem: String?
     /// State changes made but not yet written (the store refused writes, e.g. a full disk).
-    public var waitingStateChanges: Int
-    public var liveUpdates: Bool
+    package var waitingStateChanges: Int
+    package var liveUpdates: Bool
     /// The place of the last fix (places on, a fix seen); absent otherwise.
-    public var place: PlaceSummary?
+    package var place: PlaceSummary?
 }

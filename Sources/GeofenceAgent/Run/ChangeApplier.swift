@@ -1,3 +1,4 @@
+import AgentFormats
 import Foundation
 import GeofenceCore
 import GeofenceStore
@@ -151,7 +152,7 @@ actor ChangeApplier {
         let file = try ConditionFile.load(path, limits: .default)
         for line in file.errorLines { logger.error("local conditions: \(line)") }
         let changes = file.definitions.map { d in
-            AgentStore.ConditionChange.put(.init(monitor: d.monitor ?? SimulateJob.defaultMonitor, identifier: d.identifier, condition: d.condition,
+            AgentStore.ConditionChange.put(.init(monitor: d.monitor ?? MonitorSet.defaultMonitor, identifier: d.identifier, condition: d.condition,
                                                  definition: file.featureText(d.identifier) ?? "{}", source: source ?? "local:\(path)"))
         }
         let results = try await store.apply(changes)
@@ -284,7 +285,11 @@ extension AgentStore.ConditionChange {
 }
 
 /// A removal left in the inbox by `geofence-agent conditions remove`.
-struct InboxRemoval: Codable {
-    var monitor: String
-    var identifier: String
+package struct InboxRemoval: Codable {
+    package var monitor: String
+    package var identifier: String
+    package init(monitor: String, identifier: String) {
+        self.monitor = monitor
+        self.identifier = identifier
+    }
 }

@@ -45,7 +45,7 @@ actor FixProcessor: MonitorHost, SnapshotSource {
         let persisted = try await store.setting("liveUpdates.started")
         liveUpdatesStarted = persisted.map { $0 == "true" } ?? configuration.liveUpdates.startedByDefault
         var names = Set(try await store.monitorNames())
-        names.insert(SimulateJob.defaultMonitor)
+        names.insert(MonitorSet.defaultMonitor)
         monitors = MonitorSet(configuration: configuration.monitor)
         for name in names.sorted() {
             monitors.insert(try await store.openMonitor(name, configuration: configuration.monitor))

@@ -4,15 +4,15 @@ import GeofenceStore
 /// One message on a geofence topic (docs/topics.md#geofences), read without storing it: a Feature whose
 /// id, if any, is the topic's last level, or an empty payload that deletes. Pure, so the agent validates
 /// batches on every core, and a sender can know in advance what the agent will refuse.
-public enum GeofenceMessage {
+package enum GeofenceMessage {
     /// Why a message is refused: the reason the `errors` topic carries, and the identifier when known.
-    public struct Refusal: Error, Sendable, Equatable {
-        public var identifier: String?
-        public var reason: String
+    package struct Refusal: Error, Sendable, Equatable {
+        package var identifier: String?
+        package var reason: String
     }
 
     /// The change a message asks for, or why it is refused.
-    public static func change(topic: String, payload: [UInt8]) -> Result<AgentStore.ConditionChange, Refusal> {
+    package static func change(topic: String, payload: [UInt8]) -> Result<AgentStore.ConditionChange, Refusal> {
         guard let identifier = topic.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) else {
             return .failure(Refusal(reason: "no identifier in the topic"))
         }
@@ -26,7 +26,7 @@ public enum GeofenceMessage {
         if definition.identifier != identifier {
             return .failure(Refusal(identifier: identifier, reason: "the feature's id '\(definition.identifier)' does not match the topic's last level '\(identifier)'"))
         }
-        return .success(.put(.init(monitor: definition.monitor ?? SimulateJob.defaultMonitor, identifier: identifier, condition: definition.condition,
+        return .success(.put(.init(monitor: definition.monitor ?? MonitorSet.defaultMonitor, identifier: identifier, condition: definition.condition,
                                    definition: String(decoding: payload, as: UTF8.self), source: "mqtt:\(topic)")))
     }
 

@@ -4,7 +4,7 @@ import Glibc
 
 /// glibc keeps memory freed by a burst of small allocations for reuse; `malloc_trim` gives it back to
 /// the system. Looked up at run time (it is not in Swift's Glibc module), and skipped where it is absent.
-public enum HeapTrim {
+package enum HeapTrim {
     private typealias Trim = @convention(c) (Int) -> Int32
 
     private static let trim: Trim? = {
@@ -16,7 +16,7 @@ public enum HeapTrim {
         #endif
     }()
 
-    public static func giveBackFreedMemory() {
+    package static func giveBackFreedMemory() {
         _ = trim?(0)
     }
 }

@@ -9,7 +9,7 @@ import Synchronization
 /// the outbox only when the broker acknowledged it with a reason below 0x80; anything not acknowledged
 /// when the agent stops is sent again at the next start (consumers deduplicate by `eventId`).
 /// Everything it reads, and every acknowledgement, goes through the `Outbox`, which owns them.
-public final class OutboxPublisher: Service, Sendable {
+package final class OutboxPublisher: Service, Sendable {
     private let outbox: Outbox
     private let client: any OutboxTransport
     private let logger: Logger
@@ -109,7 +109,7 @@ public final class OutboxPublisher: Service, Sendable {
 
     /// Runs until graceful shutdown: issuing stops at once (it may be waiting for a broker that is
     /// away); acknowledgements in flight get `acknowledgementGrace`, then the last deletions are made.
-    public func run() async throws {
+    package func run() async throws {
         let (issued, issuedSink) = AsyncStream<Issued>.makeStream()
         await withDiscardingTaskGroup { group in
             group.addTask { await self.deleteAcknowledged() }

@@ -1,3 +1,4 @@
+import AgentFormats
 import Foundation
 import GeofenceCore
 import GeofenceStore

@@ -7,18 +7,18 @@ import Glibc
 
 /// sd_notify without libsystemd: READY=1 once the agent runs, WATCHDOG=1 at half the watchdog interval,
 /// STOPPING=1 on the way out. Does nothing when NOTIFY_SOCKET is not set (not under systemd).
-public struct SystemdNotifier: Service {
+package struct SystemdNotifier: Service {
     let socketPath: String?
     let watchdogInterval: Duration?
     let logger: Logger
 
-    public init(environment: [String: String] = ProcessInfo.processInfo.environment, logger: Logger) {
+    package init(environment: [String: String] = ProcessInfo.processInfo.environment, logger: Logger) {
         socketPath = environment["NOTIFY_SOCKET"]
         watchdogInterval = environment["WATCHDOG_USEC"].flatMap(Int64.init).map { .microseconds($0 / 2) }
         self.logger = logger
     }
 
-    public func notify(_ state: String) {
+    package func notify(_ state: String) {
         guard let socketPath, !socketPath.isEmpty else { return }
         let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return }
@@ -38,7 +38,7 @@ public struct SystemdNotifier: Service {
         if sent < 0 { logger.warning("sd_notify failed", metadata: ["state": "\(state)", "errno": "\(errno)"]) }
     }
 
-    public func run() async throws {
+    package func run() async throws {
         guard socketPath != nil else {
             try? await gracefulShutdown()
             return

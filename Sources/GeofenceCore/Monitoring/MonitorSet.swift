@@ -4,6 +4,9 @@ import Foundation
 /// `simulate` and `Monitor` drive, so that a replay through `simulate` gives the agent's events by
 /// construction.
 public struct MonitorSet: Sendable {
+    /// The monitor that conditions without `properties.monitor` belong to.
+    public static let defaultMonitor = "default"
+
     public let configuration: MonitorConfiguration
     private var engines: [String: MonitorEngine] = [:]
     /// The names, sorted: the order every fix visits the monitors in.

@@ -1,3 +1,4 @@
+@testable import AgentJobs
 import Foundation
 @testable import GeofenceAgent
 import GeofenceCore

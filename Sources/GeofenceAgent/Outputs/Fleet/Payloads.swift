@@ -1,3 +1,4 @@
+import AgentFormats
 import Foundation
 import GeofenceCore
 import GeofenceStore
@@ -50,7 +51,7 @@ public enum Payloads {
     }
 
     /// Speeds in km/h, rounded to 0.1; duration in seconds and distance in metres, on `overspeedEnded`.
-    static func overspeedObject(_ o: OverspeedDetail) -> String {
+    package static func overspeedObject(_ o: OverspeedDetail) -> String {
         var line = JSONLine()
         line.add("limit", o.limit)
         line.add("peakSpeed", (o.peakSpeed * 10).rounded() / 10)
@@ -60,7 +61,7 @@ public enum Payloads {
         return line.text
     }
 
-    static func locationObject(_ l: Location) -> String {
+    package static func locationObject(_ l: Location) -> String {
         var line = JSONLine()
         line.add("lat", l.coordinate.latitude)
         line.add("lon", l.coordinate.longitude)

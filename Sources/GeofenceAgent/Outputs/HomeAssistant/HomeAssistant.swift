@@ -1,26 +1,27 @@
+import AgentFormats
 import Foundation
 import GeofenceCore
 
 /// Home Assistant's MQTT discovery (home-assistant.io, integrations/mqtt): the vehicle appears as one
 /// device with a GPS tracker, an event entity and three sensors, with no configuration in Home Assistant.
 /// Pure: values in, topics and payloads out.
-public enum HomeAssistant {
+package enum HomeAssistant {
     /// The event types of the event entity; other events have no place there.
-    public static let eventTypes = ["enter", "exit", "dwell", "crossed"]
+    package static let eventTypes = ["enter", "exit", "dwell", "crossed"]
 
     /// Where the vehicle's entities live.
-    public struct Identity: Sendable, Equatable {
-        public var discoveryPrefix: String
-        public var topics: Topics
+    package struct Identity: Sendable, Equatable {
+        package var discoveryPrefix: String
+        package var topics: Topics
 
-        public init(discoveryPrefix: String = "homeassistant", topics: Topics) {
+        package init(discoveryPrefix: String = "homeassistant", topics: Topics) {
             self.discoveryPrefix = discoveryPrefix
             self.topics = topics
         }
 
         /// The device's id, stable across restarts: `geofence_agent_FLEET_VEHICLE` in the characters
         /// discovery allows. Each entity's `unique_id` is this and its role.
-        public var node: String { Self.allowed("geofence_agent_\(topics.fleet)_\(topics.vehicle)") }
+        package var node: String { Self.allowed("geofence_agent_\(topics.fleet)_\(topics.vehicle)") }
 
         static func allowed(_ raw: String) -> String {
             let allowed = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
@@ -28,11 +29,11 @@ public enum HomeAssistant {
         }
 
         /// Home Assistant's own status: `online` when it (re)starts, and the discovery goes again.
-        public var homeAssistantStatus: String { "\(discoveryPrefix)/status" }
+        package var homeAssistantStatus: String { "\(discoveryPrefix)/status" }
         /// The tracker's attributes: latitude, longitude, gps_accuracy and the conditions the vehicle is inside.
-        public var attributes: String { "\(topics.vehicleBase)/homeassistant/attributes" }
+        package var attributes: String { "\(topics.vehicleBase)/homeassistant/attributes" }
         /// The event entity's events.
-        public var events: String { "\(topics.vehicleBase)/homeassistant/event" }
+        package var events: String { "\(topics.vehicleBase)/homeassistant/event" }
 
         /// `PREFIX/COMPONENT/VEHICLE/geofence_agent_FLEET_ROLE/config`: the vehicle is a level of its own, so
         /// that a broker's ACL can give each vehicle its own discovery topics (`homeassistant/+/%u/+/config`).
@@ -43,7 +44,7 @@ public enum HomeAssistant {
 
     /// Every discovery message: (topic, retained payload). Every entity shares the device block and has
     /// a `unique_id` made of the node id and its role, so it stays the same entity across restarts.
-    public static func discovery(_ identity: Identity, version: String) -> [(topic: String, payload: [UInt8])] {
+    package static func discovery(_ identity: Identity, version: String) -> [(topic: String, payload: [UInt8])] {
         let node = identity.node
         let device: [String: Any] = [
             "identifiers": [node], "name": identity.topics.vehicle, "manufacturer": "geofence-agent",
@@ -77,7 +78,7 @@ public enum HomeAssistant {
 
     /// The tracker's attributes: where the vehicle is (`gps_accuracy` in metres, 1-sigma) and which
     /// conditions it is inside.
-    public static func attributes(_ l: Location, inside: [String]) -> [UInt8] {
+    package static func attributes(_ l: Location, inside: [String]) -> [UInt8] {
         var line = JSONLine()
         line.add("latitude", l.coordinate.latitude)
         line.add("longitude", l.coordinate.longitude)
@@ -90,7 +91,7 @@ public enum HomeAssistant {
 
     /// One event for the event entity (`event_type` and the condition's identifier and name); nil for a
     /// kind the entity does not list.
-    public static func event(_ e: MonitorEvent, monitor: String) -> [UInt8]? {
+    package static func event(_ e: MonitorEvent, monitor: String) -> [UInt8]? {
         guard eventTypes.contains(e.kind.rawValue) else { return nil }
         var line = JSONLine()
         line.add("event_type", e.kind.rawValue)

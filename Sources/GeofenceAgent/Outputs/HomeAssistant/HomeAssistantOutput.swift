@@ -1,3 +1,4 @@
+import AgentFormats
 import GeofenceCore
 
 /// Home Assistant (docs/integrations.md#home-assistant): the event entity's events, the tracker's

@@ -1,3 +1,4 @@
+import AgentFormats
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -9,15 +10,15 @@ import Glibc
 /// Serves `GET /metrics` in Prometheus' text format over plain HTTP/1.1, one request per connection.
 /// Accepting and reading block, so they run on a thread of their own, never on the cooperative pool; a
 /// graceful shutdown closes the socket, which ends the thread at once.
-public final class MetricsServer: Service, Sendable {
-    public let host: String
-    public let port: Int
+package final class MetricsServer: Service, Sendable {
+    package let host: String
+    package let port: Int
     private let body: @Sendable () -> String
     private let logger: Logger
     private let socket = Mutex<Int32>(-1)
 
     /// Binds at once, so that a taken port is reported at start; `body` gives the text at each scrape.
-    public init(host: String, port: Int, logger: Logger, body: @escaping @Sendable () -> String) throws(AgentError) {
+    package init(host: String, port: Int, logger: Logger, body: @escaping @Sendable () -> String) throws(AgentError) {
         self.host = host
         self.logger = logger
         self.body = body
@@ -48,7 +49,7 @@ public final class MetricsServer: Service, Sendable {
         socket.withLock { $0 = fd }
     }
 
-    public func run() async throws {
+    package func run() async throws {
         let fd = socket.withLock { $0 }
         let thread = Thread { [self] in self.serve(fd) }
         thread.name = "metrics server"

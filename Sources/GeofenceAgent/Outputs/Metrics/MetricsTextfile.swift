@@ -1,3 +1,4 @@
+import AgentFormats
 import Foundation
 
 /// node_exporter's textfile collector: the metrics written to `path` (`*.prom`) through a temporary file

@@ -1,18 +1,19 @@
+import AgentFormats
 import Foundation
 import GeofenceCore
 
 /// OwnTracks' JSON (the booklet's `docs/tech/json.md`), so that OwnTracks Recorder, its frontends and the
 /// apps see the vehicle as one of theirs. Pure: values in, payload bytes out. Our own topics stay as
 /// they are; these are published beside them (docs/integrations.md).
-public enum OwnTracks {
+package enum OwnTracks {
     /// Who the vehicle is to OwnTracks: `owntracks/USER/DEVICE`, shown by its two-character tracker id.
-    public struct Identity: Sendable, Equatable {
-        public var prefix: String
-        public var user: String
-        public var device: String
-        public var tid: String
+    package struct Identity: Sendable, Equatable {
+        package var prefix: String
+        package var user: String
+        package var device: String
+        package var tid: String
 
-        public init(prefix: String = "owntracks", user: String, device: String, tid: String? = nil) {
+        package init(prefix: String = "owntracks", user: String, device: String, tid: String? = nil) {
             self.prefix = prefix
             self.user = user
             self.device = device
@@ -27,17 +28,17 @@ public enum OwnTracks {
         }
 
         /// Locations and the will (`_type` location and lwt).
-        public var base: String { "\(prefix)/\(user)/\(device)" }
+        package var base: String { "\(prefix)/\(user)/\(device)" }
         /// Transitions.
-        public var event: String { "\(base)/event" }
+        package var event: String { "\(base)/event" }
         /// Commands to the vehicle.
-        public var command: String { "\(base)/cmd" }
+        package var command: String { "\(base)/cmd" }
         /// The regions, on request.
-        public var waypoints: String { "\(base)/waypoints" }
+        package var waypoints: String { "\(base)/waypoints" }
     }
 
     /// Why a location was published (`t`).
-    public enum Trigger: String, Sendable {
+    package enum Trigger: String, Sendable {
         /// A live update (the booklet's ping: automatic).
         case ping = "p"
         /// An answer to `reportLocation`.
@@ -47,10 +48,10 @@ public enum OwnTracks {
     }
 
     /// A region the vehicle is inside: its identifier (`inrids`) and name (`inregions`).
-    public struct Region: Sendable, Equatable {
-        public var identifier: String
-        public var name: String?
-        public init(identifier: String, name: String?) {
+    package struct Region: Sendable, Equatable {
+        package var identifier: String
+        package var name: String?
+        package init(identifier: String, name: String?) {
             self.identifier = identifier
             self.name = name
         }
@@ -59,7 +60,7 @@ public enum OwnTracks {
     /// `_type: location`. Integers where the booklet has them: `tst` and `created_at` in epoch seconds,
     /// `acc`, `alt` and `vac` in metres, `vel` in km/h, `cog` in degrees. A value the receiver did not give
     /// is left out, as the apps do.
-    public static func location(_ l: Location, identity: Identity, trigger: Trigger, inside: [Region], createdAt: Date) -> [UInt8] {
+    package static func location(_ l: Location, identity: Identity, trigger: Trigger, inside: [Region], createdAt: Date) -> [UInt8] {
         var line = JSONLine()
         line.add("_type", "location")
         line.add("lat", l.coordinate.latitude)
@@ -84,7 +85,7 @@ public enum OwnTracks {
     /// OwnTracks consumers reject. Every field Recorder needs is there (it fails on a transition without
     /// `event` or `desc`). `wtst` is the region's own time: its `properties.version` (a region imported
     /// with `setWaypoints` keeps the waypoint's `tst` there), 0 when it has none.
-    public static func transition(_ e: MonitorEvent, identity: Identity, waypointTime: Int64?, createdAt: Date) -> [UInt8]? {
+    package static func transition(_ e: MonitorEvent, identity: Identity, waypointTime: Int64?, createdAt: Date) -> [UInt8]? {
         let event: String
         switch e.kind {
         case .enter: event = "enter"
@@ -108,7 +109,7 @@ public enum OwnTracks {
     }
 
     /// `_type: lwt`, the will: `tst` is when the connection was made.
-    public static func lastWill(connectedAt: Date) -> [UInt8] {
+    package static func lastWill(connectedAt: Date) -> [UInt8] {
         var line = JSONLine()
         line.add("_type", "lwt")
         line.add("tst", epochSeconds(connectedAt))
@@ -116,17 +117,17 @@ public enum OwnTracks {
     }
 
     /// A circular region in OwnTracks' terms (`_type: waypoint`).
-    public struct Waypoint: Sendable, Equatable {
-        public var description: String
-        public var latitude: Double
-        public var longitude: Double
+    package struct Waypoint: Sendable, Equatable {
+        package var description: String
+        package var latitude: Double
+        package var longitude: Double
         /// Metres.
-        public var radius: Int
+        package var radius: Int
         /// Epoch seconds: when the region was made.
-        public var time: Int64
-        public var regionID: String?
+        package var time: Int64
+        package var regionID: String?
 
-        public init(description: String, latitude: Double, longitude: Double, radius: Int, time: Int64, regionID: String?) {
+        package init(description: String, latitude: Double, longitude: Double, radius: Int, time: Int64, regionID: String?) {
             self.description = description
             self.latitude = latitude
             self.longitude = longitude
@@ -149,7 +150,7 @@ public enum OwnTracks {
     }
 
     /// `_type: waypoints`: the vehicle's circles. Polygons and corridors have no OwnTracks form.
-    public static func waypoints(_ list: [Waypoint]) -> [UInt8] {
+    package static func waypoints(_ list: [Waypoint]) -> [UInt8] {
         var line = JSONLine()
         line.add("_type", "waypoints")
         line.addRaw("waypoints", "[" + list.map(\.json).joined(separator: ",") + "]")
@@ -157,7 +158,7 @@ public enum OwnTracks {
     }
 
     /// The waypoint for a circle condition; nil for a polygon or corridor.
-    public static func waypoint(identifier: String, condition: Condition) -> Waypoint? {
+    package static func waypoint(identifier: String, condition: Condition) -> Waypoint? {
         guard case .circle(let c) = condition.region else { return nil }
         return Waypoint(description: condition.name ?? identifier, latitude: c.center.latitude, longitude: c.center.longitude,
                         radius: max(1, Int(c.radius.rounded())), time: condition.version ?? 0, regionID: identifier)

@@ -3,7 +3,7 @@ import GeofenceCore
 import GeofenceStore
 
 /// One message on `owntracks/USER/DEVICE/cmd` (`_type: cmd`), read without acting on it.
-public enum OwnTracksCommand: Sendable, Equatable {
+package enum OwnTracksCommand: Sendable, Equatable {
     case reportLocation
     /// OwnTracks regions to hold as circle conditions (source `owntracks`), merged with those held.
     case setWaypoints([OwnTracks.Waypoint])
@@ -12,10 +12,10 @@ public enum OwnTracksCommand: Sendable, Equatable {
     /// The circles, published on `.../waypoints`.
     case waypoints
 
-    public static let actions = ["reportLocation", "setWaypoints", "clearWaypoints", "waypoints"]
+    package static let actions = ["reportLocation", "setWaypoints", "clearWaypoints", "waypoints"]
 
     /// The command a payload asks for, or why it asks for none (for the `errors` topic).
-    public static func parse(_ payload: [UInt8]) -> Result<OwnTracksCommand, CommandRefusal> {
+    package static func parse(_ payload: [UInt8]) -> Result<OwnTracksCommand, CommandRefusal> {
         guard case .object(let o)? = try? JSONParser.parse(payload) else {
             return .failure(CommandRefusal("an OwnTracks command is a JSON object with \"_type\": \"cmd\""))
         }
@@ -71,7 +71,7 @@ public enum OwnTracksCommand: Sendable, Equatable {
 
     /// The condition a waypoint becomes: a circle named by the waypoint, identified by its `rid` (or
     /// `owntracks-TST` without one), with its `tst` as the version, validated as any pushed geofence.
-    public static func change(for w: OwnTracks.Waypoint) -> Result<AgentStore.ConditionChange, CommandRefusal> {
+    package static func change(for w: OwnTracks.Waypoint) -> Result<AgentStore.ConditionChange, CommandRefusal> {
         let identifier = w.regionID ?? "owntracks-\(w.time)"
         let feature: JSONValue = .object([
             "type": .string("Feature"), "id": .string(identifier),
@@ -81,10 +81,10 @@ public enum OwnTracksCommand: Sendable, Equatable {
         let load = GeoJSONConditions.decode(feature)
         if let error = load.errors.first { return .failure(CommandRefusal("waypoint '\(w.description.clipped)': \(error.description)")) }
         guard let definition = load.definitions.first else { return .failure(CommandRefusal("waypoint '\(w.description.clipped)' gave no condition")) }
-        return .success(.put(.init(monitor: SimulateJob.defaultMonitor, identifier: identifier, condition: definition.condition,
+        return .success(.put(.init(monitor: MonitorSet.defaultMonitor, identifier: identifier, condition: definition.condition,
                                    definition: feature.jsonText, source: OwnTracksCommand.source)))
     }
 
     /// The `source` of the conditions that came from OwnTracks.
-    public static let source = "owntracks"
+    package static let source = "owntracks"
 }

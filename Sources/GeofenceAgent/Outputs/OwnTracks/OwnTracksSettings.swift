@@ -15,7 +15,7 @@ public struct OwnTracksSettings: Sendable, Equatable {
     public init() {}
 
     /// The vehicle's OwnTracks identity.
-    public func identity(fleet: String, vehicle: String) -> OwnTracks.Identity {
+    package func identity(fleet: String, vehicle: String) -> OwnTracks.Identity {
         OwnTracks.Identity(prefix: topicPrefix, user: user ?? fleet, device: device ?? vehicle, tid: tid)
     }
 

@@ -2,26 +2,26 @@ import Foundation
 import GeofenceCore
 
 /// One point of a GPX 1.0 or 1.1 track.
-public struct GPXPoint: Sendable, Equatable {
-    public var latitude: Double
-    public var longitude: Double
-    public var elevation: Double?
-    public var time: Date?
+package struct GPXPoint: Sendable, Equatable {
+    package var latitude: Double
+    package var longitude: Double
+    package var elevation: Double?
+    package var time: Date?
     /// GPX 1.0's `<speed>` (m/s) and `<course>` (degrees), when present.
-    public var speed: Double?
-    public var course: Double?
+    package var speed: Double?
+    package var course: Double?
     /// The line of the point in the file, for error messages.
-    public var line: Int
+    package var line: Int
 }
 
 /// Reads the track points of a GPX file (`trk/trkseg/trkpt`); a file with no track falls back to its
 /// route points, then to its waypoints, as Xcode replays waypoints.
-public enum GPXTrack {
-    public static func load(_ path: String) throws(AgentError) -> [GPXPoint] {
+package enum GPXTrack {
+    package static func load(_ path: String) throws(AgentError) -> [GPXPoint] {
         try parse(FileInput.bytes(path, what: "GPX"), name: path)
     }
 
-    public static func parse(_ bytes: [UInt8], name: String) throws(AgentError) -> [GPXPoint] {
+    package static func parse(_ bytes: [UInt8], name: String) throws(AgentError) -> [GPXPoint] {
         // GPX is UTF-8; other bytes are refused where they stand rather than read as replacement characters.
         if let line = firstLineNotUTF8(bytes) {
             throw AgentError("\(name):\(line): not a readable GPX file: the text is not UTF-8")
@@ -128,7 +128,7 @@ extension Array where Element == GPXPoint {
     /// between them (the last point: from the one before), as a receiver's Doppler speed would say; -1 where
     /// times are missing. A replay without speeds would look to the rest detection like a vehicle that
     /// may be standing still.
-    public var speeds: [Double] {
+    package var speeds: [Double] {
         indices.map { i in
             if let s = self[i].speed { return s }
             let (a, b) = i + 1 < count ? (i, i + 1) : (i - 1, i)

@@ -1,19 +1,19 @@
 import GeofenceCore
 
 /// A GeoJSON file of conditions, loaded with every refused feature reported by its path.
-public struct ConditionFile: Sendable {
-    public var path: String
-    public var definitions: [ConditionDefinition]
-    public var errors: [GeoJSONError]
+package struct ConditionFile: Sendable {
+    package var path: String
+    package var definitions: [ConditionDefinition]
+    package var errors: [GeoJSONError]
     /// Each feature's own text, by identifier, for `conditions show`.
-    public var featureTexts: [String: String] = [:]
+    package var featureTexts: [String: String] = [:]
 
-    public static func load(_ path: String, limits: GeoJSONLimits = .default) throws(AgentError) -> ConditionFile {
+    package static func load(_ path: String, limits: GeoJSONLimits = .default) throws(AgentError) -> ConditionFile {
         try parse(try FileInput.bytes(path, what: "conditions"), path: path, limits: limits)
     }
 
     /// The same from bytes already read; `path` names them in messages.
-    public static func parse(_ bytes: [UInt8], path: String, limits: GeoJSONLimits = .default) throws(AgentError) -> ConditionFile {
+    package static func parse(_ bytes: [UInt8], path: String, limits: GeoJSONLimits = .default) throws(AgentError) -> ConditionFile {
         let load = GeoJSONConditions.decode(bytes, limits: limits)
         // A document-level error (not JSON, not GeoJSON) leaves nothing to work with.
         if let unusable = load.errors.first(where: \.isDocumentLevel) {
@@ -37,8 +37,8 @@ public struct ConditionFile: Sendable {
         return file
     }
 
-    public func featureText(_ identifier: String) -> String? { featureTexts[identifier] }
+    package func featureText(_ identifier: String) -> String? { featureTexts[identifier] }
 
     /// One line per refused feature, naming the file.
-    public var errorLines: [String] { errors.map { "\(path): \($0)" } }
+    package var errorLines: [String] { errors.map { "\(path): \($0)" } }
 }

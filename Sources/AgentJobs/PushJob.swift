@@ -1,3 +1,5 @@
+import AgentFormats
+import GeofenceAgent
 import Foundation
 import GeofenceCore
 import Geocoding
@@ -6,8 +8,8 @@ import Mosquitto
 
 /// `geofence-agent push`: publishes geofences as an operator would, retained, one Feature per topic,
 /// after validating the whole file: one bad feature and nothing is published.
-public enum PushJob {
-    public static func run(configurationPath: String, conditionsPath: String, vehicle: String?, delete: Bool,
+package enum PushJob {
+    package static func run(configurationPath: String, conditionsPath: String, vehicle: String?, delete: Bool,
                            logger: Logger, emit: @Sendable (String) -> Void) async throws(AgentError) {
         try await run(configurationPath: configurationPath, file: try ConditionFile.load(conditionsPath), vehicle: vehicle, delete: delete,
                       logger: logger, emit: emit)
@@ -15,7 +17,7 @@ public enum PushJob {
 
     /// A circle of `radius` metres around the place `query` names (the most populous match, printed),
     /// published as the condition `identifier`.
-    public static func run(configurationPath: String, place query: String, radius: Double, identifier: String, name: String?,
+    package static func run(configurationPath: String, place query: String, radius: Double, identifier: String, name: String?,
                            geocoder: Geocoder, vehicle: String?, delete: Bool, logger: Logger,
                            emit: @Sendable (String) -> Void) async throws(AgentError) {
         let place: Placemark
@@ -40,7 +42,7 @@ public enum PushJob {
         try await run(configurationPath: configurationPath, file: file, vehicle: vehicle, delete: delete, logger: logger, emit: emit)
     }
 
-    public static func run(configurationPath: String, file: ConditionFile, vehicle: String?, delete: Bool,
+    package static func run(configurationPath: String, file: ConditionFile, vehicle: String?, delete: Bool,
                            logger: Logger, emit: @Sendable (String) -> Void) async throws(AgentError) {
         let conditionsPath = file.path
         let configuration = try AgentConfiguration.load(configurationPath)

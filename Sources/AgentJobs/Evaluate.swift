@@ -1,11 +1,13 @@
+import AgentFormats
+import GeofenceAgent
 import GeofenceCore
 
 /// `geofence-agent evaluate`: pure containment of each point in a set of conditions, one JSON line per
 /// point, `{"point": N, "inside": ["id", ...]}` with ids sorted and N counting from 0.
-public enum EvaluateJob {
+package enum EvaluateJob {
     /// Writes each output line through `emit` and refused features through `warn`. Throws when the input
     /// cannot be used, or (exit status 1, after the output) when some features were refused.
-    public static func run(conditionsPath: String, pointsPath: String, limits: GeoJSONLimits = .default,
+    package static func run(conditionsPath: String, pointsPath: String, limits: GeoJSONLimits = .default,
                            emit: (String) -> Void, warn: (String) -> Void) throws(AgentError) {
         let file = try ConditionFile.load(conditionsPath, limits: limits)
         file.errorLines.forEach(warn)

@@ -1,3 +1,5 @@
+import AgentFormats
+import GeofenceAgent
 import Foundation
 import GeofenceCore
 import GeofenceStore
@@ -7,12 +9,12 @@ import Glibc
 
 /// `geofence-agent status`: what the agent on this vehicle is doing, read beside the running agent from
 /// its status file and, read-only, its store.
-public enum StatusJob {
+package enum StatusJob {
     /// The exit status when no agent runs with this configuration (as `systemctl status` and LSB use).
-    public static let notRunning: Int32 = 3
+    package static let notRunning: Int32 = 3
 
     /// Prints the status; throws (exit 3) after printing it when no agent runs.
-    public static func run(configurationPath: String, json: Bool, emit: (String) -> Void) throws(AgentError) {
+    package static func run(configurationPath: String, json: Bool, emit: (String) -> Void) throws(AgentError) {
         let configuration = try AgentConfiguration.load(configurationPath)
         let paths = StorePaths(configuration.storePath)
         var status: AgentStatus?

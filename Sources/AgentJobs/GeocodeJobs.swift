@@ -1,11 +1,13 @@
+import AgentFormats
+import GeofenceAgent
 import Foundation
 import GeofenceCore
 import Geocoding
 
 /// What `geofence-agent geocode` and `reverse` do: one query from the command line, or many from stdin.
-public enum GeocodeJobs {
+package enum GeocodeJobs {
     /// A placemark as one JSON object (docs/geocoding.md).
-    public static func json(_ p: Placemark) -> String {
+    package static func json(_ p: Placemark) -> String {
         var line = JSONLine()
         line.add("name", p.name)
         line.add("locality", p.locality)
@@ -22,7 +24,7 @@ public enum GeocodeJobs {
     }
 
     /// One line a person reads.
-    public static func text(_ p: Placemark) -> String {
+    package static func text(_ p: Placemark) -> String {
         let area = [p.locality, p.administrativeArea, p.isoCountryCode].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: ", ")
         let distance = p.distance.map { $0 < 1000 ? String(format: ", %.0f m away", $0) : String(format: ", %.1f km away", $0 / 1000) } ?? ""
         return "\(area) (\(String(format: "%.5f, %.5f", p.location.latitude, p.location.longitude)), population \(p.population)\(distance))"
@@ -37,7 +39,7 @@ public enum GeocodeJobs {
 
     // MARK: reverse
 
-    public static func reverse(latitude: Double, longitude: Double, asJSON: Bool, geocoder: Geocoder, emit: (String) -> Void) async throws(AgentError) {
+    package static func reverse(latitude: Double, longitude: Double, asJSON: Bool, geocoder: Geocoder, emit: (String) -> Void) async throws(AgentError) {
         do {
             let p = try await geocoder.reverseGeocodeLocation(Coordinate(latitude: latitude, longitude: longitude))[0]
             emit(asJSON ? json(p) : text(p))
@@ -48,7 +50,7 @@ public enum GeocodeJobs {
 
     /// Queries from `lines`: each "lat,lon", or a CSV whose header names `lat` and `lon`. One JSON line each,
     /// `{}` for a line that gets no answer (its reason on stderr with its line number); exit status 1 if any.
-    public static func reverseMany(_ lines: [String], source: String, geocoder: Geocoder, emit: (String) -> Void, warn: (String) -> Void) async throws(AgentError) {
+    package static func reverseMany(_ lines: [String], source: String, geocoder: Geocoder, emit: (String) -> Void, warn: (String) -> Void) async throws(AgentError) {
         let gazetteer: Gazetteer
         do { gazetteer = try geocoder.data() } catch { throw agentError(error) }
         var columns = (lat: 0, lon: 1), first = 0, failures = 0
@@ -78,7 +80,7 @@ public enum GeocodeJobs {
 
     // MARK: geocode
 
-    public static func geocode(_ query: String, region: String?, limit: Int, asJSON: Bool, geocoder: Geocoder, emit: (String) -> Void) async throws(AgentError) {
+    package static func geocode(_ query: String, region: String?, limit: Int, asJSON: Bool, geocoder: Geocoder, emit: (String) -> Void) async throws(AgentError) {
         do {
             for p in try await geocoder.geocodeAddressString(query, in: region, limit: limit) { emit(asJSON ? json(p) : text(p)) }
         } catch {
@@ -87,7 +89,7 @@ public enum GeocodeJobs {
     }
 
     /// One query per line; the best place for each as one JSON line, `{}` when there is none.
-    public static func geocodeMany(_ lines: [String], source: String, region: String?, geocoder: Geocoder,
+    package static func geocodeMany(_ lines: [String], source: String, region: String?, geocoder: Geocoder,
                                    emit: (String) -> Void, warn: (String) -> Void) async throws(AgentError) {
         let gazetteer: Gazetteer
         do { gazetteer = try geocoder.data() } catch { throw agentError(error) }
@@ -105,7 +107,7 @@ public enum GeocodeJobs {
     }
 
     /// Lines of standard input, without their line ends (a last empty line is not a query).
-    public static func standardInputLines() -> [String] {
+    package static func standardInputLines() -> [String] {
         var lines = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
             .split(separator: "\n", omittingEmptySubsequences: false).map { String($0.hasSuffix("\r") ? $0.dropLast() : $0) }
         if lines.last == "" { lines.removeLast() }

@@ -4,7 +4,7 @@ import Foundation
 ///
 /// Rounded to the nearest millisecond. Foundation's format style truncates the binary fraction, so a
 /// time gpsd reported as `19.600` (stored as 19.59999...) came out as `19.599`.
-public func iso8601(_ date: Date) -> String {
+package func iso8601(_ date: Date) -> String {
     let milliseconds = (date.timeIntervalSince1970 * 1000).rounded()
     // Foundation's calendar is Julian before 1582; outside the Gregorian years 1583-9999 it decides.
     guard milliseconds.isFinite, milliseconds >= -12_212_553_600_000, milliseconds < 253_402_300_800_000 else {

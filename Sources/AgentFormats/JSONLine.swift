@@ -3,26 +3,26 @@ import GeofenceCore
 
 /// One JSON object written with its keys in the order given, for line-oriented output that people
 /// read and scripts parse.
-public struct JSONLine {
+package struct JSONLine {
     private var parts: [String] = []
 
-    public init() {}
+    package init() {}
 
-    public mutating func add(_ key: String, _ value: String?) {
+    package mutating func add(_ key: String, _ value: String?) {
         guard let value else { return }
         parts.append("\(Self.quote(key)):\(Self.quote(value))")
     }
 
-    public mutating func add(_ key: String, _ value: Int) { parts.append("\(Self.quote(key)):\(value)") }
+    package mutating func add(_ key: String, _ value: Int) { parts.append("\(Self.quote(key)):\(value)") }
 
-    public mutating func add(_ key: String, _ value: Double?) {
+    package mutating func add(_ key: String, _ value: Double?) {
         guard let value, value.isFinite else { return }
         parts.append("\(Self.quote(key)):\(value)")
     }
 
     /// A key that is always present: null when the value is unknown (nil, or negative for Core Location's
     /// "unknown" convention when `negativeIsUnknown`).
-    public mutating func add(_ key: String, orNull value: Double?, negativeIsUnknown: Bool = false) {
+    package mutating func add(_ key: String, orNull value: Double?, negativeIsUnknown: Bool = false) {
         if let value, value.isFinite, !(negativeIsUnknown && value < 0) {
             parts.append("\(Self.quote(key)):\(value)")
         } else {
@@ -30,26 +30,26 @@ public struct JSONLine {
         }
     }
 
-    public mutating func add(_ key: String, orNull value: Int?) {
+    package mutating func add(_ key: String, orNull value: Int?) {
         parts.append("\(Self.quote(key)):\(value.map { "\($0)" } ?? "null")")
     }
 
-    public mutating func add(_ key: String, orNull value: String?) {
+    package mutating func add(_ key: String, orNull value: String?) {
         parts.append("\(Self.quote(key)):\(value.map(Self.quote) ?? "null")")
     }
 
-    public mutating func add(_ key: String, _ value: Bool) { parts.append("\(Self.quote(key)):\(value)") }
+    package mutating func add(_ key: String, _ value: Bool) { parts.append("\(Self.quote(key)):\(value)") }
 
-    public mutating func add(_ key: String, strings: [String]) {
+    package mutating func add(_ key: String, strings: [String]) {
         parts.append("\(Self.quote(key)):[\(strings.map(Self.quote).joined(separator: ","))]")
     }
 
     /// A value that is already JSON (a nested object).
-    public mutating func addRaw(_ key: String, _ json: String) {
+    package mutating func addRaw(_ key: String, _ json: String) {
         parts.append("\(Self.quote(key)):\(json)")
     }
 
-    public var text: String { "{" + parts.joined(separator: ",") + "}" }
+    package var text: String { "{" + parts.joined(separator: ",") + "}" }
 
-    public static func quote(_ s: String) -> String { JSONValue.quoted(s) }
+    package static func quote(_ s: String) -> String { JSONValue.quoted(s) }
 }

@@ -1,3 +1,5 @@
+import AgentFormats
+import GeofenceAgent
 import Foundation
 import GeofenceCore
 import Geocoding
@@ -5,23 +7,23 @@ import Maps
 
 /// `geofence-agent map`: a snapshot of conditions, with a drive, its events and evaluated points, as one
 /// SVG file (docs/map.md). Every input is read as `evaluate` and `simulate` read it, with the same errors.
-public enum MapJob {
-    public struct Inputs: Sendable {
-        public var conditions: String
-        public var track: String?
-        public var events: String?
-        public var points: String?
-        public var output: String
-        public var width = 1200.0, height = 800.0
-        public var box: (west: Double, south: Double, east: Double, north: Double)?
+package enum MapJob {
+    package struct Inputs: Sendable {
+        package var conditions: String
+        package var track: String?
+        package var events: String?
+        package var points: String?
+        package var output: String
+        package var width = 1200.0, height = 800.0
+        package var box: (west: Double, south: Double, east: Double, north: Double)?
         /// The gazetteer whose country outlines are the basemap (nil: found as `geocode` finds it).
-        public var gazetteer: String?
-        public init(conditions: String, output: String) { (self.conditions, self.output) = (conditions, output) }
+        package var gazetteer: String?
+        package init(conditions: String, output: String) { (self.conditions, self.output) = (conditions, output) }
     }
 
     /// Writes the SVG; refused features and a missing basemap go through `warn`. Throws when an input
     /// cannot be used, or (exit status 1, after writing) when some features were refused.
-    public static func run(_ inputs: Inputs, limits: GeoJSONLimits = .default, warn: (String) -> Void) throws(AgentError) {
+    package static func run(_ inputs: Inputs, limits: GeoJSONLimits = .default, warn: (String) -> Void) throws(AgentError) {
         let content = try load(inputs, limits: limits, warn: warn)
         var snapshot = MapSnapshot(width: inputs.width, height: inputs.height)
         snapshot.box = inputs.box

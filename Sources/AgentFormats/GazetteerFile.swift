@@ -2,9 +2,9 @@ import Foundation
 import Geocoding
 
 /// Where the gazetteer file is, and reading it: the I/O edge of `Geocoding`.
-public enum GazetteerFile {
+package enum GazetteerFile {
     /// The environment variable that names the file.
-    public static let environmentVariable = "GEOFENCE_GAZETTEER"
+    package static let environmentVariable = "GEOFENCE_GAZETTEER"
     /// Where the file is looked for, relative to a directory above the executable (a checkout's
     /// `.build/debug/`), and where a package installs it.
     static let relativePath = "gazetteer/gazetteer.bin"
@@ -12,7 +12,7 @@ public enum GazetteerFile {
 
     /// The file to use: `explicit`, else `$GEOFENCE_GAZETTEER`, else `gazetteer/gazetteer.bin` in a directory
     /// above the executable, else an installed copy. nil when none exists.
-    public static func locate(explicit: String? = nil) -> String? {
+    package static func locate(explicit: String? = nil) -> String? {
         if let explicit { return explicit }
         if let path = ProcessInfo.processInfo.environment[environmentVariable], !path.isEmpty { return path }
         var directory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
@@ -25,7 +25,7 @@ public enum GazetteerFile {
     }
 
     /// Reads and parses the file.
-    public static func load(_ path: String) throws(GeocodingError) -> Gazetteer {
+    package static func load(_ path: String) throws(GeocodingError) -> Gazetteer {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw .dataNotLoaded("cannot read \(path) (scripts/setup builds it; GEOFENCE_GAZETTEER names another)")
         }
@@ -37,7 +37,7 @@ public enum GazetteerFile {
     }
 
     /// A geocoder over the located file, or one that says why there is none.
-    public static func geocoder(explicit: String? = nil) -> Geocoder {
+    package static func geocoder(explicit: String? = nil) -> Geocoder {
         guard let path = locate(explicit: explicit) else {
             return Geocoder(unavailable: .dataNotLoaded(
                 "no gazetteer found: scripts/setup builds gazetteer/gazetteer.bin; --gazetteer or \(environmentVariable) names another"))
@@ -50,5 +50,5 @@ public enum GazetteerFile {
     }
 
     /// The attribution the data's licence asks for.
-    public static let attribution = "Place data from GeoNames (geonames.org), CC BY 4.0; country outlines from Natural Earth (public domain)."
+    package static let attribution = "Place data from GeoNames (geonames.org), CC BY 4.0; country outlines from Natural Earth (public domain)."
 }

@@ -1,3 +1,5 @@
+import AgentFormats
+import GeofenceAgent
 import Foundation
 import GeofenceCore
 import GeofenceStore
@@ -9,10 +11,10 @@ import Glibc
 /// `geofence-agent conditions list|show|add|remove`: the vehicle's local conditions. Reads go to the store
 /// (read-only, beside a running agent). Changes go straight to the store when the agent is stopped; when
 /// it runs (it holds the store), they are left in its inbox and applied within a second.
-public enum ConditionsJob {
+package enum ConditionsJob {
     static func configuration(_ path: String) throws(AgentError) -> AgentConfiguration { try AgentConfiguration.load(path) }
 
-    public static func list(configurationPath: String, json: Bool, emit: (String) -> Void) throws(AgentError) {
+    package static func list(configurationPath: String, json: Bool, emit: (String) -> Void) throws(AgentError) {
         let c = try configuration(configurationPath)
         let rows = try StatusJob.storedConditions(StorePaths(c.storePath)) ?? []
         if json {
@@ -25,7 +27,7 @@ public enum ConditionsJob {
         }
     }
 
-    public static func show(configurationPath: String, identifier: String, monitor: String?, emit: (String) -> Void) throws(AgentError) {
+    package static func show(configurationPath: String, identifier: String, monitor: String?, emit: (String) -> Void) throws(AgentError) {
         let c = try configuration(configurationPath)
         let definitions: [(monitor: String, definition: String)]
         do {
@@ -40,7 +42,7 @@ public enum ConditionsJob {
         for d in definitions { emit(d.definition) }
     }
 
-    public static func add(configurationPath: String, file path: String, logger: Logger, emit: @Sendable (String) -> Void) async throws(AgentError) {
+    package static func add(configurationPath: String, file path: String, logger: Logger, emit: @Sendable (String) -> Void) async throws(AgentError) {
         let c = try configuration(configurationPath)
         let file = try ConditionFile.load(path)
         if !file.errors.isEmpty {
@@ -58,7 +60,7 @@ public enum ConditionsJob {
         do { store = try await AgentStore.open(path: c.storePath, logger: logger) } catch { throw AgentError("\(error)") }
         do {
             let results = try await store.putConditions(file.definitions.map {
-                .init(monitor: $0.monitor ?? SimulateJob.defaultMonitor, identifier: $0.identifier, condition: $0.condition,
+                .init(monitor: $0.monitor ?? MonitorSet.defaultMonitor, identifier: $0.identifier, condition: $0.condition,
                       definition: file.featureText($0.identifier) ?? "{}", source: "local:cli")
             })
             await store.close()
@@ -71,9 +73,9 @@ public enum ConditionsJob {
         }
     }
 
-    public static func remove(configurationPath: String, identifier: String, monitor: String?, logger: Logger, emit: @Sendable (String) -> Void) async throws(AgentError) {
+    package static func remove(configurationPath: String, identifier: String, monitor: String?, logger: Logger, emit: @Sendable (String) -> Void) async throws(AgentError) {
         let c = try configuration(configurationPath)
-        let monitor = monitor ?? SimulateJob.defaultMonitor
+        let monitor = monitor ?? MonitorSet.defaultMonitor
         let paths = StorePaths(c.storePath)
         if agentRunning(paths) {
             let data = (try? JSONEncoder().encode(InboxRemoval(monitor: monitor, identifier: identifier))) ?? Data()

@@ -1,3 +1,5 @@
+import AgentFormats
+import GeofenceAgent
 import Foundation
 import GeofenceCore
 import GPSD
@@ -6,22 +8,22 @@ import Synchronization
 
 /// `geofence-agent locations`: what the agent sees from gpsd, one location per line after coalescing and
 /// filtering. What a technician runs when a vehicle's geofences misbehave.
-public enum LocationsJob {
-    public struct Options: Sendable {
-        public var host = "127.0.0.1"
-        public var port = 2947
-        public var device: String?
-        public var count: Int?
-        public var timeout: Double?
-        public var json = false
+package enum LocationsJob {
+    package struct Options: Sendable {
+        package var host = "127.0.0.1"
+        package var port = 2947
+        package var device: String?
+        package var count: Int?
+        package var timeout: Double?
+        package var json = false
         /// Print live updates of this preset (with `isStationary`) instead of every location.
-        public var live: LiveConfiguration?
-        public init() {}
+        package var live: LiveConfiguration?
+        package init() {}
     }
 
     /// Prints locations until `count` or `timeout`. Exit status 0 when at least one location was seen
     /// (or `count` reached), 1 when none came, with gpsd's status on stderr.
-    public static func run(_ options: Options, logger: Logger,
+    package static func run(_ options: Options, logger: Logger,
                            emit: @escaping @Sendable (String) -> Void, warn: @escaping @Sendable (String) -> Void) async throws(AgentError) {
         var configuration = GPSSourceConfiguration(host: options.host, port: options.port, device: options.device)
         configuration.noDataTimeout = 5
@@ -84,7 +86,7 @@ public enum LocationsJob {
     }
 
     /// One location as a JSON object: `time` is the GPS time gpsd reported (null when it had none).
-    public static func jsonLine(_ update: LiveUpdate) -> String {
+    package static func jsonLine(_ update: LiveUpdate) -> String {
         let l = update.location
         var line = JSONLine()
         line.add("time", orNull: l.gpsTime.map(iso8601))
@@ -107,7 +109,7 @@ public enum LocationsJob {
         return line.text
     }
 
-    public static func textLine(_ update: LiveUpdate) -> String {
+    package static func textLine(_ update: LiveUpdate) -> String {
         let l = update.location
         func f(_ v: Double, _ digits: Int) -> String { String(format: "%.\(digits)f", v) }
         let time = l.gpsTime.map(iso8601) ?? "(no GPS time)"

@@ -1,13 +1,15 @@
+import AgentFormats
+import GeofenceAgent
 import Foundation
 import GeofenceCore
 
 /// `geofence-agent simulate`: replays a GPX track through the monitors' state machine, as Xcode
 /// replays a GPX file, and prints one JSON line per event.
-public enum SimulateJob {
+package enum SimulateJob {
     /// The monitor that conditions without `properties.monitor` belong to.
-    public static let defaultMonitor = "default"
+    package static let defaultMonitor = MonitorSet.defaultMonitor
 
-    public static func run(conditionsPath: String, trackPath: String, accuracy: Double,
+    package static func run(conditionsPath: String, trackPath: String, accuracy: Double,
                            configuration: MonitorConfiguration = MonitorConfiguration(), limits: GeoJSONLimits = .default,
                            emit: (String) -> Void, warn: (String) -> Void) throws(AgentError) {
         guard accuracy.isFinite, accuracy >= 0 else { throw AgentError("--accuracy must be a non-negative number of metres, got \(accuracy)") }

@@ -1,7 +1,7 @@
 /// Points from a CSV file with a header naming at least `lat` and `lon` (in any order).
-public enum PointsCSV {
+package enum PointsCSV {
     /// The points, or an error naming the file and line.
-    public static func parse(_ bytes: [UInt8], path: String) throws(AgentError) -> [(latitude: Double, longitude: Double)] {
+    package static func parse(_ bytes: [UInt8], path: String) throws(AgentError) -> [(latitude: Double, longitude: Double)] {
         let text = String(decoding: bytes, as: UTF8.self)
         var lines = text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated().makeIterator()
         guard let (_, header) = lines.next() else { throw AgentError("\(path): empty file; expected a header with lat,lon") }
@@ -28,7 +28,7 @@ public enum PointsCSV {
     }
 
     /// The `lat` and `lon` columns a header line names, or nil when it names not both.
-    static func columns(_ header: Substring) -> (lat: Int, lon: Int)? {
+    package static func columns(_ header: Substring) -> (lat: Int, lon: Int)? {
         let names = header.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: " \"").lowercased() }
         guard let lat = names.firstIndex(of: "lat"), let lon = names.firstIndex(of: "lon") else { return nil }
         return (lat, lon)
@@ -36,7 +36,7 @@ public enum PointsCSV {
 }
 
 extension Substring {
-    func trimmingCharacters(in set: String) -> String {
+    package func trimmingCharacters(in set: String) -> String {
         var s = self[...]
         while let f = s.first, set.contains(f) { s = s.dropFirst() }
         while let l = s.last, set.contains(l) { s = s.dropLast() }
