@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "GeofenceCore", targets: ["GeofenceCore"]),
         .library(name: "GeofenceAgent", targets: ["GeofenceAgent"]),
         .library(name: "AgentFormats", targets: ["AgentFormats"]),
+        .library(name: "AgentOutputs", targets: ["AgentOutputs"]),
         .library(name: "AgentJobs", targets: ["AgentJobs"]),
         .library(name: "Mosquitto", targets: ["Mosquitto"]),
         .library(name: "GPSD", targets: ["GPSD"]),
@@ -83,10 +84,10 @@ let package = Package(
         .target(name: "LocalServers"),
         // The files the agent reads and writes: conditions (GeoJSON), GPX, points CSV, the gazetteer, JSON lines.
         .target(name: "AgentFormats", dependencies: ["GeofenceCore", "Geocoding"]),
-        // The runtime (`buildAgent`): services, the fix path, the outbox's publisher, and the outputs, each in
-        // its own folder under Outputs/.
+        // The outputs, one folder each behind one protocol: our own topics, OwnTracks, Home Assistant,
+        // Prometheus. Each decides what to send for what happened and reads its own object of config.json.
         .target(
-            name: "GeofenceAgent",
+            name: "AgentOutputs",
             dependencies: [
                 "AgentFormats", "GeofenceCore", "GPSD", "GeofenceStore", "Mosquitto", "Geocoding",
                 .product(name: "Logging", package: "swift-log"),
@@ -94,19 +95,28 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
+        // The runtime (`buildAgent`): the services, the fix path, the outbox's publisher.
+        .target(
+            name: "GeofenceAgent",
+            dependencies: [
+                "AgentFormats", "AgentOutputs", "GeofenceCore", "GPSD", "GeofenceStore", "Mosquitto", "Geocoding",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         // What the CLI's subcommands do (simulate, evaluate, locations, map, geocode, conditions, push, status),
         // behind a thin `@main`.
         .target(
             name: "AgentJobs",
             dependencies: [
-                "AgentFormats", "GeofenceAgent", "GeofenceCore", "GeofenceStore", "Mosquitto", "Geocoding", "Maps",
+                "AgentFormats", "AgentOutputs", "GeofenceAgent", "GeofenceCore", "GeofenceStore", "Mosquitto", "Geocoding", "Maps",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
             name: "geofence-agent",
             dependencies: [
-                "AgentFormats", "AgentJobs", "GeofenceAgent",
+                "AgentFormats", "AgentJobs", "AgentOutputs", "GeofenceAgent",
                 "GeofenceCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -116,7 +126,7 @@ let package = Package(
             name: "geofence-bench",
             dependencies: [
                 "GeofenceCore",
-                "AgentFormats", "AgentJobs", "GeofenceAgent",
+                "AgentFormats", "AgentJobs", "AgentOutputs", "GeofenceAgent",
                 "Mosquitto",
                 "LocalServers",
                 "GeofenceStore",
@@ -137,7 +147,7 @@ let package = Package(
         ),
         // What the fuzz targets (the package in Fuzz/) check on each input; the replay tests check the same
         // on the seed corpora and on every input a fuzzer once failed on.
-        .target(name: "FuzzChecks", dependencies: ["GeofenceCore", "AgentFormats", "AgentJobs", "GeofenceAgent"]),
+        .target(name: "FuzzChecks", dependencies: ["GeofenceCore", "AgentFormats", "AgentJobs", "AgentOutputs", "GeofenceAgent"]),
         // Test helpers shared by several test targets.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(
@@ -171,7 +181,7 @@ let package = Package(
         .testTarget(
             name: "GeofenceAgentTests",
             dependencies: [
-                "AgentFormats", "AgentJobs", "GeofenceAgent", "GeofenceCore", "GeofenceStore", "Geocoding", "GPSD", "LocalServers", "Mosquitto", "ReceiverSimulation", "SQLite", "TestSupport", "geofence-agent",
+                "AgentFormats", "AgentJobs", "AgentOutputs", "GeofenceAgent", "GeofenceCore", "GeofenceStore", "Geocoding", "GPSD", "LocalServers", "Mosquitto", "ReceiverSimulation", "SQLite", "TestSupport", "geofence-agent",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),

@@ -1,3 +1,4 @@
+import AgentOutputs
 import AgentFormats
 import GeofenceAgent
 import Foundation

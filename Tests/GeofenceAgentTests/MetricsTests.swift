@@ -1,3 +1,4 @@
+import AgentOutputs
 import Foundation
 @testable import GeofenceAgent
 import LocalServers
@@ -12,7 +13,8 @@ struct MetricsSettingsTests {
     func parse(_ metrics: String) -> String {
         do {
             let c = try AgentConfiguration.parse(Array(#"{"fleet":"f","vehicle":"v","metrics":\#(metrics)}"#.utf8), name: "config.json")
-            return "\(c.metrics.enabled) \(c.metrics.host):\(c.metrics.port) \(c.metrics.textfile ?? "-")"
+            let m = c.outputs[MetricsSettings.self]
+            return "\(m.enabled) \(m.host):\(m.port) \(m.textfile ?? "-")"
         } catch {
             return "\(error)"
         }

@@ -1,3 +1,4 @@
+import AgentOutputs
 import Foundation
 import LocalServers
 import Logging

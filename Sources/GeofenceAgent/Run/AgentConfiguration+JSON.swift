@@ -1,4 +1,5 @@
 import AgentFormats
+import AgentOutputs
 import GeofenceCore
 import Mosquitto
 
@@ -68,9 +69,6 @@ extension AgentConfiguration {
                 "configuration": .string(liveUpdates.configuration.rawValue), "startedByDefault": .bool(liveUpdates.startedByDefault),
             ]),
             "places": .object(placesKeys),
-            "owntracks": owntracks.json,
-            "homeAssistant": homeAssistant.json,
-            "metrics": metrics.json,
             "outbox": .object([
                 "maximumRows": .number(Double(outbox.maximumRows)), "maximumBytes": .number(Double(outbox.maximumBytes)),
                 "hardMaximumRows": .number(Double(outbox.hardMaximumRows)), "hardMaximumBytes": .number(Double(outbox.hardMaximumBytes)),
@@ -83,6 +81,7 @@ extension AgentConfiguration {
             ])
         }
         if let conditionsFile { top["conditions"] = .object(["file": .string(conditionsFile)]) }
+        top.merge(outputs.json) { ours, _ in ours }
         return .object(top)
     }
 }

@@ -1,4 +1,5 @@
 import AgentFormats
+import AgentOutputs
 import Foundation
 import GeofenceCore
 import GeofenceStore
@@ -77,9 +78,8 @@ public struct AgentConfiguration: Sendable, Equatable {
     public var liveUpdates = LiveUpdates()
     public var outbox = OutboxLimits()
     public var places = Places()
-    public var owntracks = OwnTracksSettings()
-    public var homeAssistant = HomeAssistantSettings()
-    public var metrics = MetricsSettings()
+    /// Every output's own object (`owntracks`, `homeAssistant`, `metrics`, ...), read by the output.
+    public var outputs = OutputSettingsSet()
 
     public init(fleet: String, vehicle: String) {
         self.fleet = fleet
@@ -102,7 +102,7 @@ public struct AgentConfiguration: Sendable, Equatable {
         }
         c.mqtt.passwordFile = c.mqtt.passwordFile.map(resolve)
         c.places.gazetteer = c.places.gazetteer.map(resolve)
-        c.metrics.textfile = c.metrics.textfile.map(resolve)
+        c.outputs.resolvePaths(resolve)
         if var tls = c.mqtt.tls {
             tls.caFile = resolve(tls.caFile)
             tls.certificateFile = tls.certificateFile.map(resolve)
@@ -112,69 +112,8 @@ public struct AgentConfiguration: Sendable, Equatable {
         return c
     }
 
-    struct ConfigError: Error {
-        var path: String
-        var message: String
-    }
-
-    /// Reads one object, refusing keys it does not know.
-    struct Object {
-        let values: [String: JSONValue]
-        let path: String
-        private(set) var used: Set<String> = []
-
-        init(_ value: JSONValue, path: String) throws {
-            guard case .object(let o) = value else { throw ConfigError(path: path.isEmpty ? "(top level)" : path, message: "expected an object, found \(value.typeName)") }
-            values = o
-            self.path = path
-        }
-
-        func key(_ k: String) -> String { path.isEmpty ? k.clipped : "\(path).\(k.clipped)" }
-
-        mutating func raw(_ k: String) -> JSONValue? {
-            used.insert(k)
-            if case .null? = values[k] { return nil }
-            return values[k]
-        }
-
-        mutating func string(_ k: String) throws -> String? {
-            guard let v = raw(k) else { return nil }
-            guard case .string(let s) = v else { throw ConfigError(path: key(k), message: "expected a string, found \(v.typeName)") }
-            return s
-        }
-
-        mutating func number(_ k: String, in range: ClosedRange<Double>? = nil) throws -> Double? {
-            guard let v = raw(k) else { return nil }
-            guard case .number(let n) = v else { throw ConfigError(path: key(k), message: "expected a number, found \(v.typeName)") }
-            if let range, !range.contains(n) { throw ConfigError(path: key(k), message: "\(n) is outside \(range.lowerBound)...\(range.upperBound)") }
-            return n
-        }
-
-        mutating func integer(_ k: String, in range: ClosedRange<Int>) throws -> Int? {
-            guard let n = try number(k) else { return nil }
-            guard n == n.rounded(), let i = Int(exactly: n), range.contains(i) else {
-                throw ConfigError(path: key(k), message: "expected a whole number from \(range.lowerBound) to \(range.upperBound), found \(n)")
-            }
-            return i
-        }
-
-        mutating func bool(_ k: String) throws -> Bool? {
-            guard let v = raw(k) else { return nil }
-            guard case .bool(let b) = v else { throw ConfigError(path: key(k), message: "expected true or false, found \(v.typeName)") }
-            return b
-        }
-
-        mutating func object(_ k: String) throws -> Object? {
-            guard let v = raw(k) else { return nil }
-            return try Object(v, path: key(k))
-        }
-
-        func finish() throws {
-            if let unknown = values.keys.filter({ !used.contains($0) }).sorted().first {
-                throw ConfigError(path: key(unknown), message: "unknown key (known here: \(used.sorted().joined(separator: ", ")))")
-            }
-        }
-    }
+    typealias Object = ConfigObject
+    typealias ConfigError = AgentFormats.ConfigError
 
     static func parse(_ document: JSONValue) throws -> AgentConfiguration {
         var top = try Object(document, path: "")
@@ -296,15 +235,7 @@ public struct AgentConfiguration: Sendable, Equatable {
             c.places.gazetteer = try p.string("gazetteer")
             try p.finish()
         }
-        if var o = try top.object("owntracks") {
-            c.owntracks = try OwnTracksSettings.parse(&o)
-        }
-        if var h = try top.object("homeAssistant") {
-            c.homeAssistant = try HomeAssistantSettings.parse(&h)
-        }
-        if var m = try top.object("metrics") {
-            c.metrics = try MetricsSettings.parse(&m)
-        }
+        c.outputs = try OutputSettingsSet.parse(&top)
         if var o = try top.object("outbox") {
             c.outbox.maximumRows = try o.integer("maximumRows", in: 1...100_000_000) ?? c.outbox.maximumRows
             c.outbox.maximumBytes = try o.integer("maximumBytes", in: 1024...(1 << 40)) ?? c.outbox.maximumBytes

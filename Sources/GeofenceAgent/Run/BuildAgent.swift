@@ -1,4 +1,5 @@
 import AgentFormats
+import AgentOutputs
 import Foundation
 import GeofenceCore
 import GeofenceStore
@@ -20,9 +21,10 @@ public func buildAgent(_ configuration: AgentConfiguration, logger: Logger) asyn
     } catch {
         throw AgentError("cannot start the MQTT client: \(error)")
     }
-    let ownTracksClient: MQTTClient?
-    do { ownTracksClient = try AgentBuild.ownTracksClient(configuration, topics: topics, logger: logger) } catch {
-        throw AgentError("cannot start OwnTracks' MQTT client: \(error)")
+    let outputs = OutputRegistry.outputs(configuration.outputContext(topics: topics, logger: logger))
+    let outputServices: [any Service]
+    do { outputServices = try outputs.services() } catch {
+        throw error as? AgentError ?? AgentError("cannot start an output: \(error)")
     }
     var replay: GPXReplay?
     if let r = configuration.replay {
@@ -32,8 +34,6 @@ public func buildAgent(_ configuration: AgentConfiguration, logger: Logger) asyn
             throw AgentError("replay: \(error.message)")
         }
     }
-    let metrics = configuration.metrics.enabled || configuration.metrics.textfile != nil ? AgentMetrics() : nil
-    let outputs = OutputRegistry.outputs(OutputContext(configuration: configuration, topics: topics, metrics: metrics))
     let places = await AgentBuild.places(configuration, logger: logger)
 
     let store: AgentStore
@@ -43,7 +43,7 @@ public func buildAgent(_ configuration: AgentConfiguration, logger: Logger) asyn
         throw AgentError("cannot start: \(error)")
     }
     let build = AgentBuild(configuration: configuration, topics: topics, logger: logger, store: store, client: client,
-                           ownTracksClient: ownTracksClient, replay: replay, metrics: metrics, outputs: outputs, places: places)
+                           outputServices: outputServices, replay: replay, outputs: outputs, places: places)
     do {
         return try await build.application()
     } catch {
@@ -83,27 +83,26 @@ struct AgentBuild {
     let logger: Logger
     let store: AgentStore
     let client: MQTTClient
-    let ownTracksClient: MQTTClient?
+    /// What the outputs run beside the agent (OwnTracks' will connection, the Prometheus endpoint, ...).
+    let outputServices: [any Service]
     let replay: GPXReplay?
-    let metrics: AgentMetrics?
     let outputs: MultiplexOutput
     let places: GazetteerPlaces?
 
     func application() async throws -> AgentApplication {
         let outbox = try await Outbox.open(store, limits: configuration.outbox, logger: logger)
-        let publisher = OutboxPublisher(outbox: outbox, client: client, metrics: metrics, logger: logger)
+        let publisher = OutboxPublisher(outbox: outbox, client: client, outputs: outputs, logger: logger)
         let processor = try await FixProcessor(configuration: configuration, store: store, outbox: outbox, outputs: outputs,
                                                places: places, logger: logger)
         // Restoring 100,000 conditions decodes them in parallel parts and leaves freed heap behind.
         HeapTrim.giveBackFreedMemory()
         let reporter = StateReporter(
-            source: processor, publisher: client, topics: topics, configuration: configuration, logger: logger,
+            source: processor, publisher: client, topics: topics, configuration: configuration, outputs: outputs, logger: logger,
             brokerDescription: { [configuration] in
                 configuration.mqtt.failover.isEmpty ? "\(client.status)" : "\(client.status) (\(client.broker))"
             })
         let conditions = OutboxConditionStore(store: store, outbox: outbox, outputs: outputs, places: places)
-        let ownTracks = configuration.owntracks.enabled
-            ? configuration.owntracks.identity(fleet: configuration.fleet, vehicle: configuration.vehicle) : nil
+        let ownTracks = configuration.ownTracksIdentity
         let applier = ChangeApplier(store: conditions, host: processor, publisher: client, topics: topics, logger: logger,
                                     ownTracks: ownTracks,
                                     stateRequest: { await reporter.publishDetail(monitor: $0) },
@@ -136,15 +135,13 @@ struct AgentBuild {
 
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: client), .init(service: publisher)]
         if case .gpsd(let gps) = source { services.append(.init(service: gps)) }
-        if let server = metricsServer() { services.append(.init(service: server)) }
-        if let ownTracksClient { services.append(.init(service: ownTracksClient)) }
+        services += outputServices.map { .init(service: $0) }
         // The agent's own loops: each ends at the graceful shutdown, and the end of one (a replay that exits
         // at its end) stops the agent.
         let loops: [any Service] = [
-            ReportingService(processor: processor, applier: applier, reporter: reporter, inbox: StorePaths(configuration.storePath).inbox,
-                             metrics: metrics, textfile: configuration.metrics.textfile.map(MetricsTextfile.init(path:)), logger: logger),
+            ReportingService(processor: processor, applier: applier, reporter: reporter, inbox: StorePaths(configuration.storePath).inbox),
             ConnectionService(client: client, reporter: reporter, outputs: outputs, announcementRequests: announcementRequests,
-                              metrics: metrics, logger: logger),
+                              logger: logger),
             GeofenceSyncService(subscriptions: geofences, applier: applier),
             CommandService(commands: commands, ownTracksCommands: ownTracksCommands, applier: applier, geofenceFilters: geofenceFilters,
                            client: client, logger: logger),
@@ -163,31 +160,6 @@ struct AgentBuild {
         groupConfiguration.maximumCancellationDuration = .seconds(5)
         return AgentApplication(group: ServiceGroup(configuration: groupConfiguration), store: store, reporter: reporter,
                                 logger: logger)
-    }
-
-    /// The Prometheus endpoint, when on. A taken port costs the endpoint, not the vehicle's geofencing:
-    /// said loudly, and the agent runs on.
-    func metricsServer() -> MetricsServer? {
-        guard let metrics, configuration.metrics.enabled else { return nil }
-        do {
-            return try MetricsServer(host: configuration.metrics.host, port: configuration.metrics.port, logger: logger) {
-                metrics.text()
-            }
-        } catch {
-            logger.error("metrics are not served", metadata: ["reason": "\(error)"])
-            return nil
-        }
-    }
-
-    /// OwnTracks' will (`_type: lwt`) needs a connection of its own: MQTT gives one will per connection, and
-    /// ours is the offline status. It publishes nothing else, and its will explicitly on a clean stop.
-    static func ownTracksClient(_ configuration: AgentConfiguration, topics: Topics, logger: Logger) throws -> MQTTClient? {
-        guard configuration.owntracks.enabled else { return nil }
-        let identity = configuration.owntracks.identity(fleet: configuration.fleet, vehicle: configuration.vehicle)
-        var m = AgentRunner.mqttConfiguration(configuration, topics: topics)
-        m.clientID += "-owntracks"
-        m.will = MQTTWill(topic: identity.base, payload: OwnTracks.lastWill(connectedAt: Date()), qos: .atLeastOnce, retain: false)
-        return try MQTTClient(configuration: m, logger: logger)
     }
 
     /// The gazetteer, when places are on. Without it the agent still runs; its messages then say

@@ -1,3 +1,4 @@
+import AgentOutputs
 import GeofenceCore
 import GeofenceStore
 

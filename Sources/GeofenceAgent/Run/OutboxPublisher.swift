@@ -1,3 +1,4 @@
+import AgentOutputs
 import Foundation
 import GeofenceStore
 import Logging
@@ -13,11 +14,11 @@ package final class OutboxPublisher: Service, Sendable {
     private let outbox: Outbox
     private let client: any OutboxTransport
     private let logger: Logger
-    /// Times acknowledgements when metrics are on.
-    private let metrics: AgentMetrics?
+    /// Told each acknowledgement's latency (Prometheus' histogram).
+    private let outputs: MultiplexOutput
 
-    init(outbox: Outbox, client: any OutboxTransport, metrics: AgentMetrics? = nil, logger: Logger) {
-        self.metrics = metrics
+    init(outbox: Outbox, client: any OutboxTransport, outputs: MultiplexOutput = MultiplexOutput([]), logger: Logger) {
+        self.outputs = outputs
         self.outbox = outbox
         self.client = client
         self.logger = logger
@@ -96,7 +97,7 @@ package final class OutboxPublisher: Service, Sendable {
             defer { awaiting.subtract(1, ordering: .relaxed) }
             do {
                 _ = try await ticket.acknowledgement()
-                metrics?.acknowledgementLatency.record(ContinuousClock.now - issuedAt)
+                outputs.tell(.acknowledged(latency: ContinuousClock.now - issuedAt))
                 outbox.acknowledged(entry)
             } catch .shutDown, .cancelled {
                 return

@@ -1,3 +1,4 @@
+import AgentOutputs
 import AgentFormats
 import Foundation
 import GeofenceCore
@@ -20,8 +21,8 @@ actor StateReporter {
     private let startedAt = Date()
     /// The broker's connection state, as text for the status (the client's own description).
     private let brokerDescription: @Sendable () -> String
-    /// Set from each status written (every second), when metrics are on.
-    var metrics: AgentMetrics?
+    /// Told each status written (every second): Prometheus' gauges follow it.
+    private let outputs: MultiplexOutput
     private var publishedGeneration = -1
     /// Set once the agent's services run: before that, a status file would say "running" too early.
     private var running = false
@@ -33,7 +34,8 @@ actor StateReporter {
     static let listing = 500
 
     init(source: any SnapshotSource, publisher: any MessagePublishing, topics: Topics, configuration: AgentConfiguration,
-         logger: Logger, brokerDescription: @escaping @Sendable () -> String) {
+         outputs: MultiplexOutput = MultiplexOutput([]), logger: Logger, brokerDescription: @escaping @Sendable () -> String) {
+        self.outputs = outputs
         self.source = source
         self.publisher = publisher
         self.topics = topics
@@ -64,9 +66,8 @@ actor StateReporter {
     }
 
     /// The agent's services run from now on: the status file is kept from here.
-    func start(metrics: AgentMetrics? = nil) {
+    func start() {
         running = true
-        self.metrics = metrics
     }
 
     /// Conditions changed: the status file shows the new counts at once (a sync's progress).
@@ -79,7 +80,7 @@ actor StateReporter {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         let status = await status(online: online)
-        metrics?.observe(status)
+        outputs.tell(.status(status))
         do {
             try encoder.encode(status).write(to: URL(fileURLWithPath: paths.status), options: .atomic)
         } catch {

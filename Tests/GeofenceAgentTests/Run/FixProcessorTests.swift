@@ -1,3 +1,4 @@
+import AgentOutputs
 import Foundation
 @testable import GeofenceAgent
 import GeofenceCore
@@ -106,7 +107,7 @@ struct FixProcessorTests {
 
 /// The outputs `buildAgent` would make for `configuration` (no metrics).
 func testOutputs(_ configuration: AgentConfiguration) -> MultiplexOutput {
-    OutputRegistry.outputs(OutputContext(
-        configuration: configuration,
-        topics: Topics(prefix: configuration.mqtt.topicPrefix, fleet: configuration.fleet, vehicle: configuration.vehicle)))
+    OutputRegistry.outputs(configuration.outputContext(
+        topics: Topics(prefix: configuration.mqtt.topicPrefix, fleet: configuration.fleet, vehicle: configuration.vehicle),
+        logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }))
 }

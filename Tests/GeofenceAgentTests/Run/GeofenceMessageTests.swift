@@ -1,3 +1,4 @@
+import AgentOutputs
 import GeofenceAgent
 import GeofenceStore
 import Testing

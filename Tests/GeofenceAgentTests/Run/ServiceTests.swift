@@ -1,4 +1,5 @@
 @testable import AgentJobs
+import AgentOutputs
 import Foundation
 @testable import GeofenceAgent
 import GeofenceCore
@@ -142,8 +143,7 @@ import TestSupport
         let applier = ChangeApplier(store: FakeConditionStore(), host: p.processor, publisher: FakePublisher(), topics: testTopics,
                                     logger: logger)
         let paths = StorePaths(p.configuration.storePath)
-        let service = ReportingService(processor: p.processor, applier: applier, reporter: p.reporter, inbox: paths.inbox, metrics: nil,
-                                       textfile: nil, logger: logger)
+        let service = ReportingService(processor: p.processor, applier: applier, reporter: p.reporter, inbox: paths.inbox)
         await testGracefulShutdown { trigger in
             let running = Task { await service.run() }
             #expect(await eventually(30) { FileManager.default.fileExists(atPath: paths.status) }, "the status file is written")
@@ -173,7 +173,7 @@ import TestSupport
         let requests = try await client.subscribe(request.topic)
         let discovery = try await listener.subscribe("homeassistant/#")
         let service = ConnectionService(client: client, reporter: p.reporter, outputs: outputs,
-                                        announcementRequests: [(requests, request.payload)], metrics: nil, logger: logger)
+                                        announcementRequests: [(requests, request.payload)], logger: logger)
         try await testGracefulShutdown { trigger in
             let clients = [Task { try await client.run() }, Task { try await listener.run() }]
             let running = Task { await service.run() }

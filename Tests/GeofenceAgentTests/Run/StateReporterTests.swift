@@ -1,3 +1,4 @@
+import AgentOutputs
 import Foundation
 @testable import GeofenceAgent
 import GeofenceCore

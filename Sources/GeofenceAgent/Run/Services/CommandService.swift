@@ -1,3 +1,4 @@
+import AgentOutputs
 import Logging
 import Mosquitto
 import ServiceLifecycle

@@ -1,3 +1,4 @@
+import AgentOutputs
 import Logging
 import Mosquitto
 import ServiceLifecycle
@@ -10,16 +11,14 @@ final class ConnectionService: Service, Sendable {
     let reporter: StateReporter
     let outputs: MultiplexOutput
     let announcementRequests: [(subscription: MQTTSubscription, payload: String)]
-    let metrics: AgentMetrics?
     let logger: Logger
 
     init(client: MQTTClient, reporter: StateReporter, outputs: MultiplexOutput,
-         announcementRequests: [(subscription: MQTTSubscription, payload: String)], metrics: AgentMetrics?, logger: Logger) {
+         announcementRequests: [(subscription: MQTTSubscription, payload: String)], logger: Logger) {
         self.client = client
         self.reporter = reporter
         self.outputs = outputs
         self.announcementRequests = announcementRequests
-        self.metrics = metrics
         self.logger = logger
     }
 
@@ -28,7 +27,7 @@ final class ConnectionService: Service, Sendable {
         let connectedAtStart = client.status.isConnected
         // Connected already: the stream only tells of later changes.
         if connectedAtStart {
-            metrics?.brokerConnection(true)
+            outputs.tell(.connection(connected: true))
             await announce()
         }
         await cancelWhenGracefulShutdown {
@@ -45,7 +44,7 @@ final class ConnectionService: Service, Sendable {
                     for await state in brokerStates {
                         if state.isConnected != connected {
                             connected = state.isConnected
-                            self.metrics?.brokerConnection(connected)
+                            self.outputs.tell(.connection(connected: connected))
                         }
                         guard state.isConnected else { continue }
                         await self.reporter.publishStatus()

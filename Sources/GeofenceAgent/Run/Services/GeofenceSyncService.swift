@@ -1,3 +1,4 @@
+import AgentFormats
 import Mosquitto
 import ServiceLifecycle
 

@@ -1,14 +1,38 @@
+import AgentFormats
 import Foundation
 import GeofenceCore
+import Logging
+import Mosquitto
+import ServiceLifecycle
 
 /// OwnTracks (docs/integrations.md#owntracks): a transition for each enter and exit a fix makes, and a
 /// location for each live update and answer to `reportLocation`, both through the outbox as ours are.
+/// Its will (`_type: lwt`) needs a connection of its own: MQTT gives one will per connection, and ours is
+/// the offline status.
 struct OwnTracksOutput: AgentOutput {
     let identity: OwnTracks.Identity
+    let mqtt: MQTTConfiguration
+    let logger: Logger
+
+    static var settingsType: (any OutputSettings.Type)? { OwnTracksSettings.self }
 
     static func make(_ context: OutputContext) -> OwnTracksOutput? {
-        let c = context.configuration
-        return c.owntracks.enabled ? OwnTracksOutput(identity: c.owntracks.identity(fleet: c.fleet, vehicle: c.vehicle)) : nil
+        let settings = context.settings[OwnTracksSettings.self]
+        guard settings.enabled else { return nil }
+        return OwnTracksOutput(identity: settings.identity(fleet: context.fleet, vehicle: context.vehicle), mqtt: context.mqtt,
+                               logger: context.logger)
+    }
+
+    /// The will's connection: it publishes nothing else, and its will explicitly on a clean stop.
+    func services() throws -> [any Service] {
+        var m = mqtt
+        m.clientID += "-owntracks"
+        m.will = MQTTWill(topic: identity.base, payload: OwnTracks.lastWill(connectedAt: Date()), qos: .atLeastOnce, retain: false)
+        do {
+            return [try MQTTClient(configuration: m, logger: logger)]
+        } catch {
+            throw AgentError("cannot start OwnTracks' MQTT client: \(error)")
+        }
     }
 
     var needsInsideConditions: Bool { true }

@@ -7,8 +7,10 @@ import GeofenceCore
 struct HomeAssistantOutput: AgentOutput {
     let identity: HomeAssistant.Identity
 
+    static var settingsType: (any OutputSettings.Type)? { HomeAssistantSettings.self }
+
     static func make(_ context: OutputContext) -> HomeAssistantOutput? {
-        let h = context.configuration.homeAssistant
+        let h = context.settings[HomeAssistantSettings.self]
         return h.enabled ? HomeAssistantOutput(identity: HomeAssistant.Identity(discoveryPrefix: h.discoveryPrefix, topics: context.topics))
             : nil
     }

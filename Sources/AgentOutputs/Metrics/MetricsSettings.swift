@@ -1,7 +1,10 @@
+import AgentFormats
 import GeofenceCore
 
 /// `metrics` in config.json: Prometheus' `/metrics` endpoint and node_exporter's textfile.
-public struct MetricsSettings: Sendable, Equatable {
+public struct MetricsSettings: OutputSettings {
+    public static let key = "metrics"
+
     /// Serve `/metrics`.
     public var enabled = false
     /// Where: an IPv4 address and port, loopback by default.
@@ -14,29 +17,35 @@ public struct MetricsSettings: Sendable, Equatable {
 
     var listen: String { "\(host):\(port)" }
 
-    static func parse(_ o: inout AgentConfiguration.Object) throws -> MetricsSettings {
-        var s = MetricsSettings()
+    public init(parsing o: inout ConfigObject) throws(ConfigError) {
+        var s = Self()
         s.enabled = try o.bool("enabled") ?? s.enabled
         if let listen = try o.string("listen") {
             let parts = listen.split(separator: ":", omittingEmptySubsequences: false)
             guard parts.count == 2, let port = Int(parts[1]), (0...65535).contains(port), parts[0].split(separator: ".").count == 4,
                   parts[0].split(separator: ".").allSatisfy({ UInt8($0) != nil }) else {
-                throw AgentConfiguration.ConfigError(path: o.key("listen"), message: "expected IPV4ADDRESS:PORT such as \"127.0.0.1:9465\", found \"\(listen.clipped)\"")
+                throw ConfigError(path: o.key("listen"), message: "expected IPV4ADDRESS:PORT such as \"127.0.0.1:9465\", found \"\(listen.clipped)\"")
             }
             s.host = String(parts[0])
             s.port = port
         }
         s.textfile = try o.string("textfile")
         if let textfile = s.textfile, !textfile.hasSuffix(".prom") {
-            throw AgentConfiguration.ConfigError(path: o.key("textfile"), message: "node_exporter reads only *.prom files, found \"\(textfile.clipped)\"")
+            throw ConfigError(path: o.key("textfile"), message: "node_exporter reads only *.prom files, found \"\(textfile.clipped)\"")
         }
         try o.finish()
-        return s
+        self = s
     }
 
-    var json: JSONValue {
+    public var json: JSONValue {
         var keys: [String: JSONValue] = ["enabled": .bool(enabled), "listen": .string(listen)]
         keys["textfile"] = textfile.map(JSONValue.string)
         return .object(keys)
+    }
+}
+
+extension MetricsSettings {
+    public mutating func resolvePaths(_ resolve: (String) -> String) {
+        textfile = textfile.map(resolve)
     }
 }

@@ -1,7 +1,10 @@
+import AgentFormats
 import GeofenceCore
 
 /// `owntracks` in config.json: the vehicle also speaks OwnTracks (docs/integrations.md).
-public struct OwnTracksSettings: Sendable, Equatable {
+public struct OwnTracksSettings: OutputSettings {
+    public static let key = "owntracks"
+
     public var enabled = false
     /// The first topic level, `owntracks` as the apps use.
     public var topicPrefix = "owntracks"
@@ -19,12 +22,12 @@ public struct OwnTracksSettings: Sendable, Equatable {
         OwnTracks.Identity(prefix: topicPrefix, user: user ?? fleet, device: device ?? vehicle, tid: tid)
     }
 
-    static func parse(_ o: inout AgentConfiguration.Object) throws -> OwnTracksSettings {
-        var s = OwnTracksSettings()
+    public init(parsing o: inout ConfigObject) throws(ConfigError) {
+        var s = Self()
         s.enabled = try o.bool("enabled") ?? s.enabled
-        func level(_ key: String) throws -> String? {
+        func level(_ key: String) throws(ConfigError) -> String? {
             guard let v = try o.string(key) else { return nil }
-            if let problem = IdentifierRules.problem(with: v, what: key) { throw AgentConfiguration.ConfigError(path: o.key(key), message: problem) }
+            if let problem = IdentifierRules.problem(with: v, what: key) { throw ConfigError(path: o.key(key), message: problem) }
             return v
         }
         s.topicPrefix = try level("topicPrefix") ?? s.topicPrefix
@@ -32,15 +35,15 @@ public struct OwnTracksSettings: Sendable, Equatable {
         s.device = try level("device")
         if let tid = try level("tid") {
             guard (1...2).contains(tid.count) else {
-                throw AgentConfiguration.ConfigError(path: o.key("tid"), message: "a tracker id is one or two characters, found \(tid.count)")
+                throw ConfigError(path: o.key("tid"), message: "a tracker id is one or two characters, found \(tid.count)")
             }
             s.tid = tid
         }
         try o.finish()
-        return s
+        self = s
     }
 
-    var json: JSONValue {
+    public var json: JSONValue {
         var keys: [String: JSONValue] = ["enabled": .bool(enabled), "topicPrefix": .string(topicPrefix)]
         keys["user"] = user.map(JSONValue.string)
         keys["device"] = device.map(JSONValue.string)

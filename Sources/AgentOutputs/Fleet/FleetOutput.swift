@@ -8,7 +8,7 @@ struct FleetOutput: AgentOutput {
     let vehicle: String
 
     static func make(_ context: OutputContext) -> FleetOutput? {
-        FleetOutput(topics: context.topics, fleet: context.configuration.fleet, vehicle: context.configuration.vehicle)
+        FleetOutput(topics: context.topics, fleet: context.fleet, vehicle: context.vehicle)
     }
 
     func messages(for happening: Happening) -> [OutputMessage] {

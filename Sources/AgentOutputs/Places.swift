@@ -20,7 +20,7 @@ public struct PlaceSummary: Sendable, Codable, Equatable {
         distance = ((p.distance ?? 0) * 10).rounded() / 10
     }
 
-    var json: String {
+    package var json: String {
         var line = JSONLine()
         line.add("locality", locality)
         line.add("administrativeArea", orNull: administrativeArea)
@@ -31,22 +31,22 @@ public struct PlaceSummary: Sendable, Codable, Equatable {
 }
 
 /// Names the place at a position, in microseconds and with no I/O (the fix path calls it).
-protocol PlaceFinding: Sendable {
+package protocol PlaceFinding: Sendable {
     func place(at coordinate: Coordinate) -> PlaceSummary?
 }
 
 /// Places from the offline gazetteer.
-struct GazetteerPlaces: PlaceFinding {
-    let gazetteer: Gazetteer
+package struct GazetteerPlaces: PlaceFinding {
+    package let gazetteer: Gazetteer
 
-    func place(at coordinate: Coordinate) -> PlaceSummary? {
+    package func place(at coordinate: Coordinate) -> PlaceSummary? {
         (try? gazetteer.reverse(coordinate)).map(PlaceSummary.init)
     }
 
     /// Loads the gazetteer on a thread of its own (reading an 18 MB file and building its outline index
     /// blocks for 60–90 ms), or says why it could not. The heap the load freed (the file's bytes, the
     /// outlines' scratch) is given back, so the agent keeps about 27 MB for places rather than 50.
-    static func load(path explicit: String?) async -> Result<GazetteerPlaces, GeocodingError> {
+    package static func load(path explicit: String?) async -> Result<GazetteerPlaces, GeocodingError> {
         guard let path = GazetteerFile.locate(explicit: explicit) else {
             return .failure(.dataNotLoaded("no gazetteer found (scripts/setup builds gazetteer/gazetteer.bin; places.gazetteer names another)"))
         }

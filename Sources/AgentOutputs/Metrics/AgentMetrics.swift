@@ -7,8 +7,8 @@ import Synchronization
 /// The agent's Prometheus metrics (docs/integrations.md#prometheus), in a registry of its own (no
 /// global bootstrap). The parts that count hold this and call it; gauges that describe the present are set
 /// from the status the agent writes every second; the resident size is read at each scrape.
-public final class AgentMetrics: Sendable {
-    public let registry = PrometheusCollectorRegistry()
+package final class AgentMetrics: Sendable {
+    package let registry = PrometheusCollectorRegistry()
 
     private let fixesReceived: Counter
     private let fixesRejected: [FixRejection: Counter]
@@ -31,7 +31,7 @@ public final class AgentMetrics: Sendable {
                                              .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
                                              .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(10)]
 
-    public init() {
+    package init() {
         let r = registry
         fixesReceived = r.makeCounter(name: "geofence_agent_fixes_received_total", help: "Fixes offered to the monitors.")
         fixesRejected = Dictionary(uniqueKeysWithValues: FixRejection.allCases.map { reason in
@@ -99,7 +99,7 @@ public final class AgentMetrics: Sendable {
     }
 
     /// The text format, with the resident size as of now.
-    public func text() -> String {
+    package func text() -> String {
         residentBytes.set(Double(Self.residentBytes()))
         return registry.emitToString()
     }

@@ -1,13 +1,20 @@
 import Foundation
 import GeofenceCore
 import GeofenceStore
+import GPSD
+import Logging
+import Mosquitto
+import ServiceLifecycle
 
 /// One output format of the agent: our own topics, OwnTracks, Home Assistant, Prometheus. After
 /// swift-log's `LogHandler`, it is told what happened and answers with the messages it wants sent; the
 /// runtime knows no output by name (`OutputRegistry` lists them, `MultiplexOutput` fans out).
 ///
-/// An output decides, it does not send: it holds no connection and does no I/O on the fix path.
-public protocol AgentOutput: Sendable {
+/// An output decides, it does not send: it does no I/O on the fix path. What it needs beside (an endpoint,
+/// a timer, a connection of its own) it gives as services, which run in the agent's service group.
+package protocol AgentOutput: Sendable {
+    /// Its object in config.json, when it has one (read and written by the type itself).
+    static var settingsType: (any OutputSettings.Type)? { get }
     /// The output for this configuration, or nil when it is off.
     static func make(_ context: OutputContext) -> Self?
     /// The messages for what happened, in the order they are to be sent; none by default.
@@ -18,31 +25,43 @@ public protocol AgentOutput: Sendable {
     func announcements() -> [OutputMessage]
     /// A topic and payload on which the announcements are asked for again (Home Assistant's birth message).
     var announcementRequest: (topic: String, payload: String)? { get }
+    /// The services the output runs beside the agent's (an HTTP endpoint, a timer, a connection of its own).
+    func services() throws -> [any Service]
 }
 
 extension AgentOutput {
-    public func messages(for happening: Happening) -> [OutputMessage] { [] }
-    public var needsInsideConditions: Bool { false }
-    public func announcements() -> [OutputMessage] { [] }
-    public var announcementRequest: (topic: String, payload: String)? { nil }
+    package static var settingsType: (any OutputSettings.Type)? { nil }
+    package func services() throws -> [any Service] { [] }
+    package func messages(for happening: Happening) -> [OutputMessage] { [] }
+    package var needsInsideConditions: Bool { false }
+    package func announcements() -> [OutputMessage] { [] }
+    package var announcementRequest: (topic: String, payload: String)? { nil }
 }
 
 /// What outputs are built from.
-public struct OutputContext: Sendable {
-    public var configuration: AgentConfiguration
-    public var topics: Topics
-    /// The agent's Prometheus metrics, when they are on.
-    public var metrics: AgentMetrics?
+package struct OutputContext: Sendable {
+    package var fleet: String
+    package var vehicle: String
+    package var topics: Topics
+    /// Every output's own settings from config.json.
+    package var settings: OutputSettingsSet
+    /// The agent's own broker settings: an output that needs a connection of its own starts from them.
+    package var mqtt: MQTTConfiguration
+    package var logger: Logger
 
-    public init(configuration: AgentConfiguration, topics: Topics, metrics: AgentMetrics? = nil) {
-        self.configuration = configuration
+    package init(fleet: String, vehicle: String, topics: Topics, settings: OutputSettingsSet, mqtt: MQTTConfiguration,
+                logger: Logger) {
+        self.fleet = fleet
+        self.vehicle = vehicle
         self.topics = topics
-        self.metrics = metrics
+        self.settings = settings
+        self.mqtt = mqtt
+        self.logger = logger
     }
 }
 
 /// How a message is delivered.
-public enum DeliveryClass: Sendable, Equatable {
+package enum DeliveryClass: Sendable, Equatable {
     /// Kept in the outbox until the broker acknowledges it; dropped only at the hard caps (transitions).
     case durable
     /// Kept in the outbox, and the first to go when it is full (locations).
@@ -52,21 +71,21 @@ public enum DeliveryClass: Sendable, Equatable {
 }
 
 /// A message an output wants sent.
-public struct OutputMessage: Sendable {
-    public enum Payload: Sendable {
+package struct OutputMessage: Sendable {
+    package enum Payload: Sendable {
         case bytes([UInt8])
         /// Made once the outbox has given the message its `eventId` and sequence number.
         case stamped(@Sendable (_ eventID: String, _ sequence: Int64) -> [UInt8])
     }
 
-    public var topic: String
-    public var payload: Payload
-    public var retain: Bool
-    public var delivery: DeliveryClass
+    package var topic: String
+    package var payload: Payload
+    package var retain: Bool
+    package var delivery: DeliveryClass
     /// QoS 1 for every class today: the outbox deletes a row on its PUBACK.
-    public var qos: Int32 = 1
+    package var qos: Int32 = 1
 
-    public init(topic: String, payload: Payload, retain: Bool = false, delivery: DeliveryClass) {
+    package init(topic: String, payload: Payload, retain: Bool = false, delivery: DeliveryClass) {
         self.topic = topic
         self.payload = payload
         self.retain = retain
@@ -74,7 +93,7 @@ public struct OutputMessage: Sendable {
     }
 
     /// The outbox's form of a durable or droppable message; nil for one that is never queued.
-    public var outboxItem: OutboxItem? {
+    package var outboxItem: OutboxItem? {
         let kind: OutboxEntry.Kind
         switch delivery {
         case .durable: kind = .transition
@@ -91,7 +110,7 @@ public struct OutputMessage: Sendable {
     }
 
     /// The bytes of a message sent without the outbox (it has no `eventId` or sequence).
-    public var unstampedBytes: [UInt8] {
+    package var unstampedBytes: [UInt8] {
         switch payload {
         case .bytes(let bytes): bytes
         case .stamped(let make): make("", 0)
@@ -100,17 +119,17 @@ public struct OutputMessage: Sendable {
 }
 
 /// A condition the vehicle is inside: its identifier and name.
-public struct InsideCondition: Sendable, Equatable {
-    public var identifier: String
-    public var name: String?
-    public init(identifier: String, name: String?) {
+package struct InsideCondition: Sendable, Equatable {
+    package var identifier: String
+    package var name: String?
+    package init(identifier: String, name: String?) {
         self.identifier = identifier
         self.name = name
     }
 }
 
 /// What outputs are told.
-public enum Happening: Sendable {
+package enum Happening: Sendable {
     /// A notified event of a monitor (enter, exit, dwell, crossed, rule events).
     case event(EventHappening)
     /// A location to report.
@@ -119,29 +138,43 @@ public enum Happening: Sendable {
     case fix(rejected: FixRejection?)
     /// A fix's changes were committed to the store in this long.
     case committed(latency: Duration)
+    /// The broker acknowledged an outbox entry this long after it was handed to the client.
+    case acknowledged(latency: Duration)
+    /// The connection to the broker came or went.
+    case connection(connected: Bool)
+    /// The status the agent writes every second (file) and publishes (topic).
+    case status(AgentStatus)
 }
 
-public struct EventHappening: Sendable {
+package struct EventHappening: Sendable {
     /// Where an event came from.
-    public enum Origin: Sendable, Equatable {
+    package enum Origin: Sendable, Equatable {
         /// A fix.
         case fix
         /// Its condition was deleted while the vehicle was inside (an `exit` with reason `removed`).
         case removal
     }
 
-    public var event: MonitorEvent
-    public var monitor: String
-    public var origin: Origin
+    package var event: MonitorEvent
+    package var monitor: String
+    package var origin: Origin
     /// The condition's `properties.version` (OwnTracks' `wtst`).
-    public var conditionVersion: Int64?
+    package var conditionVersion: Int64?
     /// Where it happened: nil when places are off, `.some(nil)` when the gazetteer has no answer.
-    public var place: PlaceSummary??
+    package var place: PlaceSummary??
+
+    package init(event: MonitorEvent, monitor: String, origin: Origin, conditionVersion: Int64?, place: PlaceSummary??) {
+        self.event = event
+        self.monitor = monitor
+        self.origin = origin
+        self.conditionVersion = conditionVersion
+        self.place = place
+    }
 }
 
-public struct LocationHappening: Sendable {
+package struct LocationHappening: Sendable {
     /// Why the location is reported.
-    public enum Reason: Sendable, Equatable {
+    package enum Reason: Sendable, Equatable {
         /// A live update (Core Location's `liveUpdates()`).
         case liveUpdate
         /// An answer to a request for the location (`reportLocation`).
@@ -150,9 +183,16 @@ public struct LocationHappening: Sendable {
         case transition
     }
 
-    public var update: LiveUpdate
-    public var reason: Reason
-    public var place: PlaceSummary??
+    package var update: LiveUpdate
+    package var reason: Reason
+    package var place: PlaceSummary??
     /// The conditions the vehicle is inside, when an output asked for them (`needsInsideConditions`).
-    public var inside: [InsideCondition]
+    package var inside: [InsideCondition]
+
+    package init(update: LiveUpdate, reason: Reason, place: PlaceSummary??, inside: [InsideCondition]) {
+        self.update = update
+        self.reason = reason
+        self.place = place
+        self.inside = inside
+    }
 }
