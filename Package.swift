@@ -109,7 +109,8 @@ let package = Package(
         .target(
             name: "AgentJobs",
             dependencies: [
-                "AgentFormats", "AgentOutputs", "GeofenceAgent", "GeofenceCore", "GeofenceStore", "Mosquitto", "Geocoding", "Maps",
+                "AgentFormats", "AgentOutputs", "GeofenceAgent", "GeofenceCore", "GeofenceStore", "Mosquitto",
+                "Geocoding", "Maps",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -147,7 +148,9 @@ let package = Package(
         ),
         // What the fuzz targets (the package in Fuzz/) check on each input; the replay tests check the same
         // on the seed corpora and on every input a fuzzer once failed on.
-        .target(name: "FuzzChecks", dependencies: ["GeofenceCore", "AgentFormats", "AgentJobs", "AgentOutputs", "GeofenceAgent"]),
+        .target(
+            name: "FuzzChecks",
+            dependencies: ["GeofenceCore", "AgentFormats", "AgentJobs", "AgentOutputs", "GeofenceAgent"]),
         // Test helpers shared by several test targets.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(
@@ -170,8 +173,10 @@ let package = Package(
         ),
         .testTarget(
             name: "GeofenceStoreTests",
-            dependencies: ["GeofenceStore", "GeofenceCore", "SQLite", .product(name: "Logging", package: "swift-log"),
-                           .product(name: "PropertyBased", package: "swift-property-based")]
+            dependencies: [
+                "GeofenceStore", "GeofenceCore", "SQLite", .product(name: "Logging", package: "swift-log"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
         ),
         .testTarget(
             name: "GPSDTests",
@@ -181,7 +186,9 @@ let package = Package(
         .testTarget(
             name: "GeofenceAgentTests",
             dependencies: [
-                "AgentFormats", "AgentJobs", "AgentOutputs", "GeofenceAgent", "GeofenceCore", "GeofenceStore", "Geocoding", "GPSD", "LocalServers", "Mosquitto", "ReceiverSimulation", "SQLite", "TestSupport", "geofence-agent",
+                "AgentFormats", "AgentJobs", "AgentOutputs", "GeofenceAgent", "GeofenceCore", "GeofenceStore",
+                "Geocoding", "GPSD", "LocalServers", "Mosquitto", "ReceiverSimulation", "SQLite", "TestSupport",
+                "geofence-agent",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),

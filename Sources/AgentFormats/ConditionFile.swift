@@ -13,12 +13,16 @@ package struct ConditionFile: Sendable {
     }
 
     /// The same from bytes already read; `path` names them in messages.
-    package static func parse(_ bytes: [UInt8], path: String, limits: GeoJSONLimits = .default) throws(AgentError) -> ConditionFile {
+    package static func parse(_ bytes: [UInt8], path: String, limits: GeoJSONLimits = .default) throws(AgentError)
+        -> ConditionFile
+    {
         let load = GeoJSONConditions.decode(bytes, limits: limits)
         // A document-level error (not JSON, not GeoJSON) leaves nothing to work with.
         if let unusable = load.errors.first(where: \.isDocumentLevel) {
             if let kind = FileInput.notJSON(bytes) {
-                throw AgentError("\(path): this is not GeoJSON: it looks like \(kind). Conditions are a GeoJSON Feature or FeatureCollection (docs/conditions.md); a CSV of points goes to `evaluate --points`")
+                throw AgentError(
+                    "\(path): this is not GeoJSON: it looks like \(kind). Conditions are a GeoJSON Feature or FeatureCollection (docs/conditions.md); a CSV of points goes to `evaluate --points`"
+                )
             }
             throw AgentError("\(path): \(unusable)")
         }

@@ -69,7 +69,9 @@ package enum GPXTrack {
 
         init(name: String) { self.name = name }
 
-        static func local(_ element: String) -> String { element.split(separator: ":").last.map(String.init) ?? element }
+        static func local(_ element: String) -> String {
+            element.split(separator: ":").last.map(String.init) ?? element
+        }
 
         mutating func start(_ element: String, _ attributes: [String: String], line: Int) throws(AgentError) {
             text = ""
@@ -77,8 +79,11 @@ package enum GPXTrack {
             if local == "gpx" { sawGPX = true }
             guard ["trkpt", "rtept", "wpt"].contains(local) else { return }
             guard let latText = attributes["lat"], let lat = Double(latText), abs(lat) <= 90,
-                  let lonText = attributes["lon"], let lon = Double(lonText), abs(lon) <= 180 else {
-                throw AgentError("\(name):\(line): <\(local)> needs lat in [-90, 90] and lon in [-180, 180], found lat=\(attributes["lat"]?.clipped ?? "none") lon=\(attributes["lon"]?.clipped ?? "none")")
+                let lonText = attributes["lon"], let lon = Double(lonText), abs(lon) <= 180
+            else {
+                throw AgentError(
+                    "\(name):\(line): <\(local)> needs lat in [-90, 90] and lon in [-180, 180], found lat=\(attributes["lat"]?.clipped ?? "none") lon=\(attributes["lon"]?.clipped ?? "none")"
+                )
             }
             current = (local, GPXPoint(latitude: lat, longitude: lon, line: line))
         }
@@ -90,11 +95,12 @@ package enum GPXTrack {
             switch local {
             case "ele", "speed", "course":
                 // Refused, not dropped: a replay would otherwise run on a value nobody wrote.
-                let (range, what): (ClosedRange<Double>, String) = switch local {
-                case "ele": (-20_000...1_000_000, "an elevation in metres")
-                case "speed": (0...100_000, "a speed in m/s, 0 or more")
-                default: (0...360, "a course in degrees from 0 to 360")
-                }
+                let (range, what): (ClosedRange<Double>, String) =
+                    switch local {
+                    case "ele": (-20_000...1_000_000, "an elevation in metres")
+                    case "speed": (0...100_000, "a speed in m/s, 0 or more")
+                    default: (0...360, "a course in degrees from 0 to 360")
+                    }
                 guard let number = Double(value), range.contains(number) else {
                     throw AgentError("\(name):\(line): <\(local)> '\(value.clipped)' is not \(what)")
                 }

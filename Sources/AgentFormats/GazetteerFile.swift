@@ -8,7 +8,9 @@ package enum GazetteerFile {
     /// Where the file is looked for, relative to a directory above the executable (a checkout's
     /// `.build/debug/`), and where a package installs it.
     static let relativePath = "gazetteer/gazetteer.bin"
-    static let installedPaths = ["/usr/local/share/geofence-agent/gazetteer.bin", "/usr/share/geofence-agent/gazetteer.bin"]
+    static let installedPaths = [
+        "/usr/local/share/geofence-agent/gazetteer.bin", "/usr/share/geofence-agent/gazetteer.bin",
+    ]
 
     /// The file to use: `explicit`, else `$GEOFENCE_GAZETTEER`, else `gazetteer/gazetteer.bin` in a directory
     /// above the executable, else an installed copy. nil when none exists.
@@ -39,8 +41,10 @@ package enum GazetteerFile {
     /// A geocoder over the located file, or one that says why there is none.
     package static func geocoder(explicit: String? = nil) -> Geocoder {
         guard let path = locate(explicit: explicit) else {
-            return Geocoder(unavailable: .dataNotLoaded(
-                "no gazetteer found: scripts/setup builds gazetteer/gazetteer.bin; --gazetteer or \(environmentVariable) names another"))
+            return Geocoder(
+                unavailable: .dataNotLoaded(
+                    "no gazetteer found: scripts/setup builds gazetteer/gazetteer.bin; --gazetteer or \(environmentVariable) names another"
+                ))
         }
         do {
             return Geocoder(gazetteer: try load(path))
@@ -50,5 +54,6 @@ package enum GazetteerFile {
     }
 
     /// The attribution the data's licence asks for.
-    package static let attribution = "Place data from GeoNames (geonames.org), CC BY 4.0; country outlines from Natural Earth (public domain)."
+    package static let attribution =
+        "Place data from GeoNames (geonames.org), CC BY 4.0; country outlines from Natural Earth (public domain)."
 }

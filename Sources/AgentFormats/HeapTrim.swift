@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// glibc keeps memory freed by a burst of small allocations for reuse; `malloc_trim` gives it back to
@@ -9,10 +9,10 @@ package enum HeapTrim {
 
     private static let trim: Trim? = {
         #if canImport(Glibc)
-        guard let symbol = dlsym(nil, "malloc_trim") else { return nil }  // nil: RTLD_DEFAULT
-        return unsafeBitCast(symbol, to: Trim.self)
+            guard let symbol = dlsym(nil, "malloc_trim") else { return nil }  // nil: RTLD_DEFAULT
+            return unsafeBitCast(symbol, to: Trim.self)
         #else
-        return nil
+            return nil
         #endif
     }()
 

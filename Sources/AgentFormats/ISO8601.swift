@@ -26,13 +26,20 @@ package func iso8601(_ date: Date) -> String {
             divisor /= 10
         }
     }
-    digits(year, 4); text.append(UInt8(ascii: "-"))
-    digits(month, 2); text.append(UInt8(ascii: "-"))
-    digits(day, 2); text.append(UInt8(ascii: "T"))
-    digits(ofDay / 3_600_000, 2); text.append(UInt8(ascii: ":"))
-    digits(ofDay / 60_000 % 60, 2); text.append(UInt8(ascii: ":"))
-    digits(ofDay / 1000 % 60, 2); text.append(UInt8(ascii: "."))
-    digits(ofDay % 1000, 3); text.append(UInt8(ascii: "Z"))
+    digits(year, 4)
+    text.append(UInt8(ascii: "-"))
+    digits(month, 2)
+    text.append(UInt8(ascii: "-"))
+    digits(day, 2)
+    text.append(UInt8(ascii: "T"))
+    digits(ofDay / 3_600_000, 2)
+    text.append(UInt8(ascii: ":"))
+    digits(ofDay / 60_000 % 60, 2)
+    text.append(UInt8(ascii: ":"))
+    digits(ofDay / 1000 % 60, 2)
+    text.append(UInt8(ascii: "."))
+    digits(ofDay % 1000, 3)
+    text.append(UInt8(ascii: "Z"))
     return String(decoding: text, as: UTF8.self)
 }
 

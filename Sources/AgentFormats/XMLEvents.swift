@@ -40,21 +40,29 @@ enum XMLEvents {
             while at < bytes.count {
                 if bytes[at] == UInt8(ascii: "<") { try markup() } else { try text() }
             }
-            if let unclosed = open.last { throw fail("the file ends before <\(unclosed.clipped)> is closed (truncated?)") }
+            if let unclosed = open.last {
+                throw fail("the file ends before <\(unclosed.clipped)> is closed (truncated?)")
+            }
             if !sawRoot { throw fail("the file is empty or not XML") }
             return events
         }
 
         mutating func markup() throws(Failure) {
-            if starts("<?") { try skip(past: "?>", what: "a processing instruction") }
-            else if starts("<!--") { try skip(past: "-->", what: "a comment") }
-            else if starts("<![CDATA[") {
+            if starts("<?") {
+                try skip(past: "?>", what: "a processing instruction")
+            } else if starts("<!--") {
+                try skip(past: "-->", what: "a comment")
+            } else if starts("<![CDATA[") {
                 let start = at + 9
                 try skip(past: "]]>", what: "a CDATA section")
                 try content(String(decoding: bytes[start..<(at - 3)], as: UTF8.self))
-            } else if starts("<!") { try doctype() }
-            else if starts("</") { try closingTag() }
-            else { try openingTag() }
+            } else if starts("<!") {
+                try doctype()
+            } else if starts("</") {
+                try closingTag()
+            } else {
+                try openingTag()
+            }
         }
 
         mutating func openingTag() throws(Failure) {
@@ -66,7 +74,10 @@ enum XMLEvents {
             while true {
                 skipSpace()
                 guard at < bytes.count else { throw fail("a tag is not closed") }
-                if bytes[at] == UInt8(ascii: ">") { at += 1; break }
+                if bytes[at] == UInt8(ascii: ">") {
+                    at += 1
+                    break
+                }
                 if starts("/>") {
                     at += 2
                     events.append(.start(name: name, attributes: attributes, line: tagLine))
@@ -76,7 +87,9 @@ enum XMLEvents {
                 }
                 let key = try self.name()
                 skipSpace()
-                guard at < bytes.count, bytes[at] == UInt8(ascii: "=") else { throw fail("attribute '\(key.clipped)' has no value") }
+                guard at < bytes.count, bytes[at] == UInt8(ascii: "=") else {
+                    throw fail("attribute '\(key.clipped)' has no value")
+                }
                 at += 1
                 skipSpace()
                 guard at < bytes.count, bytes[at] == UInt8(ascii: "\"") || bytes[at] == UInt8(ascii: "'") else {
@@ -135,7 +148,9 @@ enum XMLEvents {
                 switch bytes[at] {
                 case UInt8(ascii: "["): depth += 1
                 case UInt8(ascii: "]"): depth -= 1
-                case UInt8(ascii: ">") where depth <= 0: at += 1; return
+                case UInt8(ascii: ">") where depth <= 0:
+                    at += 1
+                    return
                 case UInt8(ascii: "\n"): line += 1
                 default: break
                 }
@@ -147,7 +162,9 @@ enum XMLEvents {
         mutating func name() throws(Failure) -> String {
             let start = at
             while at < bytes.count, !Self.endsName(bytes[at]) { at += 1 }
-            guard at > start else { throw fail(at < bytes.count ? "a tag or attribute has no name" : "a tag is not closed") }
+            guard at > start else {
+                throw fail(at < bytes.count ? "a tag or attribute has no name" : "a tag is not closed")
+            }
             return String(decoding: bytes[start..<at], as: UTF8.self)
         }
 
@@ -171,7 +188,10 @@ enum XMLEvents {
         mutating func skip(past end: String, what: String) throws(Failure) {
             let e = Array(end.utf8)
             while at < bytes.count {
-                if starts(end) { at += e.count; return }
+                if starts(end) {
+                    at += e.count
+                    return
+                }
                 if bytes[at] == 0x0A { line += 1 }
                 at += 1
             }
@@ -190,7 +210,9 @@ enum XMLEvents {
                     i = next
                     continue
                 }
-                guard let semicolon = raw[i...].prefix(12).firstIndex(of: UInt8(ascii: ";")) else { throw fail("an '&' that starts no reference") }
+                guard let semicolon = raw[i...].prefix(12).firstIndex(of: UInt8(ascii: ";")) else {
+                    throw fail("an '&' that starts no reference")
+                }
                 let reference = String(decoding: raw[(i + 1)..<semicolon], as: UTF8.self)
                 switch reference {
                 case "amp": out.append("&")
@@ -199,8 +221,13 @@ enum XMLEvents {
                 case "quot": out.append("\"")
                 case "apos": out.append("'")
                 default:
-                    let digits = reference.hasPrefix("#x") ? (reference.dropFirst(2), 16) : reference.hasPrefix("#") ? (reference.dropFirst(), 10) : ("", 0)
-                    guard digits.1 > 0, let value = UInt32(digits.0, radix: digits.1), let scalar = Unicode.Scalar(value), value != 0 else {
+                    let digits =
+                        reference.hasPrefix("#x")
+                        ? (reference.dropFirst(2), 16)
+                        : reference.hasPrefix("#") ? (reference.dropFirst(), 10) : ("", 0)
+                    guard digits.1 > 0, let value = UInt32(digits.0, radix: digits.1),
+                        let scalar = Unicode.Scalar(value), value != 0
+                    else {
                         throw fail("unknown reference '&\(reference.clipped);'")
                     }
                     out.append(scalar)

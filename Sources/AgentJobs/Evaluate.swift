@@ -7,8 +7,10 @@ import GeofenceCore
 package enum EvaluateJob {
     /// Writes each output line through `emit` and refused features through `warn`. Throws when the input
     /// cannot be used, or (exit status 1, after the output) when some features were refused.
-    package static func run(conditionsPath: String, pointsPath: String, limits: GeoJSONLimits = .default,
-                           emit: (String) -> Void, warn: (String) -> Void) throws(AgentError) {
+    package static func run(
+        conditionsPath: String, pointsPath: String, limits: GeoJSONLimits = .default,
+        emit: (String) -> Void, warn: (String) -> Void
+    ) throws(AgentError) {
         let file = try ConditionFile.load(conditionsPath, limits: limits)
         file.errorLines.forEach(warn)
         let points = try PointsCSV.parse(FileInput.bytes(pointsPath, what: "points"), path: pointsPath)
@@ -22,7 +24,9 @@ package enum EvaluateJob {
             emit(line.text)
         }
         if !file.errors.isEmpty {
-            throw AgentError("\(file.errors.count) of \(file.errors.count + file.definitions.count) features were refused; the others were evaluated", exitCode: 1)
+            throw AgentError(
+                "\(file.errors.count) of \(file.errors.count + file.definitions.count) features were refused; the others were evaluated",
+                exitCode: 1)
         }
     }
 }

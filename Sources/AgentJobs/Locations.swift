@@ -1,8 +1,8 @@
 import AgentFormats
-import GeofenceAgent
 import Foundation
-import GeofenceCore
 import GPSD
+import GeofenceAgent
+import GeofenceCore
 import Logging
 import Synchronization
 
@@ -23,8 +23,10 @@ package enum LocationsJob {
 
     /// Prints locations until `count` or `timeout`. Exit status 0 when at least one location was seen
     /// (or `count` reached), 1 when none came, with gpsd's status on stderr.
-    package static func run(_ options: Options, logger: Logger,
-                           emit: @escaping @Sendable (String) -> Void, warn: @escaping @Sendable (String) -> Void) async throws(AgentError) {
+    package static func run(
+        _ options: Options, logger: Logger,
+        emit: @escaping @Sendable (String) -> Void, warn: @escaping @Sendable (String) -> Void
+    ) async throws(AgentError) {
         var configuration = GPSSourceConfiguration(host: options.host, port: options.port, device: options.device)
         configuration.noDataTimeout = 5
         let source = GPSLocationSource(configuration: configuration, logger: logger)
@@ -81,7 +83,9 @@ package enum LocationsJob {
         }
         if seen == 0 {
             let status = lastStatus.get() ?? source.status
-            throw AgentError("no location from gpsd at \(options.host):\(options.port)\(options.timeout.map { " within \($0) s" } ?? ""): gps \(status.state.rawValue)\(status.detail.map { ": \($0)" } ?? "")", exitCode: 1)
+            throw AgentError(
+                "no location from gpsd at \(options.host):\(options.port)\(options.timeout.map { " within \($0) s" } ?? ""): gps \(status.state.rawValue)\(status.detail.map { ": \($0)" } ?? "")",
+                exitCode: 1)
         }
     }
 
@@ -116,7 +120,8 @@ package enum LocationsJob {
         let accuracy = l.horizontalAccuracy >= 0 ? "±\(f(l.horizontalAccuracy, 1)) m" : "± ?"
         let speed = l.speed >= 0 ? "\(f(l.speed, 1)) m/s" : "? m/s"
         let course = l.course >= 0 ? "\(f(l.course, 0))°" : "?°"
-        return "\(time)  \(f(l.coordinate.latitude, 7)) \(f(l.coordinate.longitude, 7))  \(l.mode == .threeD ? "3D" : "2D")  \(accuracy)  \(speed)  \(course)\(update.isStationary ? "  stationary" : "")  \(l.device ?? "")"
+        return
+            "\(time)  \(f(l.coordinate.latitude, 7)) \(f(l.coordinate.longitude, 7))  \(l.mode == .threeD ? "3D" : "2D")  \(accuracy)  \(speed)  \(course)\(update.isStationary ? "  stationary" : "")  \(l.device ?? "")"
     }
 }
 

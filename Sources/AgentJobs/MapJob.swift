@@ -1,8 +1,8 @@
 import AgentFormats
-import GeofenceAgent
 import Foundation
-import GeofenceCore
 import Geocoding
+import GeofenceAgent
+import GeofenceCore
 import Maps
 
 /// `geofence-agent map`: a snapshot of conditions, with a drive, its events and evaluated points, as one
@@ -23,28 +23,39 @@ package enum MapJob {
 
     /// Writes the SVG; refused features and a missing basemap go through `warn`. Throws when an input
     /// cannot be used, or (exit status 1, after writing) when some features were refused.
-    package static func run(_ inputs: Inputs, limits: GeoJSONLimits = .default, warn: (String) -> Void) throws(AgentError) {
+    package static func run(_ inputs: Inputs, limits: GeoJSONLimits = .default, warn: (String) -> Void)
+        throws(AgentError)
+    {
         let content = try load(inputs, limits: limits, warn: warn)
         var snapshot = MapSnapshot(width: inputs.width, height: inputs.height)
         snapshot.box = inputs.box
         do {
-            try Data(snapshot.svg(content.content).utf8).write(to: URL(fileURLWithPath: inputs.output), options: .atomic)
+            try Data(snapshot.svg(content.content).utf8).write(
+                to: URL(fileURLWithPath: inputs.output), options: .atomic)
         } catch {
             throw AgentError("\(inputs.output): cannot write the map: \(error.localizedDescription)")
         }
         if content.refused > 0 {
-            throw AgentError("\(content.refused) of \(content.refused + content.content.conditions.count) features were refused; the others were drawn", exitCode: 1)
+            throw AgentError(
+                "\(content.refused) of \(content.refused + content.content.conditions.count) features were refused; the others were drawn",
+                exitCode: 1)
         }
     }
 
-    static func load(_ inputs: Inputs, limits: GeoJSONLimits, warn: (String) -> Void) throws(AgentError) -> (content: MapContent, refused: Int) {
+    static func load(_ inputs: Inputs, limits: GeoJSONLimits, warn: (String) -> Void) throws(AgentError) -> (
+        content: MapContent, refused: Int
+    ) {
         var content = MapContent()
         let file = try ConditionFile.load(inputs.conditions, limits: limits)
         file.errorLines.forEach(warn)
-        content.conditions = file.definitions.map { .init(identifier: $0.identifier, name: $0.condition.name, geometry: $0.condition.geometry) }
+        content.conditions = file.definitions.map {
+            .init(identifier: $0.identifier, name: $0.condition.name, geometry: $0.condition.geometry)
+        }
         if let track = inputs.track {
             let points = try GPXTrack.load(track)
-            content.track = zip(points, points.speeds).map { .init(coordinate: Coordinate(latitude: $0.latitude, longitude: $0.longitude), speed: $1 >= 0 ? $1 : nil) }
+            content.track = zip(points, points.speeds).map {
+                .init(coordinate: Coordinate(latitude: $0.latitude, longitude: $0.longitude), speed: $1 >= 0 ? $1 : nil)
+            }
         }
         if let events = inputs.events { content.events = try readEvents(events) }
         if let pointsPath = inputs.points {
@@ -55,11 +66,15 @@ package enum MapJob {
                 return .init(coordinate: c, inside: !set.containing(PreparedPoint(c)).isEmpty)
             }
         }
-        if let path = GazetteerFile.locate(explicit: inputs.gazetteer), let bytes = FileManager.default.contents(atPath: path),
-           let pieces = try? Gazetteer.outlinePieces(fileBytes: bytes) {
+        if let path = GazetteerFile.locate(explicit: inputs.gazetteer),
+            let bytes = FileManager.default.contents(atPath: path),
+            let pieces = try? Gazetteer.outlinePieces(fileBytes: bytes)
+        {
             content.basemap = pieces.map(\.rings)
         } else {
-            warn("no basemap: the gazetteer's country outlines were not found (scripts/setup builds gazetteer/gazetteer.bin)")
+            warn(
+                "no basemap: the gazetteer's country outlines were not found (scripts/setup builds gazetteer/gazetteer.bin)"
+            )
         }
         return (content, file.errors.count)
     }
@@ -77,10 +92,17 @@ package enum MapJob {
             }
             let place = object["location"] ?? object
             guard case .string(let kind)? = object["event"], case .string(let identifier)? = object["identifier"],
-                  case .number(let lat)? = place["lat"], case .number(let lon)? = place["lon"], abs(lat) <= 90, abs(lon) <= 180 else {
-                throw AgentError("\(path):\(n + 1): an event needs \"event\", \"identifier\" and \"lat\"/\"lon\" (at the top, or in \"location\") on the globe")
+                case .number(let lat)? = place["lat"], case .number(let lon)? = place["lon"], abs(lat) <= 90,
+                abs(lon) <= 180
+            else {
+                throw AgentError(
+                    "\(path):\(n + 1): an event needs \"event\", \"identifier\" and \"lat\"/\"lon\" (at the top, or in \"location\") on the globe"
+                )
             }
-            if kind != "initial" { events.append(.init(coordinate: Coordinate(latitude: lat, longitude: lon), kind: kind, identifier: identifier)) }
+            if kind != "initial" {
+                events.append(
+                    .init(coordinate: Coordinate(latitude: lat, longitude: lon), kind: kind, identifier: identifier))
+            }
         }
         return events
     }

@@ -1,26 +1,32 @@
-import AgentOutputs
 import AgentFormats
-import GeofenceAgent
+import AgentOutputs
 import Foundation
-import GeofenceCore
 import Geocoding
+import GeofenceAgent
+import GeofenceCore
 import Logging
 import Mosquitto
 
 /// `geofence-agent push`: publishes geofences as an operator would, retained, one Feature per topic,
 /// after validating the whole file: one bad feature and nothing is published.
 package enum PushJob {
-    package static func run(configurationPath: String, conditionsPath: String, vehicle: String?, delete: Bool,
-                           logger: Logger, emit: @Sendable (String) -> Void) async throws(AgentError) {
-        try await run(configurationPath: configurationPath, file: try ConditionFile.load(conditionsPath), vehicle: vehicle, delete: delete,
-                      logger: logger, emit: emit)
+    package static func run(
+        configurationPath: String, conditionsPath: String, vehicle: String?, delete: Bool,
+        logger: Logger, emit: @Sendable (String) -> Void
+    ) async throws(AgentError) {
+        try await run(
+            configurationPath: configurationPath, file: try ConditionFile.load(conditionsPath), vehicle: vehicle,
+            delete: delete,
+            logger: logger, emit: emit)
     }
 
     /// A circle of `radius` metres around the place `query` names (the most populous match, printed),
     /// published as the condition `identifier`.
-    package static func run(configurationPath: String, place query: String, radius: Double, identifier: String, name: String?,
-                           geocoder: Geocoder, vehicle: String?, delete: Bool, logger: Logger,
-                           emit: @Sendable (String) -> Void) async throws(AgentError) {
+    package static func run(
+        configurationPath: String, place query: String, radius: Double, identifier: String, name: String?,
+        geocoder: Geocoder, vehicle: String?, delete: Bool, logger: Logger,
+        emit: @Sendable (String) -> Void
+    ) async throws(AgentError) {
         let place: Placemark
         do {
             place = try await geocoder.geocodeAddressString(query, limit: 1)[0]
@@ -40,19 +46,28 @@ package enum PushJob {
         feature.addRaw("geometry", geometry.text)
         feature.addRaw("properties", properties.text)
         let file = try ConditionFile.parse(Array(feature.text.utf8), path: "--place \"\(query)\"")
-        try await run(configurationPath: configurationPath, file: file, vehicle: vehicle, delete: delete, logger: logger, emit: emit)
+        try await run(
+            configurationPath: configurationPath, file: file, vehicle: vehicle, delete: delete, logger: logger,
+            emit: emit)
     }
 
-    package static func run(configurationPath: String, file: ConditionFile, vehicle: String?, delete: Bool,
-                           logger: Logger, emit: @Sendable (String) -> Void) async throws(AgentError) {
+    package static func run(
+        configurationPath: String, file: ConditionFile, vehicle: String?, delete: Bool,
+        logger: Logger, emit: @Sendable (String) -> Void
+    ) async throws(AgentError) {
         let conditionsPath = file.path
         let configuration = try AgentConfiguration.load(configurationPath)
         if !file.errors.isEmpty {
-            throw AgentError("nothing was published: \(file.errors.count) of \(file.errors.count + file.definitions.count) features are invalid:\n" + file.errorLines.joined(separator: "\n"))
+            throw AgentError(
+                "nothing was published: \(file.errors.count) of \(file.errors.count + file.definitions.count) features are invalid:\n"
+                    + file.errorLines.joined(separator: "\n"))
         }
         guard !file.definitions.isEmpty else { throw AgentError("\(conditionsPath): no conditions to publish") }
-        if let vehicle, let problem = IdentifierRules.problem(with: vehicle, what: "--vehicle") { throw AgentError(problem, exitCode: 64) }
-        let topics = Topics(prefix: configuration.mqtt.topicPrefix, fleet: configuration.fleet, vehicle: configuration.vehicle)
+        if let vehicle, let problem = IdentifierRules.problem(with: vehicle, what: "--vehicle") {
+            throw AgentError(problem, exitCode: 64)
+        }
+        let topics = Topics(
+            prefix: configuration.mqtt.topicPrefix, fleet: configuration.fleet, vehicle: configuration.vehicle)
         var mqtt = AgentRunner.mqttConfiguration(configuration, topics: topics)
         mqtt.clientID = "geofence-agent-push-\(UUID().uuidString.prefix(8))"
         mqtt.will = nil
@@ -62,18 +77,28 @@ package enum PushJob {
         await client.start()
         defer { Task { await client.shutdown() } }
         let deadline = ContinuousClock.now + .seconds(10)
-        while !client.status.isConnected, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
+        while !client.status.isConnected, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
         guard client.status.isConnected else {
-            let status = client.status, lastError = client.lastConnectionError
+            let status = client.status
+            let lastError = client.lastConnectionError
             await client.shutdown()
             let why: String
-            if case .refused(let reason) = status { why = "the broker refused the connection: \(reason)" }
-            else if case .unreachable(let reason) = status { why = reason }
-            else { why = "no connection within 10 s" + (lastError.map { " (\($0))" } ?? "") }
-            throw AgentError("nothing was published: \(why) (broker \(configuration.mqtt.host):\(configuration.mqtt.port) from \(configurationPath))", exitCode: 1)
+            if case .refused(let reason) = status {
+                why = "the broker refused the connection: \(reason)"
+            } else if case .unreachable(let reason) = status {
+                why = reason
+            } else {
+                why = "no connection within 10 s" + (lastError.map { " (\($0))" } ?? "")
+            }
+            throw AgentError(
+                "nothing was published: \(why) (broker \(configuration.mqtt.host):\(configuration.mqtt.port) from \(configurationPath))",
+                exitCode: 1)
         }
         for d in file.definitions {
-            let topic = vehicle.map { topics.vehicleGeofence(d.identifier, vehicle: $0) } ?? topics.fleetGeofence(d.identifier)
+            let topic =
+                vehicle.map { topics.vehicleGeofence(d.identifier, vehicle: $0) } ?? topics.fleetGeofence(d.identifier)
             let payload = delete ? [] : Array((file.featureText(d.identifier) ?? "").utf8)
             do {
                 _ = try await client.publish(topic, payload: payload, retain: true)

@@ -1,7 +1,7 @@
-import AgentOutputs
 import AgentFormats
-import GeofenceAgent
+import AgentOutputs
 import Foundation
+import GeofenceAgent
 import GeofenceCore
 
 /// `geofence-agent simulate`: replays a GPX track through the monitors' state machine, as Xcode
@@ -10,23 +10,31 @@ package enum SimulateJob {
     /// The monitor that conditions without `properties.monitor` belong to.
     package static let defaultMonitor = MonitorSet.defaultMonitor
 
-    package static func run(conditionsPath: String, trackPath: String, accuracy: Double,
-                           configuration: MonitorConfiguration = MonitorConfiguration(), limits: GeoJSONLimits = .default,
-                           emit: (String) -> Void, warn: (String) -> Void) throws(AgentError) {
-        guard accuracy.isFinite, accuracy >= 0 else { throw AgentError("--accuracy must be a non-negative number of metres, got \(accuracy)") }
+    package static func run(
+        conditionsPath: String, trackPath: String, accuracy: Double,
+        configuration: MonitorConfiguration = MonitorConfiguration(), limits: GeoJSONLimits = .default,
+        emit: (String) -> Void, warn: (String) -> Void
+    ) throws(AgentError) {
+        guard accuracy.isFinite, accuracy >= 0 else {
+            throw AgentError("--accuracy must be a non-negative number of metres, got \(accuracy)")
+        }
         let file = try ConditionFile.load(conditionsPath, limits: limits)
         file.errorLines.forEach(warn)
         let track = try GPXTrack.load(trackPath)
         if let untimed = track.first(where: { $0.time == nil }) {
-            throw AgentError("\(trackPath):\(untimed.line): track point has no <time>; simulate replays a track with times")
+            throw AgentError(
+                "\(trackPath):\(untimed.line): track point has no <time>; simulate replays a track with times")
         }
         var monitors = MonitorSet(configuration: configuration)
-        for d in file.definitions { monitors.add(d.condition, identifier: d.identifier, monitor: d.monitor ?? defaultMonitor) }
+        for d in file.definitions {
+            monitors.add(d.condition, identifier: d.identifier, monitor: d.monitor ?? defaultMonitor)
+        }
         var rejected: [FixRejection: Int] = [:]
         var eventCount = 0
         for (point, speed) in zip(track, track.speeds) {
             let location = Location(
-                coordinate: Coordinate(latitude: point.latitude, longitude: point.longitude), altitudeHAE: point.elevation,
+                coordinate: Coordinate(latitude: point.latitude, longitude: point.longitude),
+                altitudeHAE: point.elevation,
                 horizontalAccuracy: accuracy, speed: speed, course: point.course ?? -1, timestamp: point.time!)
             // The agent's loop (MonitorSet): every monitor filters the same fixes alike, counted once.
             let result = monitors.process(location)
@@ -39,10 +47,18 @@ package enum SimulateJob {
                 }
             }
         }
-        let rejectedText = rejected.isEmpty ? "none rejected" : rejected.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.value) \($0.key.rawValue)" }.joined(separator: ", ")
-        warn("simulate: \(track.count) fixes (\(rejectedText)), \(file.definitions.count) conditions, \(eventCount) events")
+        let rejectedText =
+            rejected.isEmpty
+            ? "none rejected"
+            : rejected.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.value) \($0.key.rawValue)" }.joined(
+                separator: ", ")
+        warn(
+            "simulate: \(track.count) fixes (\(rejectedText)), \(file.definitions.count) conditions, \(eventCount) events"
+        )
         if !file.errors.isEmpty {
-            throw AgentError("\(file.errors.count) of \(file.errors.count + file.definitions.count) features were refused; the others were simulated", exitCode: 1)
+            throw AgentError(
+                "\(file.errors.count) of \(file.errors.count + file.definitions.count) features were refused; the others were simulated",
+                exitCode: 1)
         }
     }
 

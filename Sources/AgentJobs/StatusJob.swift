@@ -1,11 +1,12 @@
-import AgentOutputs
 import AgentFormats
-import GeofenceAgent
+import AgentOutputs
 import Foundation
+import GeofenceAgent
 import GeofenceCore
 import GeofenceStore
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `geofence-agent status`: what the agent on this vehicle is doing, read beside the running agent from
@@ -23,7 +24,9 @@ package enum StatusJob {
             status = try? JSONDecoder().decode(AgentStatus.self, from: data)
         }
         let running = status.map { s in s.status == "online" && kill(s.pid, 0) == 0 } ?? false
-        let age = (try? FileManager.default.attributesOfItem(atPath: paths.status)[.modificationDate] as? Date).map { Date().timeIntervalSince($0) }
+        let age = (try? FileManager.default.attributesOfItem(atPath: paths.status)[.modificationDate] as? Date).map {
+            Date().timeIntervalSince($0)
+        }
         let conditions = try storedConditions(paths)
         if json {
             var line = JSONLine()
@@ -31,22 +34,30 @@ package enum StatusJob {
             line.add("statusAgeSeconds", orNull: age)
             line.add("store", paths.database)
             line.add("storeExists", conditions != nil)
-            if let status, let data = try? JSONEncoder().encode(status) { line.addRaw("agent", String(decoding: data, as: UTF8.self)) }
+            if let status, let data = try? JSONEncoder().encode(status) {
+                line.addRaw("agent", String(decoding: data, as: UTF8.self))
+            }
             line.addRaw("conditions", "[" + (conditions ?? []).map(\.json).joined(separator: ",") + "]")
             emit(line.text)
         } else {
             table(status: status, running: running, paths: paths, conditions: conditions, emit: emit)
         }
         guard running else {
-            let why = conditions == nil
+            let why =
+                conditions == nil
                 ? "no agent has run with \(configurationPath): there is no store at \(paths.database) yet; start the agent with it first"
                 : "the agent is not running\(status.map { "; it was last seen at \($0.updated)" } ?? "")"
             throw AgentError(why, exitCode: notRunning)
         }
     }
 
-    private static func table(status: AgentStatus?, running: Bool, paths: StorePaths, conditions: [StoreReader.Listing]?, emit: (String) -> Void) {
-        emit("agent        \(running ? "running (pid \(status!.pid), since \(status!.startedAt))" : "not running\(status.map { " (last seen \($0.updated))" } ?? "")")")
+    private static func table(
+        status: AgentStatus?, running: Bool, paths: StorePaths, conditions: [StoreReader.Listing]?,
+        emit: (String) -> Void
+    ) {
+        emit(
+            "agent        \(running ? "running (pid \(status!.pid), since \(status!.startedAt))" : "not running\(status.map { " (last seen \($0.updated))" } ?? "")")"
+        )
         if let s = status {
             emit("vehicle      \(s.fleet)/\(s.vehicle)  version \(s.version)")
             emit("broker       \(s.broker)")
@@ -54,11 +65,17 @@ package enum StatusJob {
             let accuracy = s.gps.horizontalAccuracy.map { String(format: ", ±%.1f m", $0) } ?? ""
             emit("gps          \(s.gps.state)\(s.gps.detail.map { ": \($0)" } ?? "")  (\(fix)\(accuracy))")
             let o = s.outbox
-            emit("outbox       \(o.rows) waiting (\(o.transitions) transitions, \(o.locations) locations, \(o.bytes) bytes); caps \(s.outboxCaps.maximumRows) rows / \(s.outboxCaps.maximumBytes) bytes, hard \(s.outboxCaps.hardMaximumRows) / \(s.outboxCaps.hardMaximumBytes)")
+            emit(
+                "outbox       \(o.rows) waiting (\(o.transitions) transitions, \(o.locations) locations, \(o.bytes) bytes); caps \(s.outboxCaps.maximumRows) rows / \(s.outboxCaps.maximumBytes) bytes, hard \(s.outboxCaps.hardMaximumRows) / \(s.outboxCaps.hardMaximumBytes)"
+            )
             if o.capReached || o.droppedLocations > 0 || o.droppedTransitions > 0 {
-                emit("             CAP REACHED: dropped \(o.droppedLocations) locations, \(o.droppedTransitions) transitions")
+                emit(
+                    "             CAP REACHED: dropped \(o.droppedLocations) locations, \(o.droppedTransitions) transitions"
+                )
             }
-            if let problem = s.storeProblem { emit("store        PROBLEM: \(problem) (\(s.waitingStateChanges) state changes waiting)") }
+            if let problem = s.storeProblem {
+                emit("store        PROBLEM: \(problem) (\(s.waitingStateChanges) state changes waiting)")
+            }
             emit("live updates \(s.liveUpdates ? "on" : "off")")
         }
         guard let conditions else {
@@ -68,7 +85,9 @@ package enum StatusJob {
         emit("")
         emit(pad("MONITOR", 12) + pad("CONDITION", 28) + pad("STATE", 13) + pad("SINCE", 26) + "SOURCE")
         for c in conditions {
-            emit(pad(c.monitor, 12) + pad(c.identifier, 28) + pad(c.state.rawValue, 13) + pad(c.since.map(iso8601) ?? "-", 26) + c.source)
+            emit(
+                pad(c.monitor, 12) + pad(c.identifier, 28) + pad(c.state.rawValue, 13)
+                    + pad(c.since.map(iso8601) ?? "-", 26) + c.source)
         }
     }
 
@@ -82,7 +101,9 @@ package enum StatusJob {
         }
     }
 
-    static func pad(_ s: String, _ n: Int) -> String { s.count >= n ? s + " " : s + String(repeating: " ", count: n - s.count) }
+    static func pad(_ s: String, _ n: Int) -> String {
+        s.count >= n ? s + " " : s + String(repeating: " ", count: n - s.count)
+    }
 }
 
 extension StoreReader.Listing {

@@ -1,7 +1,7 @@
 import Foundation
+import GPSD
 import GeofenceCore
 import GeofenceStore
-import GPSD
 import Logging
 import Mosquitto
 import ServiceLifecycle
@@ -49,8 +49,10 @@ package struct OutputContext: Sendable {
     package var mqtt: MQTTConfiguration
     package var logger: Logger
 
-    package init(fleet: String, vehicle: String, topics: Topics, settings: OutputSettingsSet, mqtt: MQTTConfiguration,
-                logger: Logger) {
+    package init(
+        fleet: String, vehicle: String, topics: Topics, settings: OutputSettingsSet, mqtt: MQTTConfiguration,
+        logger: Logger
+    ) {
         self.fleet = fleet
         self.vehicle = vehicle
         self.topics = topics
@@ -163,7 +165,8 @@ package struct EventHappening: Sendable {
     /// Where it happened: nil when places are off, `.some(nil)` when the gazetteer has no answer.
     package var place: PlaceSummary??
 
-    package init(event: MonitorEvent, monitor: String, origin: Origin, conditionVersion: Int64?, place: PlaceSummary??) {
+    package init(event: MonitorEvent, monitor: String, origin: Origin, conditionVersion: Int64?, place: PlaceSummary??)
+    {
         self.event = event
         self.monitor = monitor
         self.origin = origin

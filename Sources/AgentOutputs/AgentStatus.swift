@@ -1,6 +1,6 @@
 import Foundation
-import GeofenceStore
 import GPSD
+import GeofenceStore
 
 /// What `geofence-agent status` and the retained status topic show.
 package struct AgentStatus: Sendable, Codable, Equatable {
@@ -11,7 +11,10 @@ package struct AgentStatus: Sendable, Codable, Equatable {
         package var fixAgeSeconds: Double?
         package var horizontalAccuracy: Double?
 
-        package init(state: String, detail: String? = nil, device: String? = nil, fixAgeSeconds: Double? = nil, horizontalAccuracy: Double? = nil) {
+        package init(
+            state: String, detail: String? = nil, device: String? = nil, fixAgeSeconds: Double? = nil,
+            horizontalAccuracy: Double? = nil
+        ) {
             self.state = state
             self.detail = detail
             self.device = device
@@ -53,7 +56,12 @@ package struct AgentStatus: Sendable, Codable, Equatable {
     /// The place of the last fix (places on, a fix seen); absent otherwise.
     package var place: PlaceSummary?
 
-    package init(status: String, fleet: String, vehicle: String, version: String, pid: Int32, updated: String, startedAt: String, broker: String, gps: GPS, monitors: [Monitor], conditions: Int, outbox: OutboxStats, outboxCaps: OutboxLimits, store: String, storeProblem: String? = nil, waitingStateChanges: Int, liveUpdates: Bool, place: PlaceSummary? = nil) {
+    package init(
+        status: String, fleet: String, vehicle: String, version: String, pid: Int32, updated: String, startedAt: String,
+        broker: String, gps: GPS, monitors: [Monitor], conditions: Int, outbox: OutboxStats, outboxCaps: OutboxLimits,
+        store: String, storeProblem: String? = nil, waitingStateChanges: Int, liveUpdates: Bool,
+        place: PlaceSummary? = nil
+    ) {
         self.status = status
         self.fleet = fleet
         self.vehicle = vehicle

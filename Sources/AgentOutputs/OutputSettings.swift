@@ -40,7 +40,8 @@ public struct OutputSettingsSet: Sendable, Equatable {
     /// Equal when every output's settings are, a missing object counting as its defaults.
     public static func == (a: Self, b: Self) -> Bool {
         Set(a.values.keys).union(b.values.keys).allSatisfy { key in
-            let mine = a.values[key], theirs = b.values[key]
+            let mine = a.values[key]
+            let theirs = b.values[key]
             guard let type = (mine ?? theirs).map({ type(of: $0) }) else { return true }
             return type.same(mine, theirs)
         }

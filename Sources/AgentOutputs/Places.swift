@@ -1,7 +1,7 @@
 import AgentFormats
 import Foundation
-import GeofenceCore
 import Geocoding
+import GeofenceCore
 
 /// Where a position is, as events, live updates and the status carry it (docs/topics.md): the nearest
 /// place, its first-level administrative area, the country whose outline holds the position, and how far
@@ -48,7 +48,10 @@ package struct GazetteerPlaces: PlaceFinding {
     /// outlines' scratch) is given back, so the agent keeps about 27 MB for places rather than 50.
     package static func load(path explicit: String?) async -> Result<GazetteerPlaces, GeocodingError> {
         guard let path = GazetteerFile.locate(explicit: explicit) else {
-            return .failure(.dataNotLoaded("no gazetteer found (scripts/setup builds gazetteer/gazetteer.bin; places.gazetteer names another)"))
+            return .failure(
+                .dataNotLoaded(
+                    "no gazetteer found (scripts/setup builds gazetteer/gazetteer.bin; places.gazetteer names another)")
+            )
         }
         return await withCheckedContinuation { continuation in
             let thread = Thread {

@@ -17,7 +17,9 @@ public struct Topics: Sendable, Equatable {
     /// Operators → this vehicle.
     public var vehicleGeofences: String { "\(vehicleBase)/geofences/+" }
     public func fleetGeofence(_ id: String) -> String { "\(prefix)/\(fleet)/geofences/\(id)" }
-    public func vehicleGeofence(_ id: String, vehicle: String? = nil) -> String { "\(prefix)/\(fleet)/vehicles/\(vehicle ?? self.vehicle)/geofences/\(id)" }
+    public func vehicleGeofence(_ id: String, vehicle: String? = nil) -> String {
+        "\(prefix)/\(fleet)/vehicles/\(vehicle ?? self.vehicle)/geofences/\(id)"
+    }
     public var errors: String { "\(vehicleBase)/errors" }
     public var events: String { "\(vehicleBase)/events" }
     public var location: String { "\(vehicleBase)/location" }

@@ -8,7 +8,8 @@ enum CodecCheck {
         let encoded = ConditionCodec.encode(condition)
         do {
             let again = try ConditionCodec.decode(encoded)
-            return again == condition ? [] : ["a decoded condition, encoded and decoded again, differs: \(condition) against \(again)"]
+            return again == condition
+                ? [] : ["a decoded condition, encoded and decoded again, differs: \(condition) against \(again)"]
         } catch {
             return ["a decoded condition, encoded again, is refused: \(error)"]
         }

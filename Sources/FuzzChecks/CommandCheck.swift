@@ -8,12 +8,13 @@ enum CommandCheck {
         case .success(let command):
             // A known name must be somewhere in the payload: nothing else makes a command.
             let text = String(decoding: input, as: UTF8.self)
-            let name = switch command {
-            case .reportLocation: "reportLocation"
-            case .reportState: "reportState"
-            case .setLiveUpdates(let started): started ? "startLiveUpdates" : "stopLiveUpdates"
-            case .resync: "resync"
-            }
+            let name =
+                switch command {
+                case .reportLocation: "reportLocation"
+                case .reportState: "reportState"
+                case .setLiveUpdates(let started): started ? "startLiveUpdates" : "stopLiveUpdates"
+                case .resync: "resync"
+                }
             return text.contains(name) ? [] : ["\(command) from a payload that does not name it"]
         case .failure(let refusal):
             var problems = refusalProblems(refusal.reason, startsWith: "", limit: 500)

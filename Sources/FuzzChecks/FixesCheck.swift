@@ -13,7 +13,11 @@ enum FixesCheck {
         var locations: [Location] = []
         func assemble(_ reports: [ReceiverReport]) {
             for report in reports {
-                if case .location(let l)? = assembler.assemble(report, wallClock: Date(timeIntervalSince1970: 1_700_000_000)) { locations.append(l) }
+                if case .location(let l)? = assembler.assemble(
+                    report, wallClock: Date(timeIntervalSince1970: 1_700_000_000))
+                {
+                    locations.append(l)
+                }
             }
         }
         var lineNumber = 0
@@ -29,7 +33,9 @@ enum FixesCheck {
                 assembler.note(noise: noise)
                 assemble(coalescer.add(noise: noise, receivedAtNanoseconds: received))
             case .string("SKY")?:
-                if let used = GPSDRecord.satellitesUsed(record) { assembler.note(satellitesUsed: used, device: record.text("device")) }
+                if let used = GPSDRecord.satellitesUsed(record) {
+                    assembler.note(satellitesUsed: used, device: record.text("device"))
+                }
             case .string("DEVICE")?:
                 if let path = record.text("path"), GPSDRecord.number(record, "activated") == 0 {
                     assemble(coalescer.close(device: path).map { [$0] } ?? [])
@@ -49,17 +55,27 @@ enum FixesCheck {
         for l in locations {
             func check(_ ok: Bool, _ what: String) { if !ok { problems.append("\(what) in \(l)") } }
             check(l.coordinate.isValid, "a coordinate off the globe")
-            check(l.horizontalAccuracy == -1 || (l.horizontalAccuracy.isFinite && l.horizontalAccuracy > 0), "horizontal accuracy \(l.horizontalAccuracy)")
-            check(l.verticalAccuracy == -1 || (l.verticalAccuracy.isFinite && l.verticalAccuracy > 0), "vertical accuracy \(l.verticalAccuracy)")
+            check(
+                l.horizontalAccuracy == -1 || (l.horizontalAccuracy.isFinite && l.horizontalAccuracy > 0),
+                "horizontal accuracy \(l.horizontalAccuracy)")
+            check(
+                l.verticalAccuracy == -1 || (l.verticalAccuracy.isFinite && l.verticalAccuracy > 0),
+                "vertical accuracy \(l.verticalAccuracy)")
             check(l.speed == -1 || (l.speed.isFinite && l.speed >= 0), "speed \(l.speed)")
-            check(l.speedAccuracy == -1 || (l.speedAccuracy.isFinite && l.speedAccuracy > 0), "speed accuracy \(l.speedAccuracy)")
+            check(
+                l.speedAccuracy == -1 || (l.speedAccuracy.isFinite && l.speedAccuracy > 0),
+                "speed accuracy \(l.speedAccuracy)")
             check(l.course == -1 || (l.course.isFinite && l.course >= 0 && l.course < 360), "course \(l.course)")
-            check(l.courseAccuracy == -1 || (l.courseAccuracy.isFinite && l.courseAccuracy > 0), "course accuracy \(l.courseAccuracy)")
+            check(
+                l.courseAccuracy == -1 || (l.courseAccuracy.isFinite && l.courseAccuracy > 0),
+                "course accuracy \(l.courseAccuracy)")
             for (name, value) in [("altitudeHAE", l.altitudeHAE), ("altitudeMSL", l.altitudeMSL), ("climb", l.climb)] {
                 if let value { check(value.isFinite, "\(name) \(value)") }
             }
             let device = l.device ?? ""
-            if let previous = last[device] { check(l.timestamp >= previous, "a timestamp before the receiver's last (\(previous))") }
+            if let previous = last[device] {
+                check(l.timestamp >= previous, "a timestamp before the receiver's last (\(previous))")
+            }
             last[device] = l.timestamp
         }
         return problems
@@ -79,7 +95,8 @@ enum GPSDRecord {
     }
 
     static func received(_ record: JSONValue, line: Int) -> UInt64 {
-        let seconds = number(record, "rx").flatMap { $0.isFinite && $0 >= 0 && $0 < 1e9 ? $0 : nil } ?? Double(line) / 10
+        let seconds =
+            number(record, "rx").flatMap { $0.isFinite && $0 >= 0 && $0 < 1e9 ? $0 : nil } ?? Double(line) / 10
         return UInt64(seconds * 1e9)
     }
 
@@ -97,8 +114,9 @@ enum GPSDRecord {
     }
 
     static func noise(_ r: JSONValue) -> PseudorangeNoise {
-        PseudorangeNoise(device: r.text("device"), time: r.text("time").flatMap(RFC3339.date(from:)),
-                         latitudeSigma: number(r, "lat"), longitudeSigma: number(r, "lon"), altitudeSigma: number(r, "alt"))
+        PseudorangeNoise(
+            device: r.text("device"), time: r.text("time").flatMap(RFC3339.date(from:)),
+            latitudeSigma: number(r, "lat"), longitudeSigma: number(r, "lon"), altitudeSigma: number(r, "alt"))
     }
 
     static func satellitesUsed(_ r: JSONValue) -> Int? {

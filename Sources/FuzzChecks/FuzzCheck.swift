@@ -38,6 +38,8 @@ public enum FuzzCheck: String, CaseIterable, Sendable {
 func refusalProblems(_ message: String, startsWith place: String, limit: Int = 600) -> [String] {
     var problems: [String] = []
     if !message.hasPrefix(place) { problems.append("the error does not start with '\(place)': \(message.prefix(200))") }
-    if message.utf8.count > limit { problems.append("an error of \(message.utf8.count) bytes: \(message.prefix(200))…") }
+    if message.utf8.count > limit {
+        problems.append("an error of \(message.utf8.count) bytes: \(message.prefix(200))…")
+    }
     return problems
 }

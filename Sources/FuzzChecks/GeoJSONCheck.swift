@@ -17,10 +17,13 @@ enum GeoJSONCheck {
             do {
                 let decoded = try ConditionCodec.decode(encoded)
                 if decoded != definition.condition {
-                    problems.append("'\(definition.identifier)' differs after the codec: \(definition.condition) against \(decoded)")
+                    problems.append(
+                        "'\(definition.identifier)' differs after the codec: \(definition.condition) against \(decoded)"
+                    )
                 }
             } catch {
-                problems.append("'\(definition.identifier)' is refused by the codec after the reader accepted it: \(error)")
+                problems.append(
+                    "'\(definition.identifier)' is refused by the codec after the reader accepted it: \(error)")
             }
         }
         return problems

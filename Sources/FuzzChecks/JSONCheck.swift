@@ -13,14 +13,18 @@ enum JSONCheck {
         var problems: [String] = []
         switch (ours, theirs) {
         case (let ours?, let theirs?):
-            if let difference = difference(ours, theirs, at: "$") { problems.append("read differently from Foundation: \(difference)") }
+            if let difference = difference(ours, theirs, at: "$") {
+                problems.append("read differently from Foundation: \(difference)")
+            }
         case (let ours?, nil):
             problems.append("accepted what Foundation refuses: \(ours.jsonText.prefix(200))")
         case (nil, let theirs?):
             // The parser's two limits, which RFC 8259 allows: nesting, and numbers beyond a Double (Foundation
             // reads past one when a later duplicate key drops it).
-            if let ourError, !ourError.message.hasPrefix("nesting deeper"), !ourError.message.hasSuffix("is out of range"),
-               !onlyTrailingCommasDiffer(input, theirs), !isNotUTF8JSONText(input) {
+            if let ourError, !ourError.message.hasPrefix("nesting deeper"),
+                !ourError.message.hasSuffix("is out of range"),
+                !onlyTrailingCommasDiffer(input, theirs), !isNotUTF8JSONText(input)
+            {
                 problems.append("refused what Foundation accepts: \(ourError)")
             }
         case (nil, nil):
@@ -29,8 +33,10 @@ enum JSONCheck {
         if let ours {
             let text = Array(ours.jsonText.utf8)
             switch Result(catching: { () throws(JSONSyntaxError) in try JSONParser.parse(text) }) {
-            case .success(let again) where again != ours: problems.append("printed and read again, differs: \(ours) against \(again)")
-            case .failure(let error): problems.append("printed, is refused: \(error): \(String(decoding: text.prefix(200), as: UTF8.self))")
+            case .success(let again) where again != ours:
+                problems.append("printed and read again, differs: \(ours) against \(again)")
+            case .failure(let error):
+                problems.append("printed, is refused: \(error): \(String(decoding: text.prefix(200), as: UTF8.self))")
             default: break
             }
         }
@@ -48,15 +54,26 @@ enum JSONCheck {
     /// 8259 does not: without those commas this parser reads what Foundation read.
     static func onlyTrailingCommasDiffer(_ input: [UInt8], _ theirs: Any) -> Bool {
         var stripped: [UInt8] = []
-        var inString = false, escaped = false, removed = false
+        var inString = false
+        var escaped = false
+        var removed = false
         for (i, b) in input.enumerated() {
             if inString {
-                if escaped { escaped = false } else if b == UInt8(ascii: "\\") { escaped = true } else if b == UInt8(ascii: "\"") { inString = false }
+                if escaped {
+                    escaped = false
+                } else if b == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if b == UInt8(ascii: "\"") {
+                    inString = false
+                }
             } else if b == UInt8(ascii: "\"") {
                 inString = true
             } else if b == UInt8(ascii: ",") {
                 let next = input[(i + 1)...].first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }
-                if next == UInt8(ascii: "]") || next == UInt8(ascii: "}") { removed = true; continue }
+                if next == UInt8(ascii: "]") || next == UInt8(ascii: "}") {
+                    removed = true
+                    continue
+                }
             }
             stripped.append(b)
         }
@@ -70,7 +87,9 @@ enum JSONCheck {
         case .null:
             return theirs is NSNull ? nil : "\(path): null against \(theirs)"
         case .bool(let b):
-            guard let n = theirs as? NSNumber, n.boolValue == b, isBoolean(n) else { return "\(path): \(b) against \(theirs)" }
+            guard let n = theirs as? NSNumber, n.boolValue == b, isBoolean(n) else {
+                return "\(path): \(b) against \(theirs)"
+            }
             return nil
         case .number(let d):
             guard let n = theirs as? NSNumber, !isBoolean(n) else { return "\(path): \(d) against \(theirs)" }
@@ -84,7 +103,9 @@ enum JSONCheck {
             }
             return nil
         case .array(let values):
-            guard let other = theirs as? [Any], other.count == values.count else { return "\(path): an array of \(values.count) against \(theirs)" }
+            guard let other = theirs as? [Any], other.count == values.count else {
+                return "\(path): an array of \(values.count) against \(theirs)"
+            }
             for (k, (a, b)) in zip(values, other).enumerated() {
                 if let d = difference(a, b, at: "\(path)[\(k)]") { return d }
             }

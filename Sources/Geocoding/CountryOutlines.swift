@@ -44,7 +44,8 @@ struct CountryOutlines: Sendable {
 
     init(pieces: [(region: Region, country: Int)]) {
         let byLongitude = pieces.sorted {
-            ($0.region.boundingBox.minLongitude + $0.region.boundingBox.maxLongitude) < ($1.region.boundingBox.minLongitude + $1.region.boundingBox.maxLongitude)
+            ($0.region.boundingBox.minLongitude + $0.region.boundingBox.maxLongitude)
+                < ($1.region.boundingBox.minLongitude + $1.region.boundingBox.maxLongitude)
         }
         let halves = [byLongitude[..<(byLongitude.count / 2)], byLongitude[(byLongitude.count / 2)...]]
         let built = Mutex<[Int: Half]>([:])

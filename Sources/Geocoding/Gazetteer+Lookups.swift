@@ -35,8 +35,9 @@ extension Gazetteer {
         let east = north / max(cos(coordinate.latitude * .pi / 180), 0.01)
         for k in 0..<8 {
             let angle = Double(k) * .pi / 4
-            let probe = Coordinate(latitude: min(max(coordinate.latitude + north * cos(angle), -90), 90),
-                                   longitude: remainder(coordinate.longitude + east * sin(angle), 360))
+            let probe = Coordinate(
+                latitude: min(max(coordinate.latitude + north * cos(angle), -90), 90),
+                longitude: remainder(coordinate.longitude + east * sin(angle), 360))
             if self.country(at: PreparedPoint(probe)) != country { return true }
         }
         return false
@@ -58,7 +59,9 @@ extension Gazetteer {
 
     /// `reverse`, with the shortcuts or with every outline tested: the tests check they agree.
     func reverse(_ coordinate: Coordinate, usingShortcuts: Bool) throws(GeocodingError) -> Placemark {
-        guard coordinate.isValid else { throw .invalidCoordinate(latitude: coordinate.latitude, longitude: coordinate.longitude) }
+        guard coordinate.isValid else {
+            throw .invalidCoordinate(latitude: coordinate.latitude, longitude: coordinate.longitude)
+        }
         guard count > 0 else { throw .noMatch("\(coordinate.latitude), \(coordinate.longitude)") }
         let q = PreparedPoint.earthCentred(coordinate)
         var found = tree.nearest(to: q, where: PrefetchingCards(cards: places))!
@@ -84,14 +87,17 @@ extension Gazetteer {
         // The chord is to the place's position rounded to the centimetre, as the tree holds it: the distance
         // is good to about a centimetre.
         let chord = found.chordSquared.squareRoot() / 100
-        let distance = Geodesic.distance(chord: chord, atLatitude: coordinate.latitude)
+        let distance =
+            Geodesic.distance(chord: chord, atLatitude: coordinate.latitude)
             ?? Geodesic.distance(coordinate, self.coordinate(of: found.index))
         return placemark(found.index, distance: distance, countryKnown: holder != nil)
     }
 
     /// Places whose name or alternate name is `name`, with every qualifier matching the place's country (ISO
     /// code or name), first- or second-level administrative area; most populous first.
-    public func forward(_ query: String, region hint: String? = nil, limit: Int = 10) throws(GeocodingError) -> [Placemark] {
+    public func forward(_ query: String, region hint: String? = nil, limit: Int = 10) throws(GeocodingError)
+        -> [Placemark]
+    {
         let parts = query.split(separator: ",").map { NameKey.normalized(String($0)) }.filter { !$0.isEmpty }
         guard let first = parts.first else { throw .emptyQuery }
         let qualifiers = Array(parts.dropFirst()) + (hint.map { [NameKey.normalized($0)] } ?? []).filter { !$0.isEmpty }
@@ -106,12 +112,15 @@ extension Gazetteer {
             i += 1
         }
         guard !found.isEmpty else { throw .noMatch(query) }
-        found.sort { places[$0].population != places[$1].population ? places[$0].population > places[$1].population : $0 < $1 }
+        found.sort {
+            places[$0].population != places[$1].population ? places[$0].population > places[$1].population : $0 < $1
+        }
         return found.prefix(max(limit, 1)).map { placemark($0, distance: nil) }
     }
 
     private func lowerBound(_ key: UInt64) -> Int {
-        var lo = 0, hi = keys.count
+        var lo = 0
+        var hi = keys.count
         while lo < hi {
             let mid = (lo + hi) >> 1
             if keys[mid] < key { lo = mid + 1 } else { hi = mid }
@@ -152,10 +161,14 @@ extension Gazetteer {
     /// the tree is checked against.
     func nearestByScan(_ coordinate: Coordinate, inCountry code: String?) -> Double {
         let q = PreparedPoint(coordinate).earthCentred
-        var best = -1, bestChord = Double.infinity
+        var best = -1
+        var bestChord = Double.infinity
         for place in 0..<count where code == nil || countryCodes[Int(countryIndex[place])] == code {
             let d = tree.chordSquared(place, q)
-            if d < bestChord { best = place; bestChord = d }
+            if d < bestChord {
+                best = place
+                bestChord = d
+            }
         }
         return best < 0 ? .infinity : Geodesic.distance(coordinate, self.coordinate(of: best))
     }

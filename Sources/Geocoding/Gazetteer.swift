@@ -43,8 +43,12 @@ public struct Gazetteer: Sendable {
 
     private init(reading r: GazetteerFormat.Reader) throws(GazetteerFormat.Invalid) {
         let file = try GazetteerFormat.Sections(r)
-        let placeCount = file.placeCount, countries = file.countries, zones = file.zoneOffsets.count, areas = file.areaOffsets.count
-        let codeBytes = file.codeBytes, positions = file.positions
+        let placeCount = file.placeCount
+        let countries = file.countries
+        let zones = file.zoneOffsets.count
+        let areas = file.areaOffsets.count
+        let codeBytes = file.codeBytes
+        let positions = file.positions
         (countryIndex, keys, cleanCells, strings) = (file.countryIndex, file.keys, file.cleanCells, file.strings)
         let stringsCopy = strings
         func interned(_ offset: UInt32) -> String { Self.string(stringsCopy, offset) ?? "" }
@@ -55,25 +59,34 @@ public struct Gazetteer: Sendable {
         areaNames = file.areaOffsets.map(interned)
         places = PlaceCards(file.cards, count: placeCount)
         // Indices the lookups follow without checks: a file that breaks them is refused here.
-        guard countryIndex.allSatisfy({ Int($0) < countries }), cleanCells.allSatisfy({ Int($0) < countries + 2 }) else {
+        guard countryIndex.allSatisfy({ Int($0) < countries }), cleanCells.allSatisfy({ Int($0) < countries + 2 })
+        else {
             throw .init(description: "the gazetteer names a country it does not hold")
         }
         guard keys.allSatisfy({ Int($0 & ((1 << UInt64(GazetteerFormat.idBits)) - 1)) < placeCount }) else {
             throw .init(description: "the gazetteer's name keys name a place it does not hold")
         }
-        if let place = Self.firstUnsoundCard(places, countries: countries, zones: zones, areas: areas, strings: strings) {
-            throw .init(description: "place \(place)'s card names a country, time zone, area or name the gazetteer does not hold")
+        if let place = Self.firstUnsoundCard(places, countries: countries, zones: zones, areas: areas, strings: strings)
+        {
+            throw .init(
+                description:
+                    "place \(place)'s card names a country, time zone, area or name the gazetteer does not hold")
         }
         tree = KDTree(centimetres: positions)
-        outlines = CountryOutlines(pieces: try Self.pieces(file).map { (.trustedPolygon(parts: [$0.rings]), $0.country) })
+        outlines = CountryOutlines(
+            pieces: try Self.pieces(file).map { (.trustedPolygon(parts: [$0.rings]), $0.country) })
     }
 
     /// Natural Earth's country outlines as the file holds them, for drawing: each piece an outer ring and
     /// its holes, with the index of its country.
-    public static func outlinePieces(fileBytes: some ContiguousBytes) throws(GeocodingError) -> [(rings: [[Coordinate]], country: Int)] {
+    public static func outlinePieces(fileBytes: some ContiguousBytes) throws(GeocodingError) -> [(
+        rings: [[Coordinate]], country: Int
+    )] {
         do {
             return try fileBytes.withUnsafeBytes { bytes in
-                Result { () throws(GazetteerFormat.Invalid) in try pieces(GazetteerFormat.Sections(GazetteerFormat.Reader(bytes))) }
+                Result { () throws(GazetteerFormat.Invalid) in
+                    try pieces(GazetteerFormat.Sections(GazetteerFormat.Reader(bytes)))
+                }
             }.get()
         } catch {
             throw .dataNotLoaded(error.description)
@@ -81,23 +94,35 @@ public struct Gazetteer: Sendable {
     }
 
     /// Each piece of a country's outline (a tile of it: an outer ring and its holes, as the file groups them).
-    private static func pieces(_ file: GazetteerFormat.Sections) throws(GazetteerFormat.Invalid) -> [(rings: [[Coordinate]], country: Int)] {
+    private static func pieces(_ file: GazetteerFormat.Sections) throws(GazetteerFormat.Invalid) -> [(
+        rings: [[Coordinate]], country: Int
+    )] {
         let (countryRings, ringStarts, vertices) = (file.countryRings, file.ringStarts, file.vertices)
         var pieces: [(rings: [[Coordinate]], country: Int)] = []
         let vertexCount = vertices.count / 2
         for country in 0..<(countryRings.count / 2) {
-            let first = Int(countryRings[2 * country]), end = Int(countryRings[2 * country + 1])
+            let first = Int(countryRings[2 * country])
+            let end = Int(countryRings[2 * country + 1])
             guard first < end else { continue }
-            guard end <= ringStarts.count else { throw .init(description: "country \(country)'s rings run past the ring table") }
+            guard end <= ringStarts.count else {
+                throw .init(description: "country \(country)'s rings run past the ring table")
+            }
             var parts: [[[Coordinate]]] = []
             for ring in first..<end {
-                let start = Int(ringStarts[ring] & 0x7FFF_FFFF), isHole = ringStarts[ring] & 0x8000_0000 != 0
+                let start = Int(ringStarts[ring] & 0x7FFF_FFFF)
+                let isHole = ringStarts[ring] & 0x8000_0000 != 0
                 let stop = ring + 1 < ringStarts.count ? Int(ringStarts[ring + 1] & 0x7FFF_FFFF) : vertexCount
-                guard start < stop, stop <= vertexCount else { throw .init(description: "ring \(ring) has no vertices in range") }
+                guard start < stop, stop <= vertexCount else {
+                    throw .init(description: "ring \(ring) has no vertices in range")
+                }
                 let coordinates = (start..<stop).map { v in
                     Coordinate(latitude: Double(vertices[2 * v + 1]) / 1e6, longitude: Double(vertices[2 * v]) / 1e6)
                 }
-                if isHole, !parts.isEmpty { parts[parts.count - 1].append(coordinates) } else { parts.append([coordinates]) }
+                if isHole, !parts.isEmpty {
+                    parts[parts.count - 1].append(coordinates)
+                } else {
+                    parts.append([coordinates])
+                }
             }
             // Each piece is a region of its own in the index, so that the index holds it on a fine level.
             pieces += parts.map { ($0, country) }
@@ -114,14 +139,18 @@ public struct Gazetteer: Sendable {
     }
 
     /// The first card whose indices or name do not lie inside the tables they index, if any.
-    private static func firstUnsoundCard(_ places: PlaceCards, countries: Int, zones: Int, areas: Int, strings: [UInt8]) -> Int? {
+    private static func firstUnsoundCard(_ places: PlaceCards, countries: Int, zones: Int, areas: Int, strings: [UInt8])
+        -> Int?
+    {
         func isSound(_ i: Int) -> Bool {
             let p = places[i]
             guard Int(p.country) < countries, Int(p.zone) < zones,
-                  p.admin1 == GazetteerFormat.noArea || Int(p.admin1) < areas,
-                  p.admin2 == GazetteerFormat.noArea || Int(p.admin2) < areas else { return false }
+                p.admin1 == GazetteerFormat.noArea || Int(p.admin1) < areas,
+                p.admin2 == GazetteerFormat.noArea || Int(p.admin2) < areas
+            else { return false }
             switch places.name(i) {
-            case .inline(let bytes): return bytes.count <= GazetteerFormat.cardBytes - GazetteerFormat.cardNameOffset - 1
+            case .inline(let bytes):
+                return bytes.count <= GazetteerFormat.cardBytes - GazetteerFormat.cardNameOffset - 1
             case .elsewhere(let offset): return string(strings, offset) != nil
             }
         }
@@ -131,10 +160,11 @@ public struct Gazetteer: Sendable {
     /// A place's name and its areas' names (nil where it has none).
     func names(of place: Int) -> (name: String, admin1: String?, admin2: String?) {
         let record = places[place]
-        let name: String = switch places.name(place) {
-        case .inline(let bytes): String(decoding: bytes.assumingMemoryBound(to: UInt8.self), as: UTF8.self)
-        case .elsewhere(let offset): Self.string(strings, offset) ?? ""
-        }
+        let name: String =
+            switch places.name(place) {
+            case .inline(let bytes): String(decoding: bytes.assumingMemoryBound(to: UInt8.self), as: UTF8.self)
+            case .elsewhere(let offset): Self.string(strings, offset) ?? ""
+            }
         return (name, area(record.admin1), area(record.admin2))
     }
 
@@ -150,7 +180,8 @@ public struct Gazetteer: Sendable {
     func placemark(_ place: Int, distance: Double?, countryKnown: Bool = true) -> Placemark {
         let record = places[place]
         let (name, admin1, admin2) = names(of: place)
-        let country = Int(record.country), zone = zoneNames[Int(record.zone)]
+        let country = Int(record.country)
+        let zone = zoneNames[Int(record.zone)]
         return Placemark(
             name: name, locality: name,
             subAdministrativeArea: admin2,

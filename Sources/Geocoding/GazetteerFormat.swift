@@ -58,9 +58,15 @@ enum GazetteerFormat {
         init(_ r: Reader) throws(Invalid) {
             placeCount = Int(r.u32(at: 8))
             countries = Int(r.u32(at: 16))
-            let keyCount = Int(r.u32(at: 12)), rings = Int(r.u32(at: 20)), vertexCount = Int(r.u32(at: 24))
-            let zones = Int(r.u32(at: 28)), stringBytes = Int(r.u32(at: 32)), areas = Int(r.u32(at: 36))
-            guard placeCount < 1 << idBits else { throw Invalid(description: "the gazetteer holds \(placeCount) places, more than its keys can name") }
+            let keyCount = Int(r.u32(at: 12))
+            let rings = Int(r.u32(at: 20))
+            let vertexCount = Int(r.u32(at: 24))
+            let zones = Int(r.u32(at: 28))
+            let stringBytes = Int(r.u32(at: 32))
+            let areas = Int(r.u32(at: 36))
+            guard placeCount < 1 << idBits else {
+                throw Invalid(description: "the gazetteer holds \(placeCount) places, more than its keys can name")
+            }
             var at = headerSize
             (cards, at) = try r.bytes(at: at, length: placeCount * cardBytes)
             (countryIndex, at) = try r.array(UInt16.self, at: at, count: placeCount)
@@ -89,10 +95,15 @@ enum GazetteerFormat {
 
         /// Checks the header (magic and version) before anything is read.
         init(_ bytes: UnsafeRawBufferPointer) throws(Invalid) {
-            guard bytes.count >= 8, bytes.prefix(4).elementsEqual(magic) else { throw Invalid(description: "not a gazetteer file (no GFGZ header)") }
+            guard bytes.count >= 8, bytes.prefix(4).elementsEqual(magic) else {
+                throw Invalid(description: "not a gazetteer file (no GFGZ header)")
+            }
             let version = bytes.loadUnaligned(fromByteOffset: 4, as: UInt32.self)
             guard version == GazetteerFormat.version else {
-                throw Invalid(description: "gazetteer version \(version); this agent reads version \(GazetteerFormat.version) (scripts/setup rebuilds it)")
+                throw Invalid(
+                    description:
+                        "gazetteer version \(version); this agent reads version \(GazetteerFormat.version) (scripts/setup rebuilds it)"
+                )
             }
             guard bytes.count >= headerSize else { throw Invalid(description: "the gazetteer's header is truncated") }
             self.bytes = bytes
@@ -105,19 +116,28 @@ enum GazetteerFormat {
         /// `length` bytes from `offset`, checked to lie in the file, and the next section's offset.
         func bytes(at offset: Int, length: Int) throws(Invalid) -> (bytes: UnsafeRawBufferPointer, next: Int) {
             guard offset >= 0, length >= 0, offset + length <= bytes.count else {
-                throw Invalid(description: "the gazetteer is truncated: a section of \(length) bytes at \(offset) runs past its \(bytes.count) bytes")
+                throw Invalid(
+                    description:
+                        "the gazetteer is truncated: a section of \(length) bytes at \(offset) runs past its \(bytes.count) bytes"
+                )
             }
             return (UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + length)]), (offset + length + 7) & ~7)
         }
 
         /// `count` values of `T` from `offset`, and the next section's offset (padded to 8).
-        func array<T: BitwiseCopyable>(_ type: T.Type, at offset: Int, count: Int) throws(Invalid) -> (values: [T], next: Int) {
+        func array<T: BitwiseCopyable>(_ type: T.Type, at offset: Int, count: Int) throws(Invalid) -> (
+            values: [T], next: Int
+        ) {
             let length = count * MemoryLayout<T>.stride
             guard offset >= 0, count >= 0, offset + length <= bytes.count else {
-                throw Invalid(description: "the gazetteer is truncated: a section of \(length) bytes at \(offset) runs past its \(bytes.count) bytes")
+                throw Invalid(
+                    description:
+                        "the gazetteer is truncated: a section of \(length) bytes at \(offset) runs past its \(bytes.count) bytes"
+                )
             }
             let values = [T](unsafeUninitializedCapacity: count) { buffer, initialized in
-                UnsafeMutableRawBufferPointer(buffer).copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + length)]))
+                UnsafeMutableRawBufferPointer(buffer).copyMemory(
+                    from: UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + length)]))
                 initialized = count
             }
             return (values, (offset + length + 7) & ~7)

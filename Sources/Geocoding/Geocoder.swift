@@ -36,7 +36,9 @@ public struct Geocoder: Sendable {
     /// Places named `address` (`CLGeocoder.geocodeAddressString`): a name, optionally followed by
     /// qualifiers after commas ("Paris, US", "Springfield, Illinois"), most populous first. `region` is
     /// one more qualifier: a country's ISO code or name, or an administrative area.
-    public func geocodeAddressString(_ address: String, in region: String? = nil, limit: Int = 10) async throws(GeocodingError) -> [Placemark] {
+    public func geocodeAddressString(_ address: String, in region: String? = nil, limit: Int = 10)
+        async throws(GeocodingError) -> [Placemark]
+    {
         try data().forward(address, region: region, limit: limit)
     }
 }

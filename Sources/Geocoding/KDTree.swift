@@ -22,7 +22,9 @@ struct KDTree: Sendable {
     /// The point's squared chord to `q` (ECEF metres), in square centimetres.
     func chordSquared(_ i: Int, _ q: SIMD3<Double>) -> Double {
         let c = q * 100
-        let dx = c.x - Double(xyz[3 * i]), dy = c.y - Double(xyz[3 * i + 1]), dz = c.z - Double(xyz[3 * i + 2])
+        let dx = c.x - Double(xyz[3 * i])
+        let dy = c.y - Double(xyz[3 * i + 1])
+        let dz = c.z - Double(xyz[3 * i + 2])
         return dx * dx + dy * dy + dz * dz
     }
 
@@ -41,11 +43,15 @@ struct KDTree: Sendable {
         return best.index < 0 ? nil : best
     }
 
-    private static func search(_ lo: Int, _ hi: Int, axis: Int, _ q: SIMD3<Double>, _ points: UnsafeBufferPointer<Int32>,
-                               _ filter: some PointFilter, _ best: inout (index: Int, chordSquared: Double)) {
+    private static func search(
+        _ lo: Int, _ hi: Int, axis: Int, _ q: SIMD3<Double>, _ points: UnsafeBufferPointer<Int32>,
+        _ filter: some PointFilter, _ best: inout (index: Int, chordSquared: Double)
+    ) {
         if hi - lo <= bucketSize {
             for i in lo..<hi {
-                let dx = q.x - Double(points[3 * i]), dy = q.y - Double(points[3 * i + 1]), dz = q.z - Double(points[3 * i + 2])
+                let dx = q.x - Double(points[3 * i])
+                let dy = q.y - Double(points[3 * i + 1])
+                let dz = q.z - Double(points[3 * i + 2])
                 let d = dx * dx + dy * dy + dz * dz
                 if Self.improves(i, d, best), filter.accepts(i) { best = (i, d) }
             }
@@ -53,7 +59,9 @@ struct KDTree: Sendable {
             return
         }
         let mid = (lo + hi) >> 1
-        let dx = q.x - Double(points[3 * mid]), dy = q.y - Double(points[3 * mid + 1]), dz = q.z - Double(points[3 * mid + 2])
+        let dx = q.x - Double(points[3 * mid])
+        let dy = q.y - Double(points[3 * mid + 1])
+        let dz = q.z - Double(points[3 * mid + 2])
         let d = dx * dx + dy * dy + dz * dz
         if Self.improves(mid, d, best), filter.accepts(mid) { best = (mid, d) }
         let diff = axis == 0 ? dx : axis == 1 ? dy : dz

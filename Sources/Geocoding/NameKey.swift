@@ -12,7 +12,11 @@ enum NameKey {
     static func normalized(_ text: String) -> String {
         var folded = ""
         for scalar in text.lowercased().unicodeScalars {
-            if let replacement = specialFolds[scalar] { folded += replacement } else { folded.unicodeScalars.append(scalar) }
+            if let replacement = specialFolds[scalar] {
+                folded += replacement
+            } else {
+                folded.unicodeScalars.append(scalar)
+            }
         }
         var out = String.UnicodeScalarView()
         var pendingSpace = false
@@ -21,7 +25,7 @@ enum NameKey {
             case .nonspacingMark:
                 continue
             case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter,
-                 .decimalNumber, .letterNumber, .otherNumber, .spacingMark:
+                .decimalNumber, .letterNumber, .otherNumber, .spacingMark:
                 if pendingSpace, !out.isEmpty { out.append(" ") }
                 pendingSpace = false
                 out.append(scalar)

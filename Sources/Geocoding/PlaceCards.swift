@@ -16,11 +16,15 @@ struct PlaceRecord: Sendable {
 }
 
 extension PlaceRecord {
-    var coordinate: Coordinate { Coordinate(latitude: Double(latitudeMicro) / 1e6, longitude: Double(longitudeMicro) / 1e6) }
+    var coordinate: Coordinate {
+        Coordinate(latitude: Double(latitudeMicro) / 1e6, longitude: Double(longitudeMicro) / 1e6)
+    }
 
     /// The chord (metres) within which a point lies in the same country outline as the place, or in none
     /// when the place lies in none: the builder measured it to the nearest border or coast. 0 when unknown.
-    var clearanceMetres: Double { Double(clearance & ~GazetteerFormat.clearanceNoHolder) * GazetteerFormat.clearanceUnit }
+    var clearanceMetres: Double {
+        Double(clearance & ~GazetteerFormat.clearanceNoHolder) * GazetteerFormat.clearanceUnit
+    }
 
     /// Whether no country's outline holds the place (nor, within `clearanceMetres`, any point).
     var isOutsideOutlines: Bool { clearance & GazetteerFormat.clearanceNoHolder != 0 }
@@ -38,7 +42,9 @@ final class PlaceCards: Sendable {
     init(_ bytes: UnsafeRawBufferPointer, count: Int) {
         self.count = count
         base = .allocate(byteCount: max(count * GazetteerFormat.cardBytes, 1), alignment: GazetteerFormat.cardBytes)
-        if count > 0, let source = bytes.baseAddress { base.copyMemory(from: source, byteCount: count * GazetteerFormat.cardBytes) }
+        if count > 0, let source = bytes.baseAddress {
+            base.copyMemory(from: source, byteCount: count * GazetteerFormat.cardBytes)
+        }
     }
 
     deinit { base.deallocate() }
@@ -67,7 +73,8 @@ final class PlaceCards: Sendable {
         let card = UnsafeRawPointer(base + place * GazetteerFormat.cardBytes)
         let length = Int(card.load(fromByteOffset: GazetteerFormat.cardNameOffset, as: UInt8.self))
         if length == GazetteerFormat.nameElsewhere {
-            return .elsewhere(card.loadUnaligned(fromByteOffset: GazetteerFormat.cardNameOffset + 2, as: UInt32.self).littleEndian)
+            return .elsewhere(
+                card.loadUnaligned(fromByteOffset: GazetteerFormat.cardNameOffset + 2, as: UInt32.self).littleEndian)
         }
         return .inline(UnsafeRawBufferPointer(start: card + GazetteerFormat.cardNameOffset + 1, count: length))
     }

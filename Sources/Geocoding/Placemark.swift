@@ -25,9 +25,11 @@ public struct Placemark: Sendable, Equatable, Codable {
 
     public var timeZone: TimeZone? { timeZoneIdentifier.flatMap(TimeZone.init(identifier:)) }
 
-    public init(name: String, locality: String, subAdministrativeArea: String? = nil, administrativeArea: String? = nil,
-                isoCountryCode: String? = nil, country: String? = nil, timeZoneIdentifier: String? = nil, location: Coordinate,
-                population: Int, distance: Double? = nil) {
+    public init(
+        name: String, locality: String, subAdministrativeArea: String? = nil, administrativeArea: String? = nil,
+        isoCountryCode: String? = nil, country: String? = nil, timeZoneIdentifier: String? = nil, location: Coordinate,
+        population: Int, distance: Double? = nil
+    ) {
         self.name = name
         self.locality = locality
         self.subAdministrativeArea = subAdministrativeArea

@@ -11,8 +11,12 @@ package struct GPXReplay: Sendable {
     package let horizontalAccuracy: Double
 
     package init(points: [GPXPoint], speedFactor: Double = 1, horizontalAccuracy: Double = 5) throws(AgentError) {
-        guard speedFactor.isFinite, speedFactor > 0 else { throw AgentError("the replay speed factor must be a positive number, got \(speedFactor)") }
-        guard horizontalAccuracy.isFinite, horizontalAccuracy >= 0 else { throw AgentError("the replay accuracy must be a non-negative number of metres, got \(horizontalAccuracy)") }
+        guard speedFactor.isFinite, speedFactor > 0 else {
+            throw AgentError("the replay speed factor must be a positive number, got \(speedFactor)")
+        }
+        guard horizontalAccuracy.isFinite, horizontalAccuracy >= 0 else {
+            throw AgentError("the replay accuracy must be a non-negative number of metres, got \(horizontalAccuracy)")
+        }
         guard !points.isEmpty else { throw AgentError("the GPX file has no track, route or waypoint to replay") }
         self.points = points
         self.speedFactor = speedFactor
@@ -29,7 +33,8 @@ package struct GPXReplay: Sendable {
         let base = points.first?.time ?? Date(timeIntervalSince1970: 0)
         let speeds = points.speeds
         return zip(points, speeds).map { p, speed in
-            let time = p.time.flatMap { t in last.map { t > $0 ? t : $0.addingTimeInterval(1) } ?? t }
+            let time =
+                p.time.flatMap { t in last.map { t > $0 ? t : $0.addingTimeInterval(1) } ?? t }
                 ?? last?.addingTimeInterval(1) ?? base
             last = time
             return Location(

@@ -4,8 +4,9 @@ import GeofenceCore
 import Logging
 import SQLite
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The agent's durable state in one SQLite file (WAL, synchronous=FULL): monitors, their conditions and
@@ -41,10 +42,14 @@ public actor AgentStore {
 
     private func prepare() throws(StoreError) {
         let directory = (path as NSString).deletingLastPathComponent
-        if !directory.isEmpty { try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
+        if !directory.isEmpty {
+            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        }
         let lock = StorePaths(path).lock
         let fd = Glibc.open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw .sqlite(SQLiteError(code: 14, message: "cannot create \(lock): \(String(cString: strerror(errno)))")) }
+        guard fd >= 0 else {
+            throw .sqlite(SQLiteError(code: 14, message: "cannot create \(lock): \(String(cString: strerror(errno)))"))
+        }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             Glibc.close(fd)
             throw .locked(path: path)
@@ -54,7 +59,8 @@ public actor AgentStore {
             let database = try Database(path: path)
             try Migrations.migrate(database, now: Date().timeIntervalSince1970)
             // Reading every table once finds a damaged file now rather than halfway through a drive.
-            try database.execute("SELECT count(*) FROM monitors; SELECT count(*) FROM outbox; SELECT count(*) FROM settings")
+            try database.execute(
+                "SELECT count(*) FROM monitors; SELECT count(*) FROM outbox; SELECT count(*) FROM settings")
             database.manualCheckpoints()
             // After a long outage the log has grown to thousands of frames; once checkpointed, SQLite cuts
             // the file back to this instead of keeping it at its largest (found by the soak: 39 MB).
@@ -107,7 +113,9 @@ public actor AgentStore {
 
     /// Opens a monitor by name, restoring its conditions, records and last accepted fix before any new
     /// fix is evaluated. Creates it when new.
-    public func openMonitor(_ name: String, configuration: MonitorConfiguration = MonitorConfiguration()) throws(StoreError) -> MonitorEngine {
+    public func openMonitor(_ name: String, configuration: MonitorConfiguration = MonitorConfiguration())
+        throws(StoreError) -> MonitorEngine
+    {
         guard !openMonitors.contains(name) else { throw .monitorInUse(name: name) }
         let engine = try guarded { db -> MonitorEngine in
             try db.statement("INSERT OR IGNORE INTO monitors (name, created_at) VALUES (?1, ?2)")
@@ -120,11 +128,13 @@ public actor AgentStore {
             var rows: [RestoreRow] = []
             var blobs: [UInt8] = []
             rows.reserveCapacity(ParallelDecoder.chunk)
-            let conditions = try db.statement("""
+            let conditions = try db.statement(
+                """
                 SELECT identifier, compiled, state, since, dwell_reported, last_kind, last_state, last_date,
                        last_latitude, last_longitude, last_accuracy
                 FROM conditions WHERE monitor = ?1
-                """).bind(.text(name))
+                """
+            ).bind(.text(name))
             while try conditions.step() {
                 let start = blobs.count
                 let n = conditions.appendBlob(1, to: &blobs)
@@ -134,9 +144,13 @@ public actor AgentStore {
                     row.since = conditions.isNull(3) ? nil : Date(timeIntervalSince1970: conditions.double(3))
                     row.dwellReported = conditions.int(4) != 0
                     if let kind = conditions.text(5).flatMap(EventKind.init(rawValue:)),
-                       let lastState = conditions.text(6).flatMap(ConditionState.init(rawValue:)) {
-                        row.last = (kind, lastState, Date(timeIntervalSince1970: conditions.double(7)),
-                                    Coordinate(latitude: conditions.double(8), longitude: conditions.double(9)), conditions.double(10))
+                        let lastState = conditions.text(6).flatMap(ConditionState.init(rawValue:))
+                    {
+                        row.last = (
+                            kind, lastState, Date(timeIntervalSince1970: conditions.double(7)),
+                            Coordinate(latitude: conditions.double(8), longitude: conditions.double(9)),
+                            conditions.double(10)
+                        )
                     }
                 }
                 rows.append(row)
@@ -222,8 +236,13 @@ public actor AgentStore {
     }
 
     /// Stores (or replaces) a condition. An update with a version not newer than the stored one is ignored.
-    public func putCondition(monitor: String, identifier: String, condition: Condition, definition: String, source: String) throws(StoreError) -> PutResult {
-        try putConditions([ConditionInput(monitor: monitor, identifier: identifier, condition: condition, definition: definition, source: source)])[0]
+    public func putCondition(
+        monitor: String, identifier: String, condition: Condition, definition: String, source: String
+    ) throws(StoreError) -> PutResult {
+        try putConditions([
+            ConditionInput(
+                monitor: monitor, identifier: identifier, condition: condition, definition: definition, source: source)
+        ])[0]
     }
 
     /// Stores many conditions in one transaction (an import).
@@ -282,14 +301,18 @@ public actor AgentStore {
                         }
                         return try put(input, now: now, db)
                     case .remove(let identifier, let monitor):
-                        let found = try db.statement("""
+                        let found = try db.statement(
+                            """
                             SELECT DISTINCT monitor FROM conditions WHERE identifier = ?1 AND (?2 IS NULL OR monitor = ?2)
                             ORDER BY monitor
-                            """).bind(.text(identifier), .optional(monitor))
+                            """
+                        ).bind(.text(identifier), .optional(monitor))
                         var names: [String] = []
                         while try found.step() { names.append(found.text(0) ?? "") }
-                        try db.statement("DELETE FROM conditions WHERE identifier = ?1 AND (?2 IS NULL OR monitor = ?2)")
-                            .bind(.text(identifier), .optional(monitor)).run()
+                        try db.statement(
+                            "DELETE FROM conditions WHERE identifier = ?1 AND (?2 IS NULL OR monitor = ?2)"
+                        )
+                        .bind(.text(identifier), .optional(monitor)).run()
                         return .removed(monitors: names)
                     }
                 }
@@ -304,15 +327,19 @@ public actor AgentStore {
         try guarded { db in
             var out: [RemovedWhileInside] = []
             for case .remove(let identifier, let monitor) in changes {
-                let found = try db.statement("""
+                let found = try db.statement(
+                    """
                     SELECT c.monitor, c.compiled, m.last_fix FROM conditions c LEFT JOIN monitors m ON m.name = c.monitor
                     WHERE c.identifier = ?1 AND (?2 IS NULL OR c.monitor = ?2) AND c.state = ?3 ORDER BY c.monitor
-                    """).bind(.text(identifier), .optional(monitor), .text(ConditionState.satisfied.rawValue))
+                    """
+                ).bind(.text(identifier), .optional(monitor), .text(ConditionState.satisfied.rawValue))
                 while try found.step() {
-                    out.append(RemovedWhileInside(
-                        monitor: found.text(0) ?? "", identifier: identifier,
-                        condition: found.isNull(1) ? nil : try? ConditionCodec.decode(found.blob(1)),
-                        lastFix: found.isNull(2) ? nil : try? JSONDecoder().decode(Location.self, from: Data(found.blob(2)))))
+                    out.append(
+                        RemovedWhileInside(
+                            monitor: found.text(0) ?? "", identifier: identifier,
+                            condition: found.isNull(1) ? nil : try? ConditionCodec.decode(found.blob(1)),
+                            lastFix: found.isNull(2)
+                                ? nil : try? JSONDecoder().decode(Location.self, from: Data(found.blob(2)))))
                 }
             }
             return out
@@ -322,24 +349,32 @@ public actor AgentStore {
     private func put(_ input: ConditionInput, now: Double, _ db: Database) throws -> ChangeResult {
         let existing = try db.statement("SELECT version FROM conditions WHERE monitor = ?1 AND identifier = ?2")
             .bind(.text(input.monitor), .text(input.identifier))
-        if try existing.step(), !existing.isNull(0), let incoming = input.condition.version, existing.int(0) >= incoming {
+        if try existing.step(), !existing.isNull(0), let incoming = input.condition.version, existing.int(0) >= incoming
+        {
             return .olderVersion(stored: existing.int(0))
         }
-        try db.statement("""
+        try db.statement(
+            """
             INSERT INTO conditions (monitor, identifier, definition, definition_deflated, definition_size, compiled, version, source, updated_at)
             VALUES (?1, ?2, NULL, ?3, ?4, ?5, ?6, ?7, ?8)
             ON CONFLICT (monitor, identifier) DO UPDATE SET definition = NULL, definition_deflated = ?3, definition_size = ?4,
                 compiled = ?5, version = ?6, source = ?7, updated_at = ?8
-            """).bind(.text(input.monitor), .text(input.identifier), .blob(input.deflatedDefinition), .integer(Int64(input.definitionSize)),
-                      .blob(input.compiled),
-                      input.condition.version.map(SQLValue.integer) ?? .null, .text(input.source), .real(now)).run()
+            """
+        ).bind(
+            .text(input.monitor), .text(input.identifier), .blob(input.deflatedDefinition),
+            .integer(Int64(input.definitionSize)),
+            .blob(input.compiled),
+            input.condition.version.map(SQLValue.integer) ?? .null, .text(input.source), .real(now)
+        ).run()
         return .stored
     }
 
     /// The monitor and identifier of every condition that came from `source` (`owntracks`, `mqtt:...`).
     public func identifiers(source: String) throws(StoreError) -> [(monitor: String, identifier: String)] {
         try guarded { db in
-            let s = try db.statement("SELECT monitor, identifier FROM conditions WHERE source = ?1 ORDER BY monitor, identifier").bind(.text(source))
+            let s = try db.statement(
+                "SELECT monitor, identifier FROM conditions WHERE source = ?1 ORDER BY monitor, identifier"
+            ).bind(.text(source))
             var out: [(monitor: String, identifier: String)] = []
             while try s.step() { out.append((s.text(0) ?? "", s.text(1) ?? "")) }
             return out
@@ -351,7 +386,9 @@ public actor AgentStore {
     public func removeCondition(monitor: String, identifier: String) throws(StoreError) -> Bool {
         defer { checkpointIfDue(frames: Self.checkpointFrames) }
         return try guarded { db in
-            try db.statement("DELETE FROM conditions WHERE monitor = ?1 AND identifier = ?2").bind(.text(monitor), .text(identifier)).run()
+            try db.statement("DELETE FROM conditions WHERE monitor = ?1 AND identifier = ?2").bind(
+                .text(monitor), .text(identifier)
+            ).run()
             return db.changes > 0
         }
     }
@@ -370,17 +407,22 @@ public actor AgentStore {
     /// Every stored condition with its state, for `conditions list` and `status`.
     public func conditions(monitor: String? = nil) throws(StoreError) -> [StoredCondition] {
         try guarded { db in
-            let s = try db.statement("""
+            let s = try db.statement(
+                """
                 SELECT monitor, identifier, definition, version, source, updated_at, state, since, definition_deflated, definition_size
                 FROM conditions WHERE ?1 IS NULL OR monitor = ?1 ORDER BY monitor, identifier
-                """).bind(.optional(monitor))
+                """
+            ).bind(.optional(monitor))
             var out: [StoredCondition] = []
             while try s.step() {
-                out.append(StoredCondition(
-                    monitor: s.text(0) ?? "", identifier: s.text(1) ?? "", definition: try Self.definition(s, text: 2, deflated: 8, size: 9),
-                    version: s.isNull(3) ? nil : s.int(3), source: s.text(4) ?? "", updatedAt: Date(timeIntervalSince1970: s.double(5)),
-                    state: s.text(6).flatMap(ConditionState.init(rawValue:)) ?? .unknown,
-                    since: s.isNull(7) ? nil : Date(timeIntervalSince1970: s.double(7))))
+                out.append(
+                    StoredCondition(
+                        monitor: s.text(0) ?? "", identifier: s.text(1) ?? "",
+                        definition: try Self.definition(s, text: 2, deflated: 8, size: 9),
+                        version: s.isNull(3) ? nil : s.int(3), source: s.text(4) ?? "",
+                        updatedAt: Date(timeIntervalSince1970: s.double(5)),
+                        state: s.text(6).flatMap(ConditionState.init(rawValue:)) ?? .unknown,
+                        since: s.isNull(7) ? nil : Date(timeIntervalSince1970: s.double(7))))
             }
             return out
         }
@@ -403,36 +445,53 @@ public actor AgentStore {
     /// published before this returns.
     /// `removing` names conditions the fix removed (they expired): their rows go in the same transaction
     /// as their exits.
-    public func commit(monitor: String, records: [(identifier: String, record: MonitorRecord)], lastFix: Location?,
-                       indexFloor: Int? = nil, removing: [String] = []) throws(StoreError) {
-        try commit(monitor: monitor, records: records, lastFix: lastFix, indexFloor: indexFloor, removing: removing, outbox: nil)
+    public func commit(
+        monitor: String, records: [(identifier: String, record: MonitorRecord)], lastFix: Location?,
+        indexFloor: Int? = nil, removing: [String] = []
+    ) throws(StoreError) {
+        try commit(
+            monitor: monitor, records: records, lastFix: lastFix, indexFloor: indexFloor, removing: removing,
+            outbox: nil)
     }
 
-    func commit(monitor: String, records: [(identifier: String, record: MonitorRecord)], lastFix: Location?,
-                indexFloor: Int?, removing: [String], outbox: OutboxWrite?) throws(StoreError) {
+    func commit(
+        monitor: String, records: [(identifier: String, record: MonitorRecord)], lastFix: Location?,
+        indexFloor: Int?, removing: [String], outbox: OutboxWrite?
+    ) throws(StoreError) {
         defer { checkpointIfDue(frames: Self.checkpointFramesWithoutAcknowledgements) }
         try guarded { db in
             try db.transaction {
                 for identifier in removing {
-                    try db.statement("DELETE FROM conditions WHERE monitor = ?1 AND identifier = ?2").bind(.text(monitor), .text(identifier)).run()
+                    try db.statement("DELETE FROM conditions WHERE monitor = ?1 AND identifier = ?2").bind(
+                        .text(monitor), .text(identifier)
+                    ).run()
                 }
-                let upsert = try db.statement("""
+                let upsert = try db.statement(
+                    """
                     UPDATE conditions SET state = ?3, since = ?4, dwell_reported = ?5, last_kind = ?6,
                         last_state = ?7, last_date = ?8, last_latitude = ?9, last_longitude = ?10, last_accuracy = ?11
                     WHERE monitor = ?1 AND identifier = ?2
                     """)
                 for (identifier, record) in records {
                     let e = record.lastEvent
-                    try upsert.bind(.text(monitor), .text(identifier), .text(record.state.rawValue),
-                                    .optional(record.since?.timeIntervalSince1970), .int(record.dwellReported ? 1 : 0),
-                                    .optional(e?.kind.rawValue), .optional(e?.state.rawValue), .optional(e?.date.timeIntervalSince1970),
-                                    .optional(e?.location.coordinate.latitude), .optional(e?.location.coordinate.longitude),
-                                    .optional(e?.location.horizontalAccuracy)).run()
+                    try upsert.bind(
+                        .text(monitor), .text(identifier), .text(record.state.rawValue),
+                        .optional(record.since?.timeIntervalSince1970), .int(record.dwellReported ? 1 : 0),
+                        .optional(e?.kind.rawValue), .optional(e?.state.rawValue),
+                        .optional(e?.date.timeIntervalSince1970),
+                        .optional(e?.location.coordinate.latitude), .optional(e?.location.coordinate.longitude),
+                        .optional(e?.location.horizontalAccuracy)
+                    ).run()
                     _ = try db.statement(upsert.sql)  // resets the cached statement for the next row
                 }
                 if lastFix != nil || indexFloor != nil {
-                    try db.statement("UPDATE monitors SET last_fix = COALESCE(?2, last_fix), index_floor = COALESCE(?3, index_floor) WHERE name = ?1")
-                        .bind(.text(monitor), lastFix.map { .blob(LastFixJSON.encode($0)) } ?? .null, indexFloor.map { .int($0) } ?? .null).run()
+                    try db.statement(
+                        "UPDATE monitors SET last_fix = COALESCE(?2, last_fix), index_floor = COALESCE(?3, index_floor) WHERE name = ?1"
+                    )
+                    .bind(
+                        .text(monitor), lastFix.map { .blob(LastFixJSON.encode($0)) } ?? .null,
+                        indexFloor.map { .int($0) } ?? .null
+                    ).run()
                 }
                 if let outbox { try write(outbox, db) }
             }
@@ -457,7 +516,9 @@ public actor AgentStore {
         do {
             try db.checkpoint()
         } catch {
-            logger.warning("checkpoint failed; the write-ahead log keeps growing until one succeeds", metadata: ["error": "\(error)"])
+            logger.warning(
+                "checkpoint failed; the write-ahead log keeps growing until one succeeds",
+                metadata: ["error": "\(error)"])
         }
     }
 
@@ -479,8 +540,10 @@ public actor AgentStore {
 
     private func setSetting(_ key: String, _ value: String?, _ db: Database) throws {
         if let value {
-            try db.statement("INSERT INTO settings (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = ?2")
-                .bind(.text(key), .text(value)).run()
+            try db.statement(
+                "INSERT INTO settings (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = ?2"
+            )
+            .bind(.text(key), .text(value)).run()
         } else {
             try db.statement("DELETE FROM settings WHERE key = ?1").bind(.text(key)).run()
         }
@@ -491,7 +554,9 @@ public actor AgentStore {
 private final class ParallelDecoder: @unchecked Sendable {
     static let chunk = 8_192
     private let group = DispatchGroup()
-    private let parts = Mutex<[Int: Result<[(identifier: String, record: MonitorRecord)], ConditionCodec.DecodingError>]>([:])
+    private let parts = Mutex<
+        [Int: Result<[(identifier: String, record: MonitorRecord)], ConditionCodec.DecodingError>]
+    >([:])
     private var next = 0
 
     func decode(_ rows: [AgentStore.RestoreRow], _ blobs: [UInt8]) {
@@ -504,11 +569,13 @@ private final class ParallelDecoder: @unchecked Sendable {
             do throws(ConditionCodec.DecodingError) {
                 for row in rows {
                     let condition = try ConditionCodec.decode(blobs[row.blob])
-                    var record = MonitorRecord(condition: condition, state: row.state, since: row.since, dwellReported: row.dwellReported)
+                    var record = MonitorRecord(
+                        condition: condition, state: row.state, since: row.since, dwellReported: row.dwellReported)
                     if let last = row.last {
                         record.lastEvent = MonitorEvent(
                             identifier: row.identifier, kind: last.kind, state: last.state, date: last.date,
-                            location: Location(coordinate: last.coordinate, horizontalAccuracy: last.accuracy, timestamp: last.date),
+                            location: Location(
+                                coordinate: last.coordinate, horizontalAccuracy: last.accuracy, timestamp: last.date),
                             conditionName: condition.name)
                     }
                     out.append((row.identifier, record))
@@ -527,7 +594,8 @@ private final class ParallelDecoder: @unchecked Sendable {
         for index in 0..<next {
             switch parts.withLock({ $0.removeValue(forKey: index) }) {
             case .success(let part)?: all.append(part)
-            case .failure(let error)?: throw SQLiteError(code: 11, message: "a stored condition cannot be decoded: \(error)")
+            case .failure(let error)?:
+                throw SQLiteError(code: 11, message: "a stored condition cannot be decoded: \(error)")
             case nil: break
             }
         }

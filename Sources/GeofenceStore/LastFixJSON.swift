@@ -6,9 +6,15 @@ import GeofenceCore
 /// hand because `JSONEncoder` took 60–80 µs of each transition's commit.
 enum LastFixJSON {
     static func encode(_ fix: Location) -> [UInt8] {
-        let doubles = [fix.coordinate.latitude, fix.coordinate.longitude, fix.horizontalAccuracy, fix.verticalAccuracy,
-                       fix.speed, fix.speedAccuracy, fix.course, fix.courseAccuracy, fix.timestamp.timeIntervalSinceReferenceDate]
-            + [fix.altitudeHAE, fix.altitudeMSL, fix.climb, fix.gpsTime?.timeIntervalSinceReferenceDate].compactMap { $0 }
+        let doubles =
+            [
+                fix.coordinate.latitude, fix.coordinate.longitude, fix.horizontalAccuracy, fix.verticalAccuracy,
+                fix.speed, fix.speedAccuracy, fix.course, fix.courseAccuracy,
+                fix.timestamp.timeIntervalSinceReferenceDate,
+            ]
+            + [fix.altitudeHAE, fix.altitudeMSL, fix.climb, fix.gpsTime?.timeIntervalSinceReferenceDate].compactMap {
+                $0
+            }
         // JSON has no NaN or infinity; Foundation's encoder states the error for a value it cannot write.
         guard doubles.allSatisfy(\.isFinite) else { return Array((try? JSONEncoder().encode(fix)) ?? Data()) }
         var fields = [

@@ -16,7 +16,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case let .corrupt(path, detail):
+        case .corrupt(let path, let detail):
             return """
                 the store \(path) is corrupt or not a geofence-agent database (\(detail)). Nothing was changed. \
                 Stop the agent, move the file aside (keep it for inspection: mv \(path) \(path).corrupt) and start \
@@ -24,15 +24,16 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
                 broker's retained messages, local conditions must be added again, and events not yet delivered \
                 from the old store are lost.
                 """
-        case let .diskFull(detail):
-            return "the disk holding the store is full (\(detail)); the last change was rolled back and is retried once space is free"
-        case let .locked(path):
+        case .diskFull(let detail):
+            return
+                "the disk holding the store is full (\(detail)); the last change was rolled back and is retried once space is free"
+        case .locked(let path):
             return "the store \(path) is in use by another geofence-agent process; only one agent may run per store"
-        case let .monitorInUse(name):
+        case .monitorInUse(let name):
             return "monitor '\(name)' is already open; one live instance per name (close the other first)"
-        case let .newerSchema(found, known):
+        case .newerSchema(let found, let known):
             return "the store has schema version \(found), newer than this agent's \(known): upgrade the agent"
-        case let .sqlite(e):
+        case .sqlite(let e):
             return "store: \(e)"
         }
     }

@@ -36,13 +36,17 @@ public final class StoreReader {
     /// Every condition, by monitor then identifier.
     public func conditions() throws(StoreError) -> [Listing] {
         do {
-            let s = try db.statement("SELECT monitor, identifier, state, since, version, source FROM conditions ORDER BY monitor, identifier")
+            let s = try db.statement(
+                "SELECT monitor, identifier, state, since, version, source FROM conditions ORDER BY monitor, identifier"
+            )
             var rows: [Listing] = []
             while try s.step() {
-                rows.append(Listing(monitor: s.text(0) ?? "", identifier: s.text(1) ?? "",
-                                    state: s.text(2).flatMap(ConditionState.init(rawValue:)) ?? .unknown,
-                                    since: s.isNull(3) ? nil : Date(timeIntervalSince1970: s.double(3)),
-                                    version: s.isNull(4) ? nil : s.int(4), source: s.text(5) ?? ""))
+                rows.append(
+                    Listing(
+                        monitor: s.text(0) ?? "", identifier: s.text(1) ?? "",
+                        state: s.text(2).flatMap(ConditionState.init(rawValue:)) ?? .unknown,
+                        since: s.isNull(3) ? nil : Date(timeIntervalSince1970: s.double(3)),
+                        version: s.isNull(4) ? nil : s.int(4), source: s.text(5) ?? ""))
             }
             return rows
         } catch {
@@ -51,14 +55,20 @@ public final class StoreReader {
     }
 
     /// The text each condition with this identifier was defined by, in `monitor` or in every monitor.
-    public func definitions(of identifier: String, monitor: String? = nil) throws(StoreError) -> [(monitor: String, definition: String)] {
+    public func definitions(of identifier: String, monitor: String? = nil) throws(StoreError) -> [(
+        monitor: String, definition: String
+    )] {
         do {
-            let s = try db.statement("""
+            let s = try db.statement(
+                """
                 SELECT monitor, definition, definition_deflated, definition_size FROM conditions
                 WHERE identifier = ?1 AND (?2 IS NULL OR monitor = ?2) ORDER BY monitor
-                """).bind(.text(identifier), .optional(monitor))
+                """
+            ).bind(.text(identifier), .optional(monitor))
             var out: [(monitor: String, definition: String)] = []
-            while try s.step() { out.append((s.text(0) ?? "", try AgentStore.definition(s, text: 1, deflated: 2, size: 3))) }
+            while try s.step() {
+                out.append((s.text(0) ?? "", try AgentStore.definition(s, text: 1, deflated: 2, size: 3)))
+            }
             return out
         } catch let error as SQLiteError {
             throw StoreError.from(error, path: path)

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A gpsd of our own: `gpsd -N` on a free loopback port with a control socket in its own directory.
@@ -34,7 +35,8 @@ public final class LocalGPSD: @unchecked Sendable {
         guard pid == nil else { return }
         try? FileManager.default.removeItem(atPath: controlSocket)
         // -b: never write to a receiver (it is a recording); -N: stay in the foreground.
-        let started = try LocalProcess.spawn(Self.executable, ["-N", "-b", "-S", "\(port)", "-F", controlSocket] + sources)
+        let started = try LocalProcess.spawn(
+            Self.executable, ["-N", "-b", "-S", "\(port)", "-F", controlSocket] + sources)
         pid = started
         do {
             try LocalProcess.waitUntilListening(port: port, pid: started, name: "gpsd")
@@ -68,20 +70,27 @@ public final class LocalGPSD: @unchecked Sendable {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let path = Array(controlSocket.utf8CString)
-        guard path.count <= MemoryLayout.size(ofValue: address.sun_path) else { throw LocalServerError("control socket path too long") }
+        guard path.count <= MemoryLayout.size(ofValue: address.sun_path) else {
+            throw LocalServerError("control socket path too long")
+        }
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
             path.withUnsafeBytes { raw.copyMemory(from: $0) }
         }
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0 }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0
+            }
         }
         guard connected else { throw LocalServerError("cannot connect to gpsd's control socket \(controlSocket)") }
         let line = Array((command + "\n").utf8)
         _ = line.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
         var reply = [UInt8](repeating: 0, count: 64)
         let n = recv(fd, &reply, reply.count, 0)
-        let text = n > 0 ? String(decoding: reply[..<n], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) : ""
-        guard text == "OK" else { throw LocalServerError("gpsd control \(command): \(text.isEmpty ? "no reply" : text)") }
+        let text =
+            n > 0 ? String(decoding: reply[..<n], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) : ""
+        guard text == "OK" else {
+            throw LocalServerError("gpsd control \(command): \(text.isEmpty ? "no reply" : text)")
+        }
         return text
     }
 }

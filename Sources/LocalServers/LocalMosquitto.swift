@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A mosquitto broker of our own on a free loopback port, with a generated configuration in its own

@@ -1,7 +1,8 @@
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Starting, finding and stopping the helper processes that tests, benchmarks and the demo run on
@@ -10,12 +11,16 @@ public enum LocalProcess {
     /// posix_spawn with an empty signal mask and default signal actions: the test runner blocks SIGTERM
     /// in its threads, and a child inheriting that would ignore a graceful stop.
     /// `environment` replaces the inherited one when given.
-    public static func spawn(_ tool: String, _ arguments: [String], standardInput: String = "/dev/null", standardOutput: String = "/dev/null",
-                             standardError: String = "/dev/null", environment: [String: String]? = nil) throws -> pid_t {
+    public static func spawn(
+        _ tool: String, _ arguments: [String], standardInput: String = "/dev/null",
+        standardOutput: String = "/dev/null",
+        standardError: String = "/dev/null", environment: [String: String]? = nil
+    ) throws -> pid_t {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
-        var empty = sigset_t(), all = sigset_t()
+        var empty = sigset_t()
+        var all = sigset_t()
         sigemptyset(&empty)
         sigfillset(&all)
         posix_spawnattr_setsigmask(&attributes, &empty)
@@ -29,10 +34,15 @@ public enum LocalProcess {
         posix_spawn_file_actions_addopen(&actions, 2, standardError, O_WRONLY | O_CREAT | O_APPEND, 0o644)
         let argv = ([tool] + arguments).map { strdup($0) } + [nil]
         defer { for a in argv { free(a) } }
-        let envp: [UnsafeMutablePointer<CChar>?]? = environment.map { $0.map { strdup("\($0.key)=\($0.value)") } + [nil] }
+        let envp: [UnsafeMutablePointer<CChar>?]? = environment.map {
+            $0.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        }
         defer { for e in envp ?? [] { free(e) } }
         var pid = pid_t()
-        let rc = envp.map { e in e.withUnsafeBufferPointer { posix_spawn(&pid, tool, &actions, &attributes, argv, $0.baseAddress) } }
+        let rc =
+            envp.map { e in
+                e.withUnsafeBufferPointer { posix_spawn(&pid, tool, &actions, &attributes, argv, $0.baseAddress) }
+            }
             ?? posix_spawn(&pid, tool, &actions, &attributes, argv, environ)
         guard rc == 0 else { throw LocalServerError("posix_spawn \(tool): \(String(cString: strerror(rc)))") }
         return pid
@@ -60,7 +70,9 @@ public enum LocalProcess {
     }
 
     /// Waits until something accepts connections on 127.0.0.1:`port`, or the process exits.
-    public static func waitUntilListening(port: Int, pid: pid_t, name: String, log: String? = nil, within seconds: Double = 10) throws {
+    public static func waitUntilListening(
+        port: Int, pid: pid_t, name: String, log: String? = nil, within seconds: Double = 10
+    ) throws {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             if canConnect(port: port) { return }
@@ -82,7 +94,9 @@ public enum LocalProcess {
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
         }
     }
 
@@ -101,7 +115,8 @@ public enum LocalProcess {
     /// "Address already in use".
     public static func freePort() throws -> Int {
         let ephemeral = ephemeralPortRange()
-        let below = 10_000..<max(10_000, ephemeral.lowerBound), above = min(ephemeral.upperBound + 1, 65_536)..<65_536
+        let below = 10_000..<max(10_000, ephemeral.lowerBound)
+        let above = min(ephemeral.upperBound + 1, 65_536)..<65_536
         var ports = below.count >= above.count ? below : above
         // A machine whose ephemeral range leaves nothing: any port, each still checked by a bind.
         if ports.count < 1000 { ports = 10_000..<65_536 }
@@ -130,7 +145,9 @@ public enum LocalProcess {
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
         }
     }
 
@@ -148,7 +165,8 @@ public enum LocalProcess {
         p.waitUntilExit()
         let errors = reader.finish()
         guard p.terminationStatus == 0 else {
-            throw LocalServerError("\(tool) \(arguments.joined(separator: " ")) failed: \(String(decoding: errors, as: UTF8.self))")
+            throw LocalServerError(
+                "\(tool) \(arguments.joined(separator: " ")) failed: \(String(decoding: errors, as: UTF8.self))")
         }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A RabbitMQ cluster of our own on loopback, with its MQTT plugin (MQTT 3.1.1 in Debian 12's 3.10), for
@@ -22,7 +23,8 @@ public final class LocalRabbitMQCluster: @unchecked Sendable {
     private var running: [Bool]
 
     public init(nodes: Int = 2) throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("rabbitmq-test-\(UUID().uuidString.prefix(8))")
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "rabbitmq-test-\(UUID().uuidString.prefix(8))")
         let tag = directory.lastPathComponent.suffix(8)
         names = (1...nodes).map { "rabbit\($0)-\(tag)@localhost" }
         mqttPorts = try (0..<nodes).map { _ in try LocalProcess.freePort() }
@@ -32,17 +34,19 @@ public final class LocalRabbitMQCluster: @unchecked Sendable {
         running = Array(repeating: false, count: nodes)
         for k in 0..<nodes {
             let node = nodeDirectory(k)
-            try FileManager.default.createDirectory(at: node.appendingPathComponent("home"), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                at: node.appendingPathComponent("home"), withIntermediateDirectories: true)
             // One cookie for all: nodes of a cluster must share it.
             let cookie = node.appendingPathComponent("home/.erlang.cookie").path
             try "GEOFENCEAGENTTESTCOOKIE\(tag)".write(toFile: cookie, atomically: true, encoding: .utf8)
             chmod(cookie, 0o400)
-            try "[rabbitmq_mqtt].\n".write(to: node.appendingPathComponent("enabled_plugins"), atomically: true, encoding: .utf8)
+            try "[rabbitmq_mqtt].\n".write(
+                to: node.appendingPathComponent("enabled_plugins"), atomically: true, encoding: .utf8)
             try """
-                listeners.tcp.1 = 127.0.0.1:\(amqpPorts[k])
-                mqtt.listeners.tcp.1 = 127.0.0.1:\(mqttPorts[k])
-                mqtt.allow_anonymous = true
-                """.write(to: node.appendingPathComponent("rabbitmq.conf"), atomically: true, encoding: .utf8)
+            listeners.tcp.1 = 127.0.0.1:\(amqpPorts[k])
+            mqtt.listeners.tcp.1 = 127.0.0.1:\(mqttPorts[k])
+            mqtt.allow_anonymous = true
+            """.write(to: node.appendingPathComponent("rabbitmq.conf"), atomically: true, encoding: .utf8)
         }
     }
 
@@ -73,17 +77,21 @@ public final class LocalRabbitMQCluster: @unchecked Sendable {
     /// Runs a RabbitMQ tool for node `k` (posix_spawn: its shell scripts wait for their children, which a
     /// blocked SIGCHLD inherited from the test runner would stop) and returns its status and output.
     @discardableResult
-    private func run(_ tool: String, _ arguments: [String], node k: Int, within seconds: Double = 120) throws -> (status: Int32, output: String) {
+    private func run(_ tool: String, _ arguments: [String], node k: Int, within seconds: Double = 120) throws -> (
+        status: Int32, output: String
+    ) {
         let output = nodeDirectory(k).appendingPathComponent("tool-\(UUID().uuidString.prefix(6)).log").path
         defer { try? FileManager.default.removeItem(atPath: output) }
-        let pid = try LocalProcess.spawn(tool, arguments, standardOutput: output, standardError: output, environment: environment(k))
+        let pid = try LocalProcess.spawn(
+            tool, arguments, standardOutput: output, standardError: output, environment: environment(k))
         var status: Int32 = 0
         let deadline = Date().addingTimeInterval(seconds)
         while waitpid(pid, &status, WNOHANG) == 0 {
             guard Date() < deadline else {
                 kill(pid, SIGKILL)
                 _ = waitpid(pid, &status, 0)
-                throw LocalServerError("\(tool) \(arguments.joined(separator: " ")) did not end within \(Int(seconds)) s")
+                throw LocalServerError(
+                    "\(tool) \(arguments.joined(separator: " ")) did not end within \(Int(seconds)) s")
             }
             usleep(50_000)
         }
@@ -94,7 +102,8 @@ public final class LocalRabbitMQCluster: @unchecked Sendable {
     private func control(_ arguments: [String], node k: Int) throws {
         let result = try run(Self.control, ["-n", names[k]] + arguments, node: k)
         guard result.status == 0 else {
-            throw LocalServerError("rabbitmqctl \(arguments.joined(separator: " ")) on \(names[k]) failed: \(result.output.suffix(800))")
+            throw LocalServerError(
+                "rabbitmqctl \(arguments.joined(separator: " ")) on \(names[k]) failed: \(result.output.suffix(800))")
         }
     }
 
@@ -103,13 +112,18 @@ public final class LocalRabbitMQCluster: @unchecked Sendable {
         for k in running.indices {
             // The launcher returns once the node has detached.
             let result = try run(Self.server, ["-detached"], node: k)
-            guard result.status == 0 else { throw LocalServerError("rabbitmq-server \(names[k]) did not start: \(result.output.suffix(800))") }
+            guard result.status == 0 else {
+                throw LocalServerError("rabbitmq-server \(names[k]) did not start: \(result.output.suffix(800))")
+            }
             running[k] = true
         }
         let deadline = Date().addingTimeInterval(seconds)
         for k in running.indices {
             while (try? control(["await_startup"], node: k)) == nil {
-                guard Date() < deadline else { throw LocalServerError("RabbitMQ \(names[k]) did not start within \(Int(seconds)) s: \(log(k).suffix(800))") }
+                guard Date() < deadline else {
+                    throw LocalServerError(
+                        "RabbitMQ \(names[k]) did not start within \(Int(seconds)) s: \(log(k).suffix(800))")
+                }
                 usleep(500_000)
             }
         }
@@ -121,7 +135,9 @@ public final class LocalRabbitMQCluster: @unchecked Sendable {
         }
         for (k, port) in mqttPorts.enumerated() {
             while !LocalProcess.canConnect(port: port) {
-                guard Date() < deadline else { throw LocalServerError("RabbitMQ \(names[k]) has no MQTT listener on \(port)") }
+                guard Date() < deadline else {
+                    throw LocalServerError("RabbitMQ \(names[k]) has no MQTT listener on \(port)")
+                }
                 usleep(200_000)
             }
         }
@@ -129,16 +145,22 @@ public final class LocalRabbitMQCluster: @unchecked Sendable {
 
     /// The node's log, for a failure's message.
     public func log(_ k: Int) -> String {
-        let files = (try? FileManager.default.contentsOfDirectory(atPath: nodeDirectory(k).appendingPathComponent("log").path)) ?? []
-        return files.filter { $0.hasSuffix(".log") }.compactMap { try? String(contentsOfFile: nodeDirectory(k).appendingPathComponent("log/\($0)").path, encoding: .utf8) }.joined()
+        let files =
+            (try? FileManager.default.contentsOfDirectory(atPath: nodeDirectory(k).appendingPathComponent("log").path))
+            ?? []
+        return files.filter { $0.hasSuffix(".log") }.compactMap {
+            try? String(contentsOfFile: nodeDirectory(k).appendingPathComponent("log/\($0)").path, encoding: .utf8)
+        }.joined()
     }
 
     /// Stops one node (the cluster goes on with the others).
     public func stop(node k: Int) {
         guard running[k] else { return }
         running[k] = false
-        if (try? control(["stop"], node: k)) == nil, let text = try? String(contentsOf: nodeDirectory(k).appendingPathComponent("pid"), encoding: .utf8),
-           let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
+        if (try? control(["stop"], node: k)) == nil,
+            let text = try? String(contentsOf: nodeDirectory(k).appendingPathComponent("pid"), encoding: .utf8),
+            let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines))
+        {
             kill(pid, SIGKILL)
         }
     }
@@ -155,7 +177,8 @@ public final class LocalRabbitMQCluster: @unchecked Sendable {
         return entries.compactMap { pid_t($0) }.filter { pid in
             // Read to the end: /proc's files say they are empty.
             guard let comm = try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8), comm.hasPrefix(name),
-                  let environ = FileHandle(forReadingAtPath: "/proc/\(pid)/environ")?.readDataToEndOfFile() else { return false }
+                let environ = FileHandle(forReadingAtPath: "/proc/\(pid)/environ")?.readDataToEndOfFile()
+            else { return false }
             return environ.split(separator: 0).contains { String(decoding: $0, as: UTF8.self) == entry }
         }
     }

@@ -1,7 +1,8 @@
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A receiver on a TCP port, for gpsd's `tcp://` source: it writes a log's sentences to whoever
@@ -122,10 +123,16 @@ public final class NMEAFeed: Sendable {
             var peerGone = false
             while !stopping && !peerGone {
                 let (index, paused) = state.withLock { ($0.next, $0.paused) }
-                if paused { usleep(10_000); continue }
+                if paused {
+                    usleep(10_000)
+                    continue
+                }
                 guard index < lines.count else { break }
                 let bytes = lines[index] + [0x0D, 0x0A]
-                if !writeAll(fd, bytes) { peerGone = true; break }
+                if !writeAll(fd, bytes) {
+                    peerGone = true
+                    break
+                }
                 var ts = timespec()
                 clock_gettime(CLOCK_MONOTONIC, &ts)
                 let now = UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
@@ -149,7 +156,10 @@ public final class NMEAFeed: Sendable {
         var offset = 0
         while offset < bytes.count {
             let n = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if n <= 0 { if n < 0 && errno == EINTR { continue }; return false }
+            if n <= 0 {
+                if n < 0 && errno == EINTR { continue }
+                return false
+            }
             offset += n
         }
         return true

@@ -1,7 +1,8 @@
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Reads a child's pipe on a thread of its own while it runs, and takes what is left once it has exited.
@@ -16,7 +17,8 @@ public final class PipeReader: Sendable {
     private let done = DispatchSemaphore(value: 0)
 
     public init(_ fd: Int32) {
-        let state = self.state, done = self.done
+        let state = self.state
+        let done = self.done
         let thread = Thread {
             var buffer = [UInt8](repeating: 0, count: 65_536)
             while true {

@@ -24,7 +24,9 @@ public struct MapContent: Sendable {
         /// enter, exit, dwell, crossed (others are drawn as a plain mark).
         public var kind: String
         public var identifier: String
-        public init(coordinate: Coordinate, kind: String, identifier: String) { (self.coordinate, self.kind, self.identifier) = (coordinate, kind, identifier) }
+        public init(coordinate: Coordinate, kind: String, identifier: String) {
+            (self.coordinate, self.kind, self.identifier) = (coordinate, kind, identifier)
+        }
     }
 
     public struct Point: Sendable {
@@ -49,7 +51,8 @@ public struct MapContent: Sendable {
         var all: [Coordinate] = []
         for c in conditions {
             switch c.geometry {
-            case .circle(let center, let radius): all += GeodesicCircle.outline(center: center, radius: radius, count: 16)
+            case .circle(let center, let radius):
+                all += GeodesicCircle.outline(center: center, radius: radius, count: 16)
             case .polygon(let parts): all += parts.flatMap { $0.first ?? [] }
             case .corridor(let line, let halfWidth):
                 all += line.flatMap { GeodesicCircle.outline(center: $0, radius: halfWidth, count: 8) }

@@ -14,11 +14,19 @@ public struct MapView: Sendable, Equatable {
     public static let maximumLatitude = 85.051_128_78
 
     /// A view of the box, as large as fits in `width` × `height` with `margin` pixels around it, centred.
-    public init(west: Double, south: Double, east: Double, north: Double, width: Double, height: Double, margin: Double = 24) {
-        (self.west, self.south, self.east, self.north, self.width, self.height) = (west, south, east, north, width, height)
-        let x0 = Self.x(west), x1 = Self.x(east), y0 = Self.y(north), y1 = Self.y(south)
+    public init(
+        west: Double, south: Double, east: Double, north: Double, width: Double, height: Double, margin: Double = 24
+    ) {
+        (self.west, self.south, self.east, self.north, self.width, self.height) = (
+            west, south, east, north, width, height
+        )
+        let x0 = Self.x(west)
+        let x1 = Self.x(east)
+        let y0 = Self.y(north)
+        let y1 = Self.y(south)
         // A box of no extent (one point) is shown at about 1:10,000 around it.
-        let spanX = max(x1 - x0, 1e-6), spanY = max(y1 - y0, 1e-6)
+        let spanX = max(x1 - x0, 1e-6)
+        let spanY = max(y1 - y0, 1e-6)
         scale = min((width - 2 * margin) / spanX, (height - 2 * margin) / spanY)
         originX = (x0 + x1) / 2 - width / 2 / scale
         originY = (y0 + y1) / 2 - height / 2 / scale
@@ -38,14 +46,16 @@ public struct MapView: Sendable, Equatable {
 
     /// The coordinate at a pixel.
     public func coordinate(x: Double, y: Double) -> (longitude: Double, latitude: Double) {
-        let mx = x / scale + originX, my = y / scale + originY
+        let mx = x / scale + originX
+        let my = y / scale + originY
         return (mx * 360 - 180, atan(sinh(.pi * (1 - 2 * my))) * 180 / .pi)
     }
 
     /// What the whole picture shows, which is more than the box in one direction when their shapes differ:
     /// west, south, east, north.
     public var visible: (west: Double, south: Double, east: Double, north: Double) {
-        let topLeft = coordinate(x: 0, y: 0), bottomRight = coordinate(x: width, y: height)
+        let topLeft = coordinate(x: 0, y: 0)
+        let bottomRight = coordinate(x: width, y: height)
         return (topLeft.longitude, bottomRight.latitude, bottomRight.longitude, topLeft.latitude)
     }
 

@@ -50,7 +50,9 @@ public struct Crossing: Sendable {
         case .circle:
             return try! Condition.circle(center: Offsets.moved(p, east: 20_000, north: 0), radius: 20_000)
         case .polygon:
-            let ring = [(0.0, -5000.0), (10_000, -5000), (10_000, 5000), (0, 5000), (0, -5000)].map { Offsets.moved(p, east: $0.0, north: $0.1) }
+            let ring = [(0.0, -5000.0), (10_000, -5000), (10_000, 5000), (0, 5000), (0, -5000)].map {
+                Offsets.moved(p, east: $0.0, north: $0.1)
+            }
             return try! Condition(geometry: .polygon(parts: [[ring]]))
         case .corridor:
             let line = [Offsets.moved(p, east: 2000, north: -20_000), Offsets.moved(p, east: 2000, north: 20_000)]
@@ -65,12 +67,15 @@ public struct Crossing: Sendable {
             return 20_000 - Geodesic.distance(Offsets.moved(crossingPoint, east: 20_000, north: 0), c)
         case .polygon, .corridor:
             // East of the crossing point's meridian, in metres at its latitude.
-            return (c.longitude - crossingPoint.longitude) * .pi / 180 * Offsets.metresPerRadianOfLongitude(at: crossingPoint.latitude)
+            return (c.longitude - crossingPoint.longitude) * .pi / 180
+                * Offsets.metresPerRadianOfLongitude(at: crossingPoint.latitude)
         }
     }
 
     /// Drives in and out once with this receiver.
-    public func run(_ profile: SimulatedReceiver.Profile, seed: UInt64, configuration: MonitorConfiguration = MonitorConfiguration()) -> Result {
+    public func run(
+        _ profile: SimulatedReceiver.Profile, seed: UInt64, configuration: MonitorConfiguration = MonitorConfiguration()
+    ) -> Result {
         var engine = MonitorEngine(name: "crossing", configuration: configuration)
         engine.add(condition, identifier: "fence")
         var receiver = SimulatedReceiver(profile, seed: seed)
@@ -78,14 +83,16 @@ public struct Crossing: Sendable {
         // Far enough that the approach is well clear of any margin, and a minute of driving at least.
         // The boundary falls anywhere between two fixes, not on one.
         var phase = SplitMix64(seed: seed ^ 0x5EED)
-        let leg = max(60 * speed, 150 / sin(angle * .pi / 180) + 20 * speed) + Double.random(in: 0..<1, using: &phase) * speed
+        let leg =
+            max(60 * speed, 150 / sin(angle * .pi / 180) + 20 * speed) + Double.random(in: 0..<1, using: &phase) * speed
         let direction = (east: sin(angle * .pi / 180), north: cos(angle * .pi / 180))
         let start = Date(timeIntervalSince1970: 1_700_000_000)
         let steps = Int((4 * leg / speed).rounded(.up))
         var truths: [Date: Coordinate] = [:]
         var result = Result(transitions: [], delays: [], evidenceDelays: [], margins: [])
         // Per leg (in, out): the first fix that may be, and the first that surely is, past its margin.
-        var firstMaybe: [Date?] = [nil, nil], firstSure: [Date?] = [nil, nil]
+        var firstMaybe: [Date?] = [nil, nil]
+        var firstSure: [Date?] = [nil, nil]
         for k in 0...steps {
             // Along the path: from -leg to +leg (in), then back (out).
             let travelled = Double(k) * speed
@@ -95,7 +102,8 @@ public struct Crossing: Sendable {
             let truth = Offsets.moved(crossingPoint, east: s * direction.east, north: s * direction.north)
             let time = start.addingTimeInterval(Double(k))
             truths[time] = truth
-            let fix = receiver.fix(truth: truth, velocity: (sign * speed * direction.east, sign * speed * direction.north), at: time)
+            let fix = receiver.fix(
+                truth: truth, velocity: (sign * speed * direction.east, sign * speed * direction.north), at: time)
             let leg = inbound ? 0 : 1
             let past = sign * depth(of: fix.coordinate) - rule.margin(forAccuracy: fix.horizontalAccuracy)
             if firstMaybe[leg] == nil, past > -0.01 { firstMaybe[leg] = time }
@@ -105,11 +113,13 @@ public struct Crossing: Sendable {
                 let entering = event.kind == .enter
                 let truthThen = truths[event.date] ?? truth
                 result.delays.append(entering ? depth(of: truthThen) : -depth(of: truthThen))
-                result.evidenceDelays.append(entering ? depth(of: event.location.coordinate) : -depth(of: event.location.coordinate))
+                result.evidenceDelays.append(
+                    entering ? depth(of: event.location.coordinate) : -depth(of: event.location.coordinate))
                 result.margins.append(rule.margin(forAccuracy: event.location.horizontalAccuracy))
                 let eventLeg = entering ? 0 : 1
-                result.atFirstConfidentFix.append(firstMaybe[eventLeg].map { $0 <= event.date } == true
-                                                  && (firstSure[eventLeg].map { event.date <= $0 } ?? true))
+                result.atFirstConfidentFix.append(
+                    firstMaybe[eventLeg].map { $0 <= event.date } == true
+                        && (firstSure[eventLeg].map { event.date <= $0 } ?? true))
             }
         }
         return result

@@ -21,7 +21,10 @@ public struct FleetGeofences: Sendable {
     public var side: Double
     public var seed: UInt64
 
-    public init(count: Int, centre: Coordinate = Coordinate(latitude: 51.0, longitude: 10.0), side: Double = 1_000_000, seed: UInt64 = 16) {
+    public init(
+        count: Int, centre: Coordinate = Coordinate(latitude: 51.0, longitude: 10.0), side: Double = 1_000_000,
+        seed: UInt64 = 16
+    ) {
         self.count = count
         self.centre = centre
         self.side = side
@@ -57,7 +60,8 @@ public struct FleetGeofences: Sendable {
 
     static func polygon(_ identifier: String, _ ring: [Coordinate]) -> String {
         let coordinates = ring.map { "[\(f($0.longitude)),\(f($0.latitude))]" }.joined(separator: ",")
-        return #"{"type":"Feature","id":"\#(identifier)","geometry":{"type":"Polygon","coordinates":[[\#(coordinates)]]},"properties":{"name":"Customer \#(identifier)","version":1}}"#
+        return
+            #"{"type":"Feature","id":"\#(identifier)","geometry":{"type":"Polygon","coordinates":[[\#(coordinates)]]},"properties":{"name":"Customer \#(identifier)","version":1}}"#
     }
 
     /// Seven decimals: about a centimetre, what an operator's tools write.

@@ -44,7 +44,8 @@ public struct GaussMarkovError: Sendable {
 /// Standard normal draws (Box-Muller).
 public enum Gaussian {
     public static func next(_ rng: inout SplitMix64) -> Double {
-        let u1 = max(Double.random(in: 0..<1, using: &rng), 1e-300), u2 = Double.random(in: 0..<1, using: &rng)
+        let u1 = max(Double.random(in: 0..<1, using: &rng), 1e-300)
+        let u2 = Double.random(in: 0..<1, using: &rng)
         return (-2 * log(u1)).squareRoot() * cos(2 * .pi * u2)
     }
 }

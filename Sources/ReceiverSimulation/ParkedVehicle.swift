@@ -34,10 +34,22 @@ public struct ParkedVehicle: Sendable {
             for side in [1.0, -1.0] {
                 let depth = side * d
                 let tag = "\(side > 0 ? "in" : "out")\(d)"
-                fences.append(Fence(identifier: "circle-\(tag)", condition: Self.circle(around: position, depth: depth, bearing: 37 * d), depth: depth))
-                fences.append(Fence(identifier: "edge-\(tag)", condition: Self.squareEdge(at: position, depth: depth), depth: depth))
-                fences.append(Fence(identifier: "vertex-\(tag)", condition: Self.squareVertex(at: position, depth: depth), depth: depth))
-                fences.append(Fence(identifier: "corridor-\(tag)", condition: Self.corridorEdge(at: position, depth: depth), depth: depth))
+                fences.append(
+                    Fence(
+                        identifier: "circle-\(tag)",
+                        condition: Self.circle(around: position, depth: depth, bearing: 37 * d), depth: depth))
+                fences.append(
+                    Fence(
+                        identifier: "edge-\(tag)", condition: Self.squareEdge(at: position, depth: depth), depth: depth)
+                )
+                fences.append(
+                    Fence(
+                        identifier: "vertex-\(tag)", condition: Self.squareVertex(at: position, depth: depth),
+                        depth: depth))
+                fences.append(
+                    Fence(
+                        identifier: "corridor-\(tag)", condition: Self.corridorEdge(at: position, depth: depth),
+                        depth: depth))
             }
         }
         self.fences = fences
@@ -64,7 +76,10 @@ public struct ParkedVehicle: Sendable {
 
     /// A square of side 400 m with its east and north edges at these distances east and north of `p`.
     private static func square(eastEdge: Double, northEdge: Double, around p: Coordinate) -> Condition {
-        let e = eastEdge, n = northEdge, w = eastEdge - 400, s = northEdge - 400
+        let e = eastEdge
+        let n = northEdge
+        let w = eastEdge - 400
+        let s = northEdge - 400
         let ring = [(w, s), (e, s), (e, n), (w, n), (w, s)].map { Offsets.moved(p, east: $0.0, north: $0.1) }
         return try! Condition(geometry: .polygon(parts: [[ring]]))
     }
@@ -78,13 +93,17 @@ public struct ParkedVehicle: Sendable {
     }
 
     /// Parks for `hours` with this receiver and counts what the monitor did.
-    public func run(_ profile: SimulatedReceiver.Profile, seed: UInt64, hours: Double,
-                    configuration: MonitorConfiguration = MonitorConfiguration()) -> Result {
+    public func run(
+        _ profile: SimulatedReceiver.Profile, seed: UInt64, hours: Double,
+        configuration: MonitorConfiguration = MonitorConfiguration()
+    ) -> Result {
         var engine = MonitorEngine(name: "parked", configuration: configuration)
         for fence in fences { engine.add(fence.condition, identifier: fence.identifier) }
         var receiver = SimulatedReceiver(profile, seed: seed)
         let start = Date(timeIntervalSince1970: 1_700_000_000)
-        var transitions = 0, initials = 0, wrongInitials = 0
+        var transitions = 0
+        var initials = 0
+        var wrongInitials = 0
         var flapping: Set<String> = []
         let depthOf = Dictionary(uniqueKeysWithValues: fences.map { ($0.identifier, $0.depth) })
         for k in 0..<Int(hours * 3600) {
@@ -103,7 +122,8 @@ public struct ParkedVehicle: Sendable {
             }
         }
         let unknown = fences.filter { engine.record(for: $0.identifier)?.state == .unknown }.count
-        return Result(transitions: transitions, initials: initials, unknown: unknown, fences: fences.count,
-                      flappingFences: flapping, wrongInitials: wrongInitials)
+        return Result(
+            transitions: transitions, initials: initials, unknown: unknown, fences: fences.count,
+            flappingFences: flapping, wrongInitials: wrongInitials)
     }
 }

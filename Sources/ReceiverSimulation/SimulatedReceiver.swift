@@ -18,7 +18,9 @@ public struct SimulatedReceiver: Sendable {
         /// The Doppler speed's error per axis, m/s; nil: the receiver reports no speed.
         public var speedSigma: Double? = 0.1
 
-        public init(accuracy: Double, correlationTime: Double, underReportingRate: Double = 0, speedSigma: Double? = 0.1) {
+        public init(
+            accuracy: Double, correlationTime: Double, underReportingRate: Double = 0, speedSigma: Double? = 0.1
+        ) {
             self.accuracy = accuracy
             self.correlationTime = correlationTime
             self.underReportingRate = underReportingRate
@@ -37,13 +39,16 @@ public struct SimulatedReceiver: Sendable {
 
     public init(_ profile: Profile, seed: UInt64) {
         self.profile = profile
-        error = GaussMarkovError(sigmaPerAxis: profile.accuracy / 2.0.squareRoot(), correlationTime: profile.correlationTime,
-                                 whiteFraction: profile.whiteFraction)
+        error = GaussMarkovError(
+            sigmaPerAxis: profile.accuracy / 2.0.squareRoot(), correlationTime: profile.correlationTime,
+            whiteFraction: profile.whiteFraction)
         rng = SplitMix64(seed: seed)
     }
 
     /// The fix reported at `time` for a vehicle truly at `truth`, moving at `velocity` (m/s east, north).
-    public mutating func fix(truth: Coordinate, velocity: (east: Double, north: Double) = (0, 0), at time: Date) -> Location {
+    public mutating func fix(truth: Coordinate, velocity: (east: Double, north: Double) = (0, 0), at time: Date)
+        -> Location
+    {
         let dt = lastTime.map { time.timeIntervalSince($0) } ?? 1
         lastTime = time
         let e = error.next(after: dt, using: &rng)
@@ -52,9 +57,11 @@ public struct SimulatedReceiver: Sendable {
         if profile.underReportingRate > 0, Double.random(in: 0..<1, using: &rng) < profile.underReportingRate {
             stated /= profile.underReportingFactor
         }
-        var speed = -1.0, course = -1.0
+        var speed = -1.0
+        var course = -1.0
         if let s = profile.speedSigma {
-            let ve = velocity.east + s * Gaussian.next(&rng), vn = velocity.north + s * Gaussian.next(&rng)
+            let ve = velocity.east + s * Gaussian.next(&rng)
+            let vn = velocity.north + s * Gaussian.next(&rng)
             speed = (ve * ve + vn * vn).squareRoot()
             course = (atan2(ve, vn) * 180 / .pi + 360).truncatingRemainder(dividingBy: 360)
         }
@@ -66,8 +73,9 @@ public struct SimulatedReceiver: Sendable {
 public enum Offsets {
     public static func moved(_ c: Coordinate, east: Double, north: Double) -> Coordinate {
         let radians = 180 / Double.pi
-        return Coordinate(latitude: c.latitude + north / WGS84.meridionalRadius(latitude: c.latitude) * radians,
-                          longitude: c.longitude + east / (metresPerRadianOfLongitude(at: c.latitude)) * radians)
+        return Coordinate(
+            latitude: c.latitude + north / WGS84.meridionalRadius(latitude: c.latitude) * radians,
+            longitude: c.longitude + east / (metresPerRadianOfLongitude(at: c.latitude)) * radians)
     }
 
     /// Metres per radian of longitude along the parallel of a latitude.

@@ -14,7 +14,9 @@ public final class Database {
     public init(path: String, create: Bool = true, readOnly: Bool = false) throws(SQLiteError) {
         self.path = path
         var db: OpaquePointer?
-        let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0)) | SQLITE_OPEN_NOMUTEX
+        let flags =
+            (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0))
+            | SQLITE_OPEN_NOMUTEX
         let rc = sqlite3_open_v2(path, &db, flags, nil)
         guard rc == SQLITE_OK else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
@@ -50,10 +52,12 @@ public final class Database {
         let counter = WALCounter()
         walCounter = counter
         // Setting a WAL hook replaces the automatic checkpoint, which is itself such a hook.
-        sqlite3_wal_hook(handle, { context, _, _, frames in
-            if let context { Unmanaged<WALCounter>.fromOpaque(context).takeUnretainedValue().frames = Int(frames) }
-            return SQLITE_OK
-        }, Unmanaged.passUnretained(counter).toOpaque())
+        sqlite3_wal_hook(
+            handle,
+            { context, _, _, frames in
+                if let context { Unmanaged<WALCounter>.fromOpaque(context).takeUnretainedValue().frames = Int(frames) }
+                return SQLITE_OK
+            }, Unmanaged.passUnretained(counter).toOpaque())
     }
 
     /// Frames in the write-ahead log at the last commit (with `manualCheckpoints()`; else 0).
@@ -147,7 +151,8 @@ public final class Statement {
             case .integer(let v): rc = sqlite3_bind_int64(stmt, index, v)
             case .real(let v): rc = sqlite3_bind_double(stmt, index, v)
             case .text(let v): rc = v.withCString { gfa_sqlite_bind_text(stmt, index, $0, -1) }
-            case .blob(let v): rc = v.withUnsafeBytes { gfa_sqlite_bind_blob(stmt, index, $0.baseAddress, Int32($0.count)) }
+            case .blob(let v):
+                rc = v.withUnsafeBytes { gfa_sqlite_bind_blob(stmt, index, $0.baseAddress, Int32($0.count)) }
             }
             guard rc == SQLITE_OK else { throw database.error(rc, sql) }
         }

@@ -17,7 +17,9 @@ public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
     public var primaryCode: Int32 { code & 0xFF }
 
     /// The disk (or the file-size limit) is full.
-    public var isDiskFull: Bool { primaryCode == SQLITE_FULL || code == gfa_sqlite_ioerr_write() || code == gfa_sqlite_ioerr_fsync() }
+    public var isDiskFull: Bool {
+        primaryCode == SQLITE_FULL || code == gfa_sqlite_ioerr_write() || code == gfa_sqlite_ioerr_fsync()
+    }
     /// The file is damaged or not a database at all.
     public var isCorrupt: Bool { primaryCode == SQLITE_CORRUPT || primaryCode == SQLITE_NOTADB }
     /// Another process holds the database.

@@ -50,7 +50,10 @@ public final class ThreadExecutor: SerialExecutor, @unchecked Sendable {
         UnownedSerialExecutor(ordinary: self)
     }
 
-    private enum Next { case run(UnownedJob), wait, exit }
+    private enum Next {
+        case run(UnownedJob)
+        case wait, exit
+    }
 
     private func run() {
         // Foundation does not pass `Thread.name` to the kernel on Linux (and Swift does not import
@@ -61,7 +64,10 @@ public final class ThreadExecutor: SerialExecutor, @unchecked Sendable {
                 if s.head < s.jobs.count {
                     let job = s.jobs[s.head]
                     s.head += 1
-                    if s.head == s.jobs.count { s.jobs.removeAll(keepingCapacity: true); s.head = 0 }
+                    if s.head == s.jobs.count {
+                        s.jobs.removeAll(keepingCapacity: true)
+                        s.head = 0
+                    }
                     return .run(job)
                 }
                 if s.finished {

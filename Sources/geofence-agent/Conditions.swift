@@ -1,5 +1,5 @@
-import AgentJobs
 import AgentFormats
+import AgentJobs
 import ArgumentParser
 import GeofenceAgent
 import Logging
@@ -26,50 +26,59 @@ struct Conditions: AsyncParsableCommand {
     }
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Every condition with its state, version and source.",
-                                                        discussion: "Example:\n  geofence-agent conditions list --json")
+        static let configuration = CommandConfiguration(
+            abstract: "Every condition with its state, version and source.",
+            discussion: "Example:\n  geofence-agent conditions list --json")
         @OptionGroup var options: Options
         @Flag(help: "One JSON object per line.") var json = false
         func run() throws {
-            try runJob { emit, _ throws(AgentError) in try ConditionsJob.list(configurationPath: options.config, json: json, emit: emit) }
+            try runJob { emit, _ throws(AgentError) in
+                try ConditionsJob.list(configurationPath: options.config, json: json, emit: emit)
+            }
         }
     }
 
     struct Show: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "A condition's definition, as it was received.",
-                                                        discussion: "Example:\n  geofence-agent conditions show channel")
+        static let configuration = CommandConfiguration(
+            abstract: "A condition's definition, as it was received.",
+            discussion: "Example:\n  geofence-agent conditions show channel")
         @OptionGroup var options: Options
         @Argument(help: "The condition's identifier.") var identifier: String
         @Option(help: "The monitor (default: every monitor with this identifier).") var monitor: String?
         func run() throws {
             try runJob { emit, _ throws(AgentError) in
-                try ConditionsJob.show(configurationPath: options.config, identifier: identifier, monitor: monitor, emit: emit)
+                try ConditionsJob.show(
+                    configurationPath: options.config, identifier: identifier, monitor: monitor, emit: emit)
             }
         }
     }
 
     struct Add: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Add local conditions from a GeoJSON file (all or nothing).",
-                                                        discussion: "Example:\n  geofence-agent conditions add --file depot.geojson")
+        static let configuration = CommandConfiguration(
+            abstract: "Add local conditions from a GeoJSON file (all or nothing).",
+            discussion: "Example:\n  geofence-agent conditions add --file depot.geojson")
         @OptionGroup var options: Options
         @Option(help: "GeoJSON Feature or FeatureCollection.") var file: String
         func run() async throws {
             try await runAsyncJob { () async throws(AgentError) in
-                try await ConditionsJob.add(configurationPath: options.config, file: file, logger: quietLogger, emit: { print($0) })
+                try await ConditionsJob.add(
+                    configurationPath: options.config, file: file, logger: quietLogger, emit: { print($0) })
             }
         }
     }
 
     struct Remove: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove a condition.",
-                                                        discussion: "Example:\n  geofence-agent conditions remove depot")
+        static let configuration = CommandConfiguration(
+            abstract: "Remove a condition.",
+            discussion: "Example:\n  geofence-agent conditions remove depot")
         @OptionGroup var options: Options
         @Argument(help: "The condition's identifier.") var identifier: String
         @Option(help: "The monitor (default: default).") var monitor: String?
         func run() async throws {
             try await runAsyncJob { () async throws(AgentError) in
-                try await ConditionsJob.remove(configurationPath: options.config, identifier: identifier, monitor: monitor,
-                                               logger: quietLogger, emit: { print($0) })
+                try await ConditionsJob.remove(
+                    configurationPath: options.config, identifier: identifier, monitor: monitor,
+                    logger: quietLogger, emit: { print($0) })
             }
         }
     }

@@ -1,5 +1,5 @@
-import AgentJobs
 import AgentFormats
+import AgentJobs
 import ArgumentParser
 import GeofenceAgent
 
@@ -28,7 +28,8 @@ struct Evaluate: ParsableCommand {
 
     func run() throws {
         try runJob { emit, warn throws(AgentError) in
-            try EvaluateJob.run(conditionsPath: conditions, pointsPath: points, limits: limits.limits, emit: emit, warn: warn)
+            try EvaluateJob.run(
+                conditionsPath: conditions, pointsPath: points, limits: limits.limits, emit: emit, warn: warn)
         }
     }
 }

@@ -1,11 +1,14 @@
-import AgentJobs
 import AgentFormats
+import AgentJobs
 import ArgumentParser
 import GeofenceAgent
 
 /// Options both geocoding subcommands take.
 struct GazetteerOptions: ParsableArguments {
-    @Option(help: "The gazetteer file (default: $GEOFENCE_GAZETTEER, else gazetteer/gazetteer.bin that scripts/setup builds).")
+    @Option(
+        help:
+            "The gazetteer file (default: $GEOFENCE_GAZETTEER, else gazetteer/gazetteer.bin that scripts/setup builds)."
+    )
     var gazetteer: String?
 
     @Flag(help: "One JSON object per answer instead of a line of text.")
@@ -51,10 +54,13 @@ struct Geocode: AsyncParsableCommand {
         let geocoder = GazetteerFile.geocoder(explicit: options.gazetteer)
         try await runAsyncJob { () async throws(AgentError) in
             if let query {
-                try await GeocodeJobs.geocode(query, region: region, limit: limit, asJSON: options.json, geocoder: geocoder) { print($0) }
+                try await GeocodeJobs.geocode(
+                    query, region: region, limit: limit, asJSON: options.json, geocoder: geocoder
+                ) { print($0) }
             } else {
-                try await GeocodeJobs.geocodeMany(GeocodeJobs.standardInputLines(), source: "stdin", region: region, geocoder: geocoder,
-                                                  emit: { print($0) }, warn: { printError($0) })
+                try await GeocodeJobs.geocodeMany(
+                    GeocodeJobs.standardInputLines(), source: "stdin", region: region, geocoder: geocoder,
+                    emit: { print($0) }, warn: { printError($0) })
             }
         }
     }
@@ -85,11 +91,16 @@ struct Reverse: AsyncParsableCommand {
 
     func validate() throws {
         guard coordinate.isEmpty || coordinate.count == 2 else {
-            throw ValidationError("give a latitude and a longitude, or none to read stdin; got \(coordinate.count) number(s)")
+            throw ValidationError(
+                "give a latitude and a longitude, or none to read stdin; got \(coordinate.count) number(s)")
         }
         if coordinate.count == 2 {
-            guard abs(coordinate[0]) <= 90 else { throw ValidationError("latitude \(coordinate[0]) is not in [-90, 90]") }
-            guard abs(coordinate[1]) <= 180 else { throw ValidationError("longitude \(coordinate[1]) is not in [-180, 180]") }
+            guard abs(coordinate[0]) <= 90 else {
+                throw ValidationError("latitude \(coordinate[0]) is not in [-90, 90]")
+            }
+            guard abs(coordinate[1]) <= 180 else {
+                throw ValidationError("longitude \(coordinate[1]) is not in [-180, 180]")
+            }
         }
     }
 
@@ -97,10 +108,13 @@ struct Reverse: AsyncParsableCommand {
         let geocoder = GazetteerFile.geocoder(explicit: options.gazetteer)
         try await runAsyncJob { () async throws(AgentError) in
             if coordinate.count == 2 {
-                try await GeocodeJobs.reverse(latitude: coordinate[0], longitude: coordinate[1], asJSON: options.json, geocoder: geocoder) { print($0) }
+                try await GeocodeJobs.reverse(
+                    latitude: coordinate[0], longitude: coordinate[1], asJSON: options.json, geocoder: geocoder
+                ) { print($0) }
             } else {
-                try await GeocodeJobs.reverseMany(GeocodeJobs.standardInputLines(), source: "stdin", geocoder: geocoder,
-                                                  emit: { print($0) }, warn: { printError($0) })
+                try await GeocodeJobs.reverseMany(
+                    GeocodeJobs.standardInputLines(), source: "stdin", geocoder: geocoder,
+                    emit: { print($0) }, warn: { printError($0) })
             }
         }
     }

@@ -1,9 +1,8 @@
 import AgentFormats
 import ArgumentParser
+import Foundation
 import GeofenceAgent
 import GeofenceCore
-
-import Foundation
 
 /// Parses the command line and hands over to the GeofenceAgent library; nothing else lives here.
 @main
@@ -12,7 +11,10 @@ struct GeofenceAgentCommand: AsyncParsableCommand {
         commandName: "geofence-agent",
         abstract: "Geofencing for vehicles: gpsd positions in, geofence events out over MQTT.",
         version: AgentVersion.string,
-        subcommands: [Run.self, Status.self, Conditions.self, Push.self, Locations.self, Evaluate.self, Simulate.self, Map.self, Geocode.self, Reverse.self]
+        subcommands: [
+            Run.self, Status.self, Conditions.self, Push.self, Locations.self, Evaluate.self, Simulate.self, Map.self,
+            Geocode.self, Reverse.self,
+        ]
     )
 }
 

@@ -1,8 +1,8 @@
 import AgentJobs
 import ArgumentParser
+import Foundation
 import GeofenceAgent
 import GeofenceCore
-import Foundation
 import Logging
 
 struct Locations: AsyncParsableCommand {
@@ -42,7 +42,10 @@ struct Locations: AsyncParsableCommand {
     @Flag(help: "One JSON object per line.")
     var json = false
 
-    @Option(help: ArgumentHelp("Print live updates of a preset instead of every location: \(LiveConfiguration.allCases.map(\.rawValue).joined(separator: ", ")).", valueName: "preset"))
+    @Option(
+        help: ArgumentHelp(
+            "Print live updates of a preset instead of every location: \(LiveConfiguration.allCases.map(\.rawValue).joined(separator: ", ")).",
+            valueName: "preset"))
     var live: String?
 
     @Flag(help: "Log the source's reconnects and watchdog to stderr.")
@@ -50,10 +53,16 @@ struct Locations: AsyncParsableCommand {
 
     func validate() throws {
         _ = try GPSDAddress.parse(gpsd)
-        if let count, count <= 0 { throw ValidationError("--count must be a positive number of locations, got \(count)") }
-        if !(timeout.isFinite && timeout >= 0) { throw ValidationError("--timeout must be a number of seconds, 0 or more, got \(timeout)") }
+        if let count, count <= 0 {
+            throw ValidationError("--count must be a positive number of locations, got \(count)")
+        }
+        if !(timeout.isFinite && timeout >= 0) {
+            throw ValidationError("--timeout must be a number of seconds, 0 or more, got \(timeout)")
+        }
         if let live, LiveConfiguration(rawValue: live) == nil {
-            throw ValidationError("--live must be one of \(LiveConfiguration.allCases.map(\.rawValue).joined(separator: ", ")), got '\(live)'")
+            throw ValidationError(
+                "--live must be one of \(LiveConfiguration.allCases.map(\.rawValue).joined(separator: ", ")), got '\(live)'"
+            )
         }
     }
 
@@ -68,10 +77,12 @@ struct Locations: AsyncParsableCommand {
         var logger = Logger(label: "geofence-agent.locations")
         logger.logLevel = verbose ? .debug : .critical
         do {
-            try await LocationsJob.run(options, logger: logger, emit: { line in
-                // One line as soon as it is known, also into a pipe (`| grep`, `| tee`): unbuffered.
-                FileHandle.standardOutput.write(Data((line + "\n").utf8))
-            }, warn: { printError($0) })
+            try await LocationsJob.run(
+                options, logger: logger,
+                emit: { line in
+                    // One line as soon as it is known, also into a pipe (`| grep`, `| tee`): unbuffered.
+                    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+                }, warn: { printError($0) })
         } catch {
             printError("error: \(error.message)")
             throw ExitCode(error.exitCode)
@@ -82,7 +93,8 @@ struct Locations: AsyncParsableCommand {
 /// `host`, `host:port` or `[v6-address]:port`.
 enum GPSDAddress {
     static func parse(_ text: String) throws -> (String, Int) {
-        var host = text, portText = "2947"
+        var host = text
+        var portText = "2947"
         if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
             host = String(text[text.index(after: text.startIndex)..<close])
             let rest = text[text.index(after: close)...]

@@ -1,5 +1,5 @@
-import AgentJobs
 import AgentFormats
+import AgentJobs
 import ArgumentParser
 import GeofenceAgent
 
@@ -39,7 +39,8 @@ struct Map: ParsableCommand {
     @Option(help: "Width x height in pixels.")
     var size = "1200x800"
 
-    @Option(help: "The box to show: west,south,east,north in degrees, e.g. --bbox=-12,34,32,62 (default: fit the data).")
+    @Option(
+        help: "The box to show: west,south,east,north in degrees, e.g. --bbox=-12,34,32,62 (default: fit the data).")
     var bbox: String?
 
     @Option(help: "The gazetteer whose country outlines are the basemap (default: as geocode finds it).")
@@ -55,7 +56,8 @@ struct Map: ParsableCommand {
     func dimensions() throws -> (Double, Double) {
         let parts = size.lowercased().split(separator: "x").compactMap { Double($0) }
         guard parts.count == 2, (100...10_000).contains(parts[0]), (100...10_000).contains(parts[1]) else {
-            throw ValidationError("--size must be WIDTHxHEIGHT in pixels, each from 100 to 10000, e.g. 1200x800; found '\(size)'")
+            throw ValidationError(
+                "--size must be WIDTHxHEIGHT in pixels, each from 100 to 10000, e.g. 1200x800; found '\(size)'")
         }
         return (parts[0], parts[1])
     }
@@ -63,8 +65,11 @@ struct Map: ParsableCommand {
     func box() throws -> (west: Double, south: Double, east: Double, north: Double)? {
         guard let bbox else { return nil }
         let v = bbox.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
-        guard v.count == 4, v[1] < v[3], abs(v[1]) <= 85.06, abs(v[3]) <= 85.06, v[0] >= -180, v[0] < v[2], v[2] <= 540 else {
-            throw ValidationError("--bbox must be west,south,east,north in degrees with south < north (within ±85.05) and west < east (east may pass 180 to cross the antimeridian); found '\(bbox)'")
+        guard v.count == 4, v[1] < v[3], abs(v[1]) <= 85.06, abs(v[3]) <= 85.06, v[0] >= -180, v[0] < v[2], v[2] <= 540
+        else {
+            throw ValidationError(
+                "--bbox must be west,south,east,north in degrees with south < north (within ±85.05) and west < east (east may pass 180 to cross the antimeridian); found '\(bbox)'"
+            )
         }
         return (v[0], v[1], v[2], v[3])
     }

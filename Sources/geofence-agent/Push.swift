@@ -1,5 +1,5 @@
-import AgentJobs
 import AgentFormats
+import AgentJobs
 import ArgumentParser
 import GeofenceAgent
 import Logging
@@ -61,22 +61,28 @@ struct Push: AsyncParsableCommand {
         case (.some, .some): throw ValidationError("give --conditions or --place, not both")
         case (nil, .some):
             guard let radius else { throw ValidationError("--place needs --radius, the circle's radius in metres") }
-            guard radius.isFinite, radius > 0 else { throw ValidationError("--radius must be a positive number of metres, got \(radius)") }
+            guard radius.isFinite, radius > 0 else {
+                throw ValidationError("--radius must be a positive number of metres, got \(radius)")
+            }
             guard id != nil else { throw ValidationError("--place needs --id, the condition's identifier") }
         case (.some, nil):
-            guard radius == nil, id == nil, name == nil else { throw ValidationError("--radius, --id and --name go with --place") }
+            guard radius == nil, id == nil, name == nil else {
+                throw ValidationError("--radius, --id and --name go with --place")
+            }
         }
     }
 
     func run() async throws {
         try await runAsyncJob { () async throws(AgentError) in
             if let place, let radius, let id {
-                try await PushJob.run(configurationPath: config, place: place, radius: radius, identifier: id, name: name,
-                                      geocoder: GazetteerFile.geocoder(explicit: gazetteer), vehicle: vehicle, delete: delete,
-                                      logger: quietLogger, emit: { print($0) })
+                try await PushJob.run(
+                    configurationPath: config, place: place, radius: radius, identifier: id, name: name,
+                    geocoder: GazetteerFile.geocoder(explicit: gazetteer), vehicle: vehicle, delete: delete,
+                    logger: quietLogger, emit: { print($0) })
             } else if let conditions {
-                try await PushJob.run(configurationPath: config, conditionsPath: conditions, vehicle: vehicle, delete: delete,
-                                      logger: quietLogger, emit: { print($0) })
+                try await PushJob.run(
+                    configurationPath: config, conditionsPath: conditions, vehicle: vehicle, delete: delete,
+                    logger: quietLogger, emit: { print($0) })
             }
         }
     }

@@ -30,7 +30,8 @@ struct Run: AsyncParsableCommand {
 
     func validate() throws {
         guard Logger.Level(rawValue: logLevel) != nil else {
-            throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical; got '\(logLevel)'")
+            throw ValidationError(
+                "--log-level must be one of trace, debug, info, notice, warning, error, critical; got '\(logLevel)'")
         }
     }
 

@@ -1,5 +1,5 @@
-import AgentJobs
 import AgentFormats
+import AgentJobs
 import ArgumentParser
 import GeofenceAgent
 
@@ -31,12 +31,16 @@ struct Simulate: ParsableCommand {
     @OptionGroup var limits: LimitOptions
 
     func validate() throws {
-        guard accuracy.isFinite, accuracy >= 0 else { throw ValidationError("--accuracy must be a non-negative number of metres, got \(accuracy)") }
+        guard accuracy.isFinite, accuracy >= 0 else {
+            throw ValidationError("--accuracy must be a non-negative number of metres, got \(accuracy)")
+        }
     }
 
     func run() throws {
         try runJob { emit, warn throws(AgentError) in
-            try SimulateJob.run(conditionsPath: conditions, trackPath: track, accuracy: accuracy, limits: limits.limits, emit: emit, warn: warn)
+            try SimulateJob.run(
+                conditionsPath: conditions, trackPath: track, accuracy: accuracy, limits: limits.limits, emit: emit,
+                warn: warn)
         }
     }
 }

@@ -1,5 +1,5 @@
-import AgentJobs
 import AgentFormats
+import AgentJobs
 import ArgumentParser
 import GeofenceAgent
 

@@ -8,9 +8,13 @@ struct AgentExecutable: ParsableArguments {
 
     /// The executable's path; fails with what to do when there is none.
     func path() throws -> String {
-        let path = try explicitPath ?? URL(fileURLWithPath: FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        let path =
+            try explicitPath
+            ?? URL(fileURLWithPath: FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             .deletingLastPathComponent().appendingPathComponent("geofence-agent").path
-        guard FileManager.default.isExecutableFile(atPath: path) else { throw ValidationError("no geofence-agent at \(path); build it or pass --agent") }
+        guard FileManager.default.isExecutableFile(atPath: path) else {
+            throw ValidationError("no geofence-agent at \(path); build it or pass --agent")
+        }
         return path
     }
 }

@@ -1,5 +1,5 @@
-import AgentJobs
 import AgentFormats
+import AgentJobs
 import ArgumentParser
 import Foundation
 import GeofenceAgent
@@ -13,7 +13,8 @@ import Mosquitto
 struct AgentFuzzBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "agent-fuzz",
-        abstract: "Send mutated geofences and commands at a running agent over MQTT; check it answers each and keeps working.",
+        abstract:
+            "Send mutated geofences and commands at a running agent over MQTT; check it answers each and keeps working.",
         discussion: """
             A mosquitto of our own gets the example geofences; the real agent starts against it, replaying the \
             example drive so that it lasts most of the run. Then, at --rate messages a second, an MQTT client \
@@ -77,8 +78,10 @@ private struct AgentFuzzRun {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let good = try Self.features(of: Array(Data(contentsOf: URL(fileURLWithPath: options.conditions))))
-        let expectedEvents = try Transition.simulated(agentPath: agentPath, conditions: options.conditions, track: options.track, directory: directory, within: 60)
-            .filter { $0.event != "initial" }
+        let expectedEvents = try Transition.simulated(
+            agentPath: agentPath, conditions: options.conditions, track: options.track, directory: directory, within: 60
+        )
+        .filter { $0.event != "initial" }
         var mutator = PayloadMutator(random: SplitMix64(seed: options.seed), seeds: try geofenceSeeds(good: good))
         var commands = PayloadMutator(random: SplitMix64(seed: options.seed &+ 1), seeds: Self.commandSeeds)
 
@@ -86,12 +89,16 @@ private struct AgentFuzzRun {
         try broker.start()
         defer { broker.stop() }
         let logger = Logger(label: "agent-fuzz") { _ in SwiftLogNoOpLogHandler() }
-        let client = try MQTTClient(configuration: MQTTConfiguration(port: broker.port, clientID: "fuzz-operator"), logger: logger)
+        let client = try MQTTClient(
+            configuration: MQTTConfiguration(port: broker.port, clientID: "fuzz-operator"), logger: logger)
         await client.start()
         let heard = Heard()
         var readers: [Task<Void, Never>] = []
-        for (name, filter) in [("errors", "\(vehicleTopic)/errors"), ("events", "\(vehicleTopic)/events"), ("detail", "\(vehicleTopic)/state/detail"),
-                               ("status", "\(vehicleTopic)/status")] {
+        for (name, filter) in [
+            ("errors", "\(vehicleTopic)/errors"), ("events", "\(vehicleTopic)/events"),
+            ("detail", "\(vehicleTopic)/state/detail"),
+            ("status", "\(vehicleTopic)/status"),
+        ] {
             let messages = try await client.subscribe(filter)
             readers.append(Task { for await m in messages { heard.record(name, m.payload) } })
         }
@@ -104,27 +111,36 @@ private struct AgentFuzzRun {
         let config: [String: Any] = [
             "fleet": "fuzz", "vehicle": "v1",
             "mqtt": ["host": "127.0.0.1", "port": broker.port],
-            "replay": ["gpx": URL(fileURLWithPath: options.track).path, "speedFactor": max(0.01, driveSeconds / (options.seconds * 0.8))],
+            "replay": [
+                "gpx": URL(fileURLWithPath: options.track).path,
+                "speedFactor": max(0.01, driveSeconds / (options.seconds * 0.8)),
+            ],
             "store": ["path": "state/agent.sqlite"],
             "places": ["enabled": false],
         ]
         let configURL = directory.appendingPathComponent("config.json")
         try JSONSerialization.data(withJSONObject: config).write(to: configURL)
-        let pid = try LocalProcess.spawn(agentPath, ["run", "--config", configURL.path], standardError: directory.appendingPathComponent("agent.log").path)
+        let pid = try LocalProcess.spawn(
+            agentPath, ["run", "--config", configURL.path],
+            standardError: directory.appendingPathComponent("agent.log").path)
         defer { LocalProcess.terminate(pid) }
 
         // Messages on `cmd` and the fuzzed geofences are not retained: they reach only an agent that has
         // subscribed, which it has by the time it says it is online.
         let waitedSince = ContinuousClock.now
         while !heard.saysOnline() {
-            guard ContinuousClock.now - waitedSince < .seconds(60), kill(pid, 0) == 0 else { throw ValidationError("the agent did not come online (log: \(directory.path)/agent.log)") }
+            guard ContinuousClock.now - waitedSince < .seconds(60), kill(pid, 0) == 0 else {
+                throw ValidationError("the agent did not come online (log: \(directory.path)/agent.log)")
+            }
             try await Task.sleep(for: .milliseconds(50))
         }
 
         // The barrage.
-        var expectedGeofenceRefusals = Set<String>(), expectedCommandRefusals = 0
+        var expectedGeofenceRefusals = Set<String>()
+        var expectedCommandRefusals = 0
         var sent = (geofences: 0, commands: 0, good: 0)
-        var held: [String] = [], deleted: [String] = []
+        var held: [String] = []
+        var deleted: [String] = []
         var rss: [(at: Double, megabytes: Double)] = []
         var alive = true
         let started = ContinuousClock.now
@@ -137,7 +153,9 @@ private struct AgentFuzzRun {
                 let identifier = "fz-\(k)"
                 let topic = roll < 35 ? "\(prefix)/geofences/\(identifier)" : "\(vehicleTopic)/geofences/\(identifier)"
                 let payload = Self.replacingIdentifier(mutator.next(), with: identifier)
-                if case .failure = GeofenceMessage.change(topic: topic, payload: payload) { expectedGeofenceRefusals.insert(topic) }
+                if case .failure = GeofenceMessage.change(topic: topic, payload: payload) {
+                    expectedGeofenceRefusals.insert(topic)
+                }
                 _ = try await client.publish(topic, payload: payload)
                 sent.geofences += 1
             } else if roll < 90 {
@@ -147,8 +165,10 @@ private struct AgentFuzzRun {
                 sent.commands += 1
             } else if roll < 96 || held.isEmpty {
                 let identifier = "ok-\(k)"
-                let feature = #"{"type":"Feature","id":"\#(identifier)","geometry":{"type":"Point","coordinates":[\#(10 + Double(k % 1000) * 0.01),10]},"properties":{"radius":50}}"#
-                _ = try await client.publish("\(prefix)/geofences/\(identifier)", payload: Array(feature.utf8), retain: true)
+                let feature =
+                    #"{"type":"Feature","id":"\#(identifier)","geometry":{"type":"Point","coordinates":[\#(10 + Double(k % 1000) * 0.01),10]},"properties":{"radius":50}}"#
+                _ = try await client.publish(
+                    "\(prefix)/geofences/\(identifier)", payload: Array(feature.utf8), retain: true)
                 held.append(identifier)
                 sent.good += 1
             } else {
@@ -182,7 +202,10 @@ private struct AgentFuzzRun {
         var status: Int32 = 0
         var stopped = false
         while ContinuousClock.now - stopStarted < .seconds(10) {
-            if waitpid(pid, &status, WNOHANG) == pid { stopped = true; break }
+            if waitpid(pid, &status, WNOHANG) == pid {
+                stopped = true
+                break
+            }
             try await Task.sleep(for: .milliseconds(20))
         }
         let stopSeconds = seconds(ContinuousClock.now - stopStarted)
@@ -195,27 +218,36 @@ private struct AgentFuzzRun {
         let commandRefusals = heard.errors(kind: "command").count
         let transitions = heard.transitions(of: goodIdentifiers)
         let inDetail = heard.detailIdentifiers(after: detailBefore)
-        let heldMissing = held.filter { !inDetail.contains($0) }, deletedPresent = deleted.filter { inDetail.contains($0) }
+        let heldMissing = held.filter { !inDetail.contains($0) }
+        let deletedPresent = deleted.filter { inDetail.contains($0) }
         let goodMissing = goodIdentifiers.filter { !inDetail.contains($0) }
         let firstMinute = rss.filter { $0.at < 60 }.map(\.megabytes).max() ?? -1
         let lastMinute = rss.filter { $0.at >= options.seconds - 60 }.map(\.megabytes).max() ?? -1
         let exitedCleanly = stopped && (status & 0x7f) == 0 && ((status >> 8) & 0xff) == 0
-        let passed = alive && exitedCleanly && stopSeconds < 5 && missing.isEmpty && unexpected.isEmpty
+        let passed =
+            alive && exitedCleanly && stopSeconds < 5 && missing.isEmpty && unexpected.isEmpty
             && commandRefusals == expectedCommandRefusals && transitions == expectedEvents
             && heldMissing.isEmpty && deletedPresent.isEmpty && goodMissing.isEmpty
         let line = jsonLine([
-            ("scenario", "agent-fuzz"), ("seconds", rounded(options.seconds, 0)), ("seed", Int(truncatingIfNeeded: options.seed)),
+            ("scenario", "agent-fuzz"), ("seconds", rounded(options.seconds, 0)),
+            ("seed", Int(truncatingIfNeeded: options.seed)),
             ("geofences_sent", sent.geofences), ("geofence_refusals_due", expectedGeofenceRefusals.count),
             ("geofence_refusals_missing", missing.count), ("geofence_refusals_unexpected", unexpected.count),
-            ("commands_sent", sent.commands), ("command_refusals_due", expectedCommandRefusals), ("command_refusals_heard", commandRefusals),
-            ("good_pushed", sent.good), ("good_deleted", deleted.count), ("good_held_missing", heldMissing.count), ("good_deleted_present", deletedPresent.count),
-            ("transitions_expected", expectedEvents.count), ("transitions_heard", transitions.count), ("transitions_match", transitions == expectedEvents),
+            ("commands_sent", sent.commands), ("command_refusals_due", expectedCommandRefusals),
+            ("command_refusals_heard", commandRefusals),
+            ("good_pushed", sent.good), ("good_deleted", deleted.count), ("good_held_missing", heldMissing.count),
+            ("good_deleted_present", deletedPresent.count),
+            ("transitions_expected", expectedEvents.count), ("transitions_heard", transitions.count),
+            ("transitions_match", transitions == expectedEvents),
             ("agent_up", alive), ("stop_s", rounded(stopSeconds, 2)), ("exit_clean", exitedCleanly),
             ("rss_first_minute_mb", rounded(firstMinute, 1)), ("rss_last_minute_mb", rounded(lastMinute, 1)),
             ("rss_max_mb", rounded(rss.map(\.megabytes).max() ?? -1, 1)), ("passed", passed),
         ])
         if !passed {
-            FileHandle.standardError.write(Data("agent-fuzz: missing refusals \(missing.sorted().prefix(5)), unexpected \(unexpected.sorted().prefix(5)); transitions heard \(transitions.prefix(8)) expected \(expectedEvents.prefix(8)); held missing \(heldMissing.prefix(5)), deleted present \(deletedPresent.prefix(5)), good missing \(goodMissing.sorted())\n".utf8))
+            FileHandle.standardError.write(
+                Data(
+                    "agent-fuzz: missing refusals \(missing.sorted().prefix(5)), unexpected \(unexpected.sorted().prefix(5)); transitions heard \(transitions.prefix(8)) expected \(expectedEvents.prefix(8)); held missing \(heldMissing.prefix(5)), deleted present \(deletedPresent.prefix(5)), good missing \(goodMissing.sorted())\n"
+                        .utf8))
         }
         return Result(line: line, passed: passed)
     }
@@ -230,12 +262,16 @@ private struct AgentFuzzRun {
         return seeds
     }
 
-    static let commandSeeds: [[UInt8]] = ["reportLocation", "reportState", "startLiveUpdates", "stopLiveUpdates", "resync",
-                                          #"{"command":"reportState","monitor":"default"}"#, #"{"command":"reportLocation"}"#, "selfDestruct"].map { Array($0.utf8) }
+    static let commandSeeds: [[UInt8]] = [
+        "reportLocation", "reportState", "startLiveUpdates", "stopLiveUpdates", "resync",
+        #"{"command":"reportState","monitor":"default"}"#, #"{"command":"reportLocation"}"#, "selfDestruct",
+    ].map { Array($0.utf8) }
 
     /// Each Feature of a FeatureCollection (or the one Feature), as its id and its bytes.
     static func features(of bytes: [UInt8]) throws -> [(String, [UInt8])] {
-        guard case .object(let top) = try JSONParser.parse(bytes) else { throw ValidationError("the conditions are not a GeoJSON object") }
+        guard case .object(let top) = try JSONParser.parse(bytes) else {
+            throw ValidationError("the conditions are not a GeoJSON object")
+        }
         let features: [JSONValue] = if case .array(let list)? = top["features"] { list } else { [.object(top)] }
         return features.compactMap { f in
             guard case .string(let id)? = f["id"] else { return nil }
@@ -246,7 +282,9 @@ private struct AgentFuzzRun {
     /// The payload with its first `"id":"..."` naming `identifier` (a mutation may have broken it; then as it is).
     static func replacingIdentifier(_ payload: [UInt8], with identifier: String) -> [UInt8] {
         let text = String(decoding: payload, as: UTF8.self)
-        guard let key = text.range(of: #""id":""#), let end = text[key.upperBound...].firstIndex(of: "\"") else { return payload }
+        guard let key = text.range(of: #""id":""#), let end = text[key.upperBound...].firstIndex(of: "\"") else {
+            return payload
+        }
         return Array((text[..<key.upperBound] + identifier + text[end...]).utf8)
     }
 }
@@ -258,8 +296,10 @@ struct Transition: Equatable, CustomStringConvertible {
     var time: String
 
     init?(_ bytes: [UInt8]) {
-        guard let o = try? JSONParser.parse(bytes), case .string(let id)? = o["identifier"], case .string(let event)? = o["event"],
-              case .string(let time)? = o["time"] else { return nil }
+        guard let o = try? JSONParser.parse(bytes), case .string(let id)? = o["identifier"],
+            case .string(let event)? = o["event"],
+            case .string(let time)? = o["time"]
+        else { return nil }
         (identifier, self.event, self.time) = (id, event, time)
     }
 
@@ -267,11 +307,19 @@ struct Transition: Equatable, CustomStringConvertible {
 
     /// What `geofence-agent simulate` gives for the conditions on the track (its JSON lines, kept in
     /// `directory`): the reference a run through the real agent is checked against.
-    static func simulated(agentPath: String, conditions: String, track: String, directory: URL, within limit: Double) throws -> [Transition] {
+    static func simulated(agentPath: String, conditions: String, track: String, directory: URL, within limit: Double)
+        throws -> [Transition]
+    {
         let out = directory.appendingPathComponent("simulate.jsonl").path
-        let pid = try LocalProcess.spawn(agentPath, ["simulate", "--conditions", conditions, "--track", track, "--accuracy", "5"], standardOutput: out)
-        guard LocalProcess.reap(pid, within: limit) else { throw ValidationError("simulate did not finish within \(limit) s") }
-        return try String(contentsOfFile: out, encoding: .utf8).split(separator: "\n").compactMap { Transition(Array($0.utf8)) }
+        let pid = try LocalProcess.spawn(
+            agentPath, ["simulate", "--conditions", conditions, "--track", track, "--accuracy", "5"],
+            standardOutput: out)
+        guard LocalProcess.reap(pid, within: limit) else {
+            throw ValidationError("simulate did not finish within \(limit) s")
+        }
+        return try String(contentsOfFile: out, encoding: .utf8).split(separator: "\n").compactMap {
+            Transition(Array($0.utf8))
+        }
     }
 }
 
@@ -280,14 +328,23 @@ private final class Heard: @unchecked Sendable {
     private let lock = NSLock()
     private var messages: [String: [[UInt8]]] = [:]
 
-    func record(_ kind: String, _ payload: [UInt8]) { lock.lock(); messages[kind, default: []].append(payload); lock.unlock() }
+    func record(_ kind: String, _ payload: [UInt8]) {
+        lock.lock()
+        messages[kind, default: []].append(payload)
+        lock.unlock()
+    }
 
-    private func all(_ kind: String) -> [[UInt8]] { lock.lock(); defer { lock.unlock() }; return messages[kind] ?? [] }
+    private func all(_ kind: String) -> [[UInt8]] {
+        lock.lock()
+        defer { lock.unlock() }
+        return messages[kind] ?? []
+    }
 
     /// The topics of the `errors` messages of one kind.
     func errors(kind: String) -> [String] {
         all("errors").compactMap { p in
-            guard let o = try? JSONParser.parse(p), o["kind"] == .string(kind), case .string(let topic)? = o["topic"] else { return nil }
+            guard let o = try? JSONParser.parse(p), o["kind"] == .string(kind), case .string(let topic)? = o["topic"]
+            else { return nil }
             return topic
         }
     }

@@ -7,6 +7,9 @@ struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "geofence-bench",
         abstract: "Measure geofence-agent's speed and memory; prints one JSON line per scenario.",
-        subcommands: [CoreBench.self, DecisionsBench.self, MQTTBench.self, GPSDBench.self, ResumeBench.self, E2EBench.self, SyncBench.self, GeocodeBench.self, AgentFuzzBench.self, SoakBench.self]
+        subcommands: [
+            CoreBench.self, DecisionsBench.self, MQTTBench.self, GPSDBench.self, ResumeBench.self, E2EBench.self,
+            SyncBench.self, GeocodeBench.self, AgentFuzzBench.self, SoakBench.self,
+        ]
     )
 }

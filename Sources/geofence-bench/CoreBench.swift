@@ -50,7 +50,8 @@ struct CoreBench: ParsableCommand {
     func run() throws {
         if let scenario {
             guard let spec = Self.specs.first(where: { $0.name == scenario }) else {
-                throw ValidationError("unknown scenario '\(scenario)'; one of \(Self.specs.map(\.name).joined(separator: ", "))")
+                throw ValidationError(
+                    "unknown scenario '\(scenario)'; one of \(Self.specs.map(\.name).joined(separator: ", "))")
             }
             print(spec.name.hasPrefix("monitor-") ? measureMonitor(spec) : measure(spec))
             return
@@ -60,13 +61,20 @@ struct CoreBench: ParsableCommand {
             let line = try runChild(spec.name)
             print(line)
             fflush(nil)
-            if let data = line.data(using: .utf8), let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-               let value = object["p50_us"] as? Double { p50[spec.name] = value }
+            if let data = line.data(using: .utf8),
+                let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+                let value = object["p50_us"] as? Double
+            {
+                p50[spec.name] = value
+            }
         }
         for fixes in ["random", "track"] {
             if let small = p50["sparse-\(fixes)-1k"], let large = p50["sparse-\(fixes)"] {
-                print(jsonLine(["scenario": "scaling", "fixes": fixes, "from_conditions": 1000, "to_conditions": 100_000,
-                                "p50_ratio": rounded(large / small, 2)]))
+                print(
+                    jsonLine([
+                        "scenario": "scaling", "fixes": fixes, "from_conditions": 1000, "to_conditions": 100_000,
+                        "p50_ratio": rounded(large / small, 2),
+                    ]))
             }
         }
     }
@@ -131,14 +139,18 @@ struct CoreBench: ParsableCommand {
         let world = Scenario(spanKilometres: spec.spanKilometres)
         var engine = MonitorEngine(name: "bench")
         let buildStart = nowNanoseconds()
-        for (i, c) in world.conditions(count: spec.conditions, seed: 1).enumerated() { engine.add(c, identifier: "c\(i)") }
+        for (i, c) in world.conditions(count: spec.conditions, seed: 1).enumerated() {
+            engine.add(c, identifier: "c\(i)")
+        }
         let buildSeconds = Double(nowNanoseconds() - buildStart) / 1e9
         let track = fixCoordinates(spec, world, count: fixes + 16)
         let base = Date(timeIntervalSince1970: 1_700_000_000)
         func location(_ k: Int) -> Location {
             // Doppler speed, as gpsd reports it: the track moves at 5 to 40 m/s.
             let speed = k > 0 ? Geodesic.distance(track[k - 1], track[k]) : 10
-            return Location(coordinate: track[k], horizontalAccuracy: 5, speed: speed, timestamp: base.addingTimeInterval(Double(k)))
+            return Location(
+                coordinate: track[k], horizontalAccuracy: 5, speed: speed, timestamp: base.addingTimeInterval(Double(k))
+            )
         }
         // The first fixes show the vehicle moving; the one that does decides every condition at once.
         var warm = 0

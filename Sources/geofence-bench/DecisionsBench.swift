@@ -81,7 +81,8 @@ struct DecisionsBench: ParsableCommand {
             ("flapping_fence_fraction", rounded(Double(flapping) / Double(fences), 4)),
             ("parked_unknown_fraction", rounded(Double(unknown) / Double(fences), 4)),
         ]
-        var exact = 0, total = 0
+        var exact = 0
+        var total = 0
         let firstConfident = Mutex((at: 0, of: 0))
         // Crossings with the receiver of issue 15: 3.5 m, τ 20 s, under-reporting one epoch in ten.
         let crossingReceiver = SimulatedReceiver.Profile(accuracy: 3.5, correlationTime: 20, underReportingRate: 0.1)
@@ -91,12 +92,16 @@ struct DecisionsBench: ParsableCommand {
             DispatchQueue.concurrentPerform(iterations: jobs) { j in
                 let angle = Self.angles[j % Self.angles.count]
                 let shape = Crossing.Shape.allCases[(j / Self.angles.count) % Crossing.Shape.allCases.count]
-                let r = Crossing(shape: shape, speed: speed, angle: angle).run(crossingReceiver, seed: UInt64(7 + j), configuration: configuration)
+                let r = Crossing(shape: shape, speed: speed, angle: angle).run(
+                    crossingReceiver, seed: UInt64(7 + j), configuration: configuration)
                 samples.withLock { all in
                     for i in r.delays.indices { all.append((r.delays[i], r.evidenceDelays[i], r.margins[i] + speed)) }
                 }
                 if r.isExact { exactCount.withLock { $0 += 1 } }
-                firstConfident.withLock { $0.at += r.atFirstConfidentFix.filter { $0 }.count; $0.of += r.atFirstConfidentFix.count }
+                firstConfident.withLock {
+                    $0.at += r.atFirstConfidentFix.filter { $0 }.count
+                    $0.of += r.atFirstConfidentFix.count
+                }
             }
             let all = samples.withLock { $0 }
             total += jobs

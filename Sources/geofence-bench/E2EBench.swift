@@ -1,12 +1,13 @@
 import AgentFormats
 import ArgumentParser
 import Foundation
+import GeofenceAgent
 import LocalServers
 import Logging
 import Mosquitto
-import GeofenceAgent
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `geofence-bench e2e`: from a receiver's report reaching gpsd to the event reaching a subscriber,
@@ -45,12 +46,20 @@ struct E2EBench: AsyncParsableCommand {
         // As configured by default (places on), without the early close, and without places: the last is the
         // same-run cost of naming each event's place.
         for (earlyClose, places) in [(true, true), (false, true), (true, false)] {
-            let (latencies, transitions) = try await measure(agentPath: agentPath, earlyClose: earlyClose, places: places)
+            let (latencies, transitions) = try await measure(
+                agentPath: agentPath, earlyClose: earlyClose, places: places)
             let sorted = latencies.sorted()
-            func q(_ p: Double) -> Double { sorted.isEmpty ? .nan : sorted[min(sorted.count - 1, Int(p * Double(sorted.count)))] }
-            print(jsonLine(["scenario": "e2e-latency", "epoch_early_close": earlyClose, "places": places, "p50_ms": rounded(q(0.5), 2),
-                            "p99_ms": rounded(q(0.99), 2), "max_ms": rounded(sorted.last ?? .nan, 2), "transitions": transitions,
-                            "measured": latencies.count]))
+            func q(_ p: Double) -> Double {
+                sorted.isEmpty ? .nan : sorted[min(sorted.count - 1, Int(p * Double(sorted.count)))]
+            }
+            print(
+                jsonLine([
+                    "scenario": "e2e-latency", "epoch_early_close": earlyClose, "places": places,
+                    "p50_ms": rounded(q(0.5), 2),
+                    "p99_ms": rounded(q(0.99), 2), "max_ms": rounded(sorted.last ?? .nan, 2),
+                    "transitions": transitions,
+                    "measured": latencies.count,
+                ]))
         }
     }
 
@@ -70,12 +79,17 @@ struct E2EBench: AsyncParsableCommand {
         var epochTimes: [String] = []
         for k in 0..<epochs {
             // From -50 m to +50 m and back at 40 m/s, 10 epochs a second: a transition every 1.25 s.
-            let speed = 40.0, halfSpan = 50.0, cycle = 4 * halfSpan / speed, t = Double(k) * 0.1
+            let speed = 40.0
+            let halfSpan = 50.0
+            let cycle = 4 * halfSpan / speed
+            let t = Double(k) * 0.1
             let phase = t.truncatingRemainder(dividingBy: cycle)
             let x = phase < cycle / 2 ? -halfSpan + phase * speed : halfSpan - (phase - cycle / 2) * speed
             let time = start.addingTimeInterval(t)
-            lines.append(NMEA.epoch(latitude: origin.lat, longitude: origin.lon + x / metresPerDegreeLongitude, time: time,
-                                    speedKnots: speed * 3600 / 1852, course: phase < cycle / 2 ? 90 : 270))
+            lines.append(
+                NMEA.epoch(
+                    latitude: origin.lat, longitude: origin.lon + x / metresPerDegreeLongitude, time: time,
+                    speedKnots: speed * 3600 / 1852, course: phase < cycle / 2 ? 90 : 270))
             epochTimes.append(iso8601(time))
         }
         let feed = try NMEAFeed(sentences: lines, interval: 0.1)
@@ -84,7 +98,8 @@ struct E2EBench: AsyncParsableCommand {
         try gpsd.start()
         defer { gpsd.stop() }
 
-        let conditions = #"{"type":"Feature","id":"zone","geometry":{"type":"Point","coordinates":[\#(origin.lon),\#(origin.lat)]},"properties":{"radius":30}}"#
+        let conditions =
+            #"{"type":"Feature","id":"zone","geometry":{"type":"Point","coordinates":[\#(origin.lon),\#(origin.lat)]},"properties":{"radius":30}}"#
         try conditions.write(to: directory.appendingPathComponent("zone.geojson"), atomically: true, encoding: .utf8)
         let config: [String: Any] = [
             "fleet": "bench", "vehicle": "v1",
@@ -98,7 +113,8 @@ struct E2EBench: AsyncParsableCommand {
         try JSONSerialization.data(withJSONObject: config).write(to: configURL)
 
         let logger = Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() }
-        let subscriber = try MQTTClient(configuration: MQTTConfiguration(port: broker.port, clientID: "bench-dashboard"), logger: logger)
+        let subscriber = try MQTTClient(
+            configuration: MQTTConfiguration(port: broker.port, clientID: "bench-dashboard"), logger: logger)
         await subscriber.start()
         let events = try await subscriber.subscribe("fleet/bench/vehicles/v1/events")
         let arrivals = ArrivalLog()
@@ -107,11 +123,15 @@ struct E2EBench: AsyncParsableCommand {
                 arrivals.record(time: monotonicNow(), payload: message.payload)
             }
         }
-        let pid = try LocalProcess.spawn(agentPath, ["run", "--config", configURL.path], standardError: directory.appendingPathComponent("agent.log").path)
+        let pid = try LocalProcess.spawn(
+            agentPath, ["run", "--config", configURL.path],
+            standardError: directory.appendingPathComponent("agent.log").path)
         defer { LocalProcess.terminate(pid) }
         // The feed starts when the agent's watch opens it in gpsd.
         let deadline = ContinuousClock.now + .seconds(Double(epochs) * 0.1 + 30)
-        while feed.linesSent < feed.lineCount, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
+        while feed.linesSent < feed.lineCount, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+        }
         try await Task.sleep(for: .seconds(1))
         LocalProcess.terminate(pid)
         await subscriber.shutdown()
@@ -124,7 +144,8 @@ struct E2EBench: AsyncParsableCommand {
         var transitions = 0
         for (arrival, payload) in arrivals.all {
             guard let o = try? JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any],
-                  let location = o["location"] as? [String: Any], let gpsTime = location["gpsTime"] as? String else { continue }
+                let location = o["location"] as? [String: Any], let gpsTime = location["gpsTime"] as? String
+            else { continue }
             transitions += 1
             guard let k = indexByTime[gpsTime], k < sent.count else { continue }
             latencies.append(Double(Int64(arrival) - Int64(sent[k])) / 1e6)
@@ -137,8 +158,16 @@ struct E2EBench: AsyncParsableCommand {
 final class ArrivalLog: @unchecked Sendable {
     private let lock = NSLock()
     private var entries: [(UInt64, [UInt8])] = []
-    func record(time: UInt64, payload: [UInt8]) { lock.lock(); entries.append((time, payload)); lock.unlock() }
-    var all: [(UInt64, [UInt8])] { lock.lock(); defer { lock.unlock() }; return entries }
+    func record(time: UInt64, payload: [UInt8]) {
+        lock.lock()
+        entries.append((time, payload))
+        lock.unlock()
+    }
+    var all: [(UInt64, [UInt8])] {
+        lock.lock()
+        defer { lock.unlock() }
+        return entries
+    }
 }
 
 func monotonicNow() -> UInt64 { nowNanoseconds() }
@@ -153,10 +182,14 @@ enum NMEA {
         let d = utc.dateComponents([.year, .month, .day, .hour, .minute, .second, .nanosecond], from: time)
         let hms = String(format: "%02d%02d%05.2f", d.hour!, d.minute!, Double(d.second!) + Double(d.nanosecond!) / 1e9)
         let date = String(format: "%02d%02d%02d", d.day!, d.month!, d.year! % 100)
-        let lat = coordinate(abs(latitude), degreesWidth: 2), lon = coordinate(abs(longitude), degreesWidth: 3)
-        let ns = latitude >= 0 ? "N" : "S", ew = longitude >= 0 ? "E" : "W"
+        let lat = coordinate(abs(latitude), degreesWidth: 2)
+        let lon = coordinate(abs(longitude), degreesWidth: 3)
+        let ns = latitude >= 0 ? "N" : "S"
+        let ew = longitude >= 0 ? "E" : "W"
         let gga = sentence("GPGGA,\(hms),\(lat),\(ns),\(lon),\(ew),1,10,0.8,10.0,M,46.0,M,,")
-        let rmc = sentence("GPRMC,\(hms),A,\(lat),\(ns),\(lon),\(ew),\(String(format: "%.1f", speedKnots)),\(String(format: "%.1f", course)),\(date),,,A")
+        let rmc = sentence(
+            "GPRMC,\(hms),A,\(lat),\(ns),\(lon),\(ew),\(String(format: "%.1f", speedKnots)),\(String(format: "%.1f", course)),\(date),,,A"
+        )
         return gga + "\r\n" + rmc
     }
 

@@ -1,8 +1,9 @@
 import ArgumentParser
 import Foundation
 import LocalServers
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `geofence-bench gpsd`: the CPU the agent spends reading a real drive through gpsd, beside
@@ -40,35 +41,54 @@ struct GPSDBench: ParsableCommand {
     var rounds = 5
 
     func validate() throws {
-        guard FileManager.default.fileExists(atPath: log) else { throw ValidationError("--log: no such file \(log) (run from the repository root)") }
+        guard FileManager.default.fileExists(atPath: log) else {
+            throw ValidationError("--log: no such file \(log) (run from the repository root)")
+        }
         guard LocalGPSD.isInstalled else { throw ValidationError("gpsd is not installed: run scripts/setup") }
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/gpspipe") else { throw ValidationError("gpspipe is not installed: run scripts/setup --bench") }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/gpspipe") else {
+            throw ValidationError("gpspipe is not installed: run scripts/setup --bench")
+        }
         guard rounds > 0 else { throw ValidationError("--rounds must be positive") }
     }
 
     func run() throws {
         let agentPath = try agent.path()
-        var agentCPU: [Double] = [], pipeCPU: [Double] = [], ratios: [Double] = []
-        var agentStart: [Double] = [], pipeStart: [Double] = [], netRatios: [Double] = []
-        var agentLines = 0, pipeLines = 0
+        var agentCPU: [Double] = []
+        var pipeCPU: [Double] = []
+        var ratios: [Double] = []
+        var agentStart: [Double] = []
+        var pipeStart: [Double] = []
+        var netRatios: [Double] = []
+        var agentLines = 0
+        var pipeLines = 0
         for _ in 0..<rounds {
             let a = try measure { port in (agentPath, ["locations", "--gpsd", "127.0.0.1:\(port)", "--json"]) }
             let b = try measure { port in ("/usr/bin/gpspipe", ["-w", "127.0.0.1:\(port)"]) }
             // What starting the process and connecting costs, without the feed: dynamic linking weighs far
             // more for a Swift binary than for a small C one, and a vehicle starts the agent once.
-            let a0 = try startupCPU(agentPath, ["locations", "--gpsd", "127.0.0.1:PORT", "--count", "1", "--timeout", "0.2"])
+            let a0 = try startupCPU(
+                agentPath, ["locations", "--gpsd", "127.0.0.1:PORT", "--count", "1", "--timeout", "0.2"])
             let b0 = try startupCPU("/usr/bin/gpspipe", ["-w", "-n", "1", "127.0.0.1:PORT"])
-            agentCPU.append(a.cpu); pipeCPU.append(b.cpu); ratios.append(a.cpu / b.cpu)
-            agentStart.append(a0); pipeStart.append(b0)
+            agentCPU.append(a.cpu)
+            pipeCPU.append(b.cpu)
+            ratios.append(a.cpu / b.cpu)
+            agentStart.append(a0)
+            pipeStart.append(b0)
             netRatios.append(max(a.cpu - a0, 0) / max(b.cpu - b0, 1e-6))
-            agentLines = a.lines; pipeLines = b.lines
+            agentLines = a.lines
+            pipeLines = b.lines
         }
-        print(jsonLine(["scenario": "gpsd-cpu", "log": URL(fileURLWithPath: log).lastPathComponent, "repeats": repeats, "rounds": rounds,
-                        "agent_cpu_s": rounded(median(agentCPU), 4), "gpspipe_cpu_s": rounded(median(pipeCPU), 4),
-                        "ratio": rounded(median(ratios), 2),
-                        "agent_startup_cpu_s": rounded(median(agentStart), 4), "gpspipe_startup_cpu_s": rounded(median(pipeStart), 4),
-                        "net_ratio": rounded(median(netRatios), 2),
-                        "agent_locations": agentLines, "gpspipe_lines": pipeLines]))
+        print(
+            jsonLine([
+                "scenario": "gpsd-cpu", "log": URL(fileURLWithPath: log).lastPathComponent, "repeats": repeats,
+                "rounds": rounds,
+                "agent_cpu_s": rounded(median(agentCPU), 4), "gpspipe_cpu_s": rounded(median(pipeCPU), 4),
+                "ratio": rounded(median(ratios), 2),
+                "agent_startup_cpu_s": rounded(median(agentStart), 4),
+                "gpspipe_startup_cpu_s": rounded(median(pipeStart), 4),
+                "net_ratio": rounded(median(netRatios), 2),
+                "agent_locations": agentLines, "gpspipe_lines": pipeLines,
+            ]))
     }
 
     /// Runs one client against a fresh gpsd and feed; returns its CPU seconds and output lines.
@@ -81,12 +101,16 @@ struct GPSDBench: ParsableCommand {
         let output = gpsd.directory.appendingPathComponent("client.out").path
         let (tool, arguments) = client(gpsd.port)
         let pid = try LocalProcess.spawn(tool, arguments, standardOutput: output)
-        var lastSize = -1, stableSince = Date()
+        var lastSize = -1
+        var stableSince = Date()
         let deadline = Date().addingTimeInterval(120)
         while Date() < deadline {
             usleep(50_000)
             let size = (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? Int) ?? 0
-            if size != lastSize { lastSize = size; stableSince = Date() }
+            if size != lastSize {
+                lastSize = size
+                stableSince = Date()
+            }
             if feed.linesSent == feed.lineCount, size > 0, Date().timeIntervalSince(stableSince) >= 0.5 { break }
         }
         kill(pid, SIGTERM)
@@ -97,7 +121,9 @@ struct GPSDBench: ParsableCommand {
         let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
         // gpspipe ends lines with CRLF, which Swift reads as one Character: count the bytes.
         let lines = text.utf8.filter { $0 == 0x0A }.count
-        guard feed.linesSent == feed.lineCount, lines > 0 else { throw ValidationError("\(tool) did not read the whole log") }
+        guard feed.linesSent == feed.lineCount, lines > 0 else {
+            throw ValidationError("\(tool) did not read the whole log")
+        }
         return (cpu, lines)
     }
 
@@ -106,7 +132,8 @@ struct GPSDBench: ParsableCommand {
         let gpsd = try LocalGPSD(sources: [])
         try gpsd.start()
         defer { gpsd.stop() }
-        let pid = try LocalProcess.spawn(tool, arguments.map { $0.replacingOccurrences(of: "PORT", with: "\(gpsd.port)") })
+        let pid = try LocalProcess.spawn(
+            tool, arguments.map { $0.replacingOccurrences(of: "PORT", with: "\(gpsd.port)") })
         var status: Int32 = 0
         var usage = rusage()
         guard wait4(pid, &status, 0, &usage) == pid else { throw ValidationError("lost the client \(tool)") }

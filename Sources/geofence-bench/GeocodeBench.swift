@@ -1,9 +1,9 @@
 import AgentFormats
 import ArgumentParser
 import Foundation
+import Geocoding
 import GeofenceAgent
 import GeofenceCore
-import Geocoding
 
 /// `geofence-bench geocode`: the gazetteer's load time and memory, reverse and forward lookups, and the
 /// Python package `reverse_geocoder` on the same points in the same run.
@@ -36,7 +36,9 @@ struct GeocodeBench: ParsableCommand {
     var peerSingles = 2_000
 
     func run() throws {
-        guard let path = GazetteerFile.locate(explicit: gazetteer) else { throw ValidationError("no gazetteer: run scripts/setup") }
+        guard let path = GazetteerFile.locate(explicit: gazetteer) else {
+            throw ValidationError("no gazetteer: run scripts/setup")
+        }
         // The memory the gazetteer holds: one load, with the heap it freed on the way given back first.
         let before = residentMegabytes()
         var start = nowNanoseconds()
@@ -58,7 +60,9 @@ struct GeocodeBench: ParsableCommand {
         var rng = SplitMix64(seed: 3)
         var land: [Coordinate] = []
         while land.count < points {
-            let c = Coordinate(latitude: Double.random(in: -56...72, using: &rng), longitude: Double.random(in: -180...180, using: &rng))
+            let c = Coordinate(
+                latitude: Double.random(in: -56...72, using: &rng),
+                longitude: Double.random(in: -180...180, using: &rng))
             if g.isoCountryCode(at: c) != nil { land.append(c) }
         }
         var reverse = [UInt64](repeating: 0, count: land.count)
@@ -80,13 +84,17 @@ struct GeocodeBench: ParsableCommand {
             check &+= found.count
         }
         forward.sort()
-        print(jsonLine([
-            "geocoder": "geofence-agent", "places": g.count,
-            "load_ms": rounded(quantile(loads, 0.5) / 1e6, 1), "rss_mb": rounded(rss, 1), "peak_rss_mb": rounded(peak, 1),
-            "reverse_p50_us": rounded(quantile(reverse, 0.5) / 1e3), "reverse_p99_us": rounded(quantile(reverse, 0.99) / 1e3),
-            "forward_p50_us": rounded(quantile(forward, 0.5) / 1e3), "forward_p99_us": rounded(quantile(forward, 0.99) / 1e3),
-            "reverse_points": land.count, "forward_names": queries.count, "checksum": check,
-        ]))
+        print(
+            jsonLine([
+                "geocoder": "geofence-agent", "places": g.count,
+                "load_ms": rounded(quantile(loads, 0.5) / 1e6, 1), "rss_mb": rounded(rss, 1),
+                "peak_rss_mb": rounded(peak, 1),
+                "reverse_p50_us": rounded(quantile(reverse, 0.5) / 1e3),
+                "reverse_p99_us": rounded(quantile(reverse, 0.99) / 1e3),
+                "forward_p50_us": rounded(quantile(forward, 0.5) / 1e3),
+                "forward_p99_us": rounded(quantile(forward, 0.99) / 1e3),
+                "reverse_points": land.count, "forward_names": queries.count, "checksum": check,
+            ]))
         fflush(nil)
         if let peer = try peerLine(land) { print(peer) }
     }
@@ -100,11 +108,13 @@ struct GeocodeBench: ParsableCommand {
         try probe.run()
         probe.waitUntilExit()
         guard probe.terminationStatus == 0 else {
-            FileHandle.standardError.write(Data("reverse_geocoder is not installed (scripts/setup --bench installs it); no peer line\n".utf8))
+            FileHandle.standardError.write(
+                Data("reverse_geocoder is not installed (scripts/setup --bench installs it); no peer line\n".utf8))
             return nil
         }
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("geocode-bench-\(getpid()).csv")
-        try land.map { "\($0.latitude),\($0.longitude)" }.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
+        try land.map { "\($0.latitude),\($0.longitude)" }.joined(separator: "\n").write(
+            to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
         let script = """
             import json, sys, time, resource

@@ -47,20 +47,29 @@ struct MQTTBench: AsyncParsableCommand {
         try await waitConnected(publisher)
         let payload = [UInt8](repeating: UInt8(ascii: "x"), count: size)
         let lines = broker.path("lines.txt")
-        try String(repeating: String(repeating: "x", count: size) + "\n", count: messages).write(toFile: lines, atomically: true, encoding: .utf8)
+        try String(repeating: String(repeating: "x", count: size) + "\n", count: messages).write(
+            toFile: lines, atomically: true, encoding: .utf8)
         // The machine is noisy: alternate the two publishers on the same broker and take medians.
-        var ours: [Double] = [], theirs: [Double] = [], ratios: [Double] = []
+        var ours: [Double] = []
+        var theirs: [Double] = []
+        var ratios: [Double] = []
         for _ in 0..<rounds {
             let a = try await throughput(publisher, payload: payload)
             let b = try mosquittoPubThroughput(port: broker.port, lines: lines)
-            ours.append(a); theirs.append(b); ratios.append(a / b)
+            ours.append(a)
+            theirs.append(b)
+            ratios.append(a / b)
         }
-        print(jsonLine(["scenario": "mqtt-publish", "messages": messages, "bytes": size, "rounds": rounds,
-                        "msgs_per_s": rounded(median(ours), 0), "mosquitto_pub_msgs_per_s": rounded(median(theirs), 0),
-                        "ratio": rounded(median(ratios), 2)]))
+        print(
+            jsonLine([
+                "scenario": "mqtt-publish", "messages": messages, "bytes": size, "rounds": rounds,
+                "msgs_per_s": rounded(median(ours), 0), "mosquitto_pub_msgs_per_s": rounded(median(theirs), 0),
+                "ratio": rounded(median(ratios), 2),
+            ]))
 
         // Round trip: one message at a time, from publish to the subscriber's for-await.
-        let subscriber = try MQTTClient(configuration: MQTTConfiguration(port: broker.port, clientID: "bench-sub"), logger: logger)
+        let subscriber = try MQTTClient(
+            configuration: MQTTConfiguration(port: broker.port, clientID: "bench-sub"), logger: logger)
         await subscriber.start()
         try await waitConnected(subscriber)
         var iterator = try await subscriber.subscribe("bench/rtt").makeAsyncIterator()
@@ -72,8 +81,11 @@ struct MQTTBench: AsyncParsableCommand {
             if k >= 200 { samples.append(nowNanoseconds() - t0) }
         }
         samples.sort()
-        print(jsonLine(["scenario": "mqtt-rtt", "samples": samples.count, "p50_ms": rounded(quantile(samples, 0.5) / 1e6, 3),
-                        "p99_ms": rounded(quantile(samples, 0.99) / 1e6, 3)]))
+        print(
+            jsonLine([
+                "scenario": "mqtt-rtt", "samples": samples.count, "p50_ms": rounded(quantile(samples, 0.5) / 1e6, 3),
+                "p99_ms": rounded(quantile(samples, 0.99) / 1e6, 3),
+            ]))
         await subscriber.shutdown()
         await publisher.shutdown()
     }
@@ -82,7 +94,8 @@ struct MQTTBench: AsyncParsableCommand {
     /// awaiting its PUBACK before the next, until the last message is acknowledged.
     private func throughput(_ publisher: MQTTClient, payload: [UInt8]) async throws -> Double {
         let start = ContinuousClock.now
-        let lanes = publisher.configuration.maximumInflight, messages = messages
+        let lanes = publisher.configuration.maximumInflight
+        let messages = messages
         try await withThrowingTaskGroup(of: Void.self) { group in
             for lane in 0..<lanes {
                 group.addTask {
@@ -99,7 +112,9 @@ struct MQTTBench: AsyncParsableCommand {
     /// The same messages through mosquitto_pub -q 1 -l, process start included: the C baseline.
     private func mosquittoPubThroughput(port: Int, lines: String) throws -> Double {
         let start = ContinuousClock.now
-        let pid = try LocalProcess.spawn("/usr/bin/mosquitto_pub", ["-h", "127.0.0.1", "-p", "\(port)", "-q", "1", "-l", "-t", "bench/c"], standardInput: lines)
+        let pid = try LocalProcess.spawn(
+            "/usr/bin/mosquitto_pub", ["-h", "127.0.0.1", "-p", "\(port)", "-q", "1", "-l", "-t", "bench/c"],
+            standardInput: lines)
         guard LocalProcess.reap(pid, within: 300) else { throw ValidationError("mosquitto_pub did not finish") }
         return Double(messages) / seconds(ContinuousClock.now - start)
     }
@@ -111,6 +126,8 @@ struct MQTTBench: AsyncParsableCommand {
 
     private func waitConnected(_ client: MQTTClient) async throws {
         for _ in 0..<500 where !client.status.isConnected { try await Task.sleep(for: .milliseconds(10)) }
-        guard client.status.isConnected else { throw ValidationError("no connection to the local broker: \(client.status)") }
+        guard client.status.isConnected else {
+            throw ValidationError("no connection to the local broker: \(client.status)")
+        }
     }
 }

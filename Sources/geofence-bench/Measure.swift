@@ -17,8 +17,9 @@ func residentMegabytes() -> Double { residentMegabytes(of: nil) }
 /// A process's resident set size in MiB (this one's when `pid` is nil), from /proc.
 func residentMegabytes(of pid: pid_t?) -> Double {
     guard let status = try? String(contentsOfFile: "/proc/\(pid.map(String.init) ?? "self")/status", encoding: .utf8),
-          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-          let kb = Double(line.split(separator: " ").dropFirst().first ?? "") else { return -1 }
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+        let kb = Double(line.split(separator: " ").dropFirst().first ?? "")
+    else { return -1 }
     return kb / 1024
 }
 
@@ -39,7 +40,6 @@ func rounded(_ x: Double, _ digits: Int = 3) -> Double {
     let p = pow(10.0, Double(digits))
     return (x * p).rounded() / p
 }
-
 
 /// One JSON line with keys in order, written by the agent's `JSONLine`.
 func jsonLine(_ pairs: KeyValuePairs<String, Any>) -> String {

@@ -11,9 +11,11 @@ struct PayloadMutator {
     static let tokens: [String] = [
         "1e308", "1e400", "-0", "NaN", "Infinity", "999999999999999999999999", "4.9e-324", "-1", "0", "null", "true",
         "\"\\u0000\"", "\"\\ud800\"", "[]", "{}", String(repeating: "[", count: 600), "\"\u{202E}\"",
-        "{\"type\":\"Polygon\",\"coordinates\":[[[0,0],[0,0],[0,0],[0,0]]]}", "{\"type\":\"GeometryCollection\",\"geometries\":[]}",
+        "{\"type\":\"Polygon\",\"coordinates\":[[[0,0],[0,0],[0,0],[0,0]]]}",
+        "{\"type\":\"GeometryCollection\",\"geometries\":[]}",
         "\"radius\":1e9", "\"width\":-5", "\"dwell\":-1", "\"expires\":\"9999-99-99T99:99:99Z\"", "\"speedLimit\":0",
-        "\"schedule\":{\"timeZone\":\"Mars/Olympus\"}", "\"monitor\":\"\"", "\"version\":1e300", "\"notify\":[\"enter\",7]",
+        "\"schedule\":{\"timeZone\":\"Mars/Olympus\"}", "\"monitor\":\"\"", "\"version\":1e300",
+        "\"notify\":[\"enter\",7]",
         String(repeating: "9", count: 400),
     ]
 
@@ -40,13 +42,17 @@ struct PayloadMutator {
             let piece = bytes[start..<min(bytes.count, start + Int.random(in: 1...64, using: &random))]
             bytes.insert(contentsOf: Array(piece), at: position(in: bytes))
         case 4:
-            bytes.insert(contentsOf: Array(Self.tokens[Int.random(in: 0..<Self.tokens.count, using: &random)].utf8), at: position(in: bytes))
+            bytes.insert(
+                contentsOf: Array(Self.tokens[Int.random(in: 0..<Self.tokens.count, using: &random)].utf8),
+                at: position(in: bytes))
         case 5:
             // A number replaced by a token: where values are, not between them.
             let digits = bytes.indices.filter { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[$0]) }
             guard let at = digits.randomElement(using: &random) else { return }
             var end = at
-            while end < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[end]) || bytes[end] == UInt8(ascii: ".") { end += 1 }
+            while end < bytes.count,
+                (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[end]) || bytes[end] == UInt8(ascii: ".")
+            { end += 1 }
             bytes.replaceSubrange(at..<end, with: Array(Self.tokens[Int.random(in: 0..<9, using: &random)].utf8))
         case 6:
             bytes = Array(bytes.prefix(position(in: bytes)))

@@ -49,15 +49,22 @@ struct ResumeBench: AsyncParsableCommand {
             let restored = nowNanoseconds()
             // The vehicle is 20 m on from where it was when the agent stopped, a second later.
             guard let last = engine.lastAcceptedFix else { throw ValidationError("the store has no last fix") }
-            let next = Coordinate(latitude: last.coordinate.latitude + 20 / 111_200, longitude: last.coordinate.longitude)
-            let outcome = engine.process(Location(coordinate: next, horizontalAccuracy: 5, timestamp: last.timestamp.addingTimeInterval(1)))
+            let next = Coordinate(
+                latitude: last.coordinate.latitude + 20 / 111_200, longitude: last.coordinate.longitude)
+            let outcome = engine.process(
+                Location(coordinate: next, horizontalAccuracy: 5, timestamp: last.timestamp.addingTimeInterval(1)))
             let done = nowNanoseconds()
-            guard case .accepted = outcome, engine.count == conditions else { throw ValidationError("restore went wrong: \(outcome), \(engine.count) conditions") }
-            print("\(Double(done - start) / 1e6) \(Double(opened - start) / 1e6) \(Double(restored - opened) / 1e6) \(Double(done - restored) / 1e6)")
+            guard case .accepted = outcome, engine.count == conditions else {
+                throw ValidationError("restore went wrong: \(outcome), \(engine.count) conditions")
+            }
+            print(
+                "\(Double(done - start) / 1e6) \(Double(opened - start) / 1e6) \(Double(restored - opened) / 1e6) \(Double(done - restored) / 1e6)"
+            )
             await store.close()
             return
         }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("resume-bench-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "resume-bench-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { if !keep { try? FileManager.default.removeItem(at: directory) } }
         let path = directory.appendingPathComponent("agent.sqlite").path
@@ -68,27 +75,40 @@ struct ResumeBench: AsyncParsableCommand {
             let line = try runChild(["resume", "--conditions", "\(conditions)", "--restore", path])
             runs.append(line.split(separator: " ").compactMap { Double($0) })
         }
-        func median(_ i: Int) -> Double { let s = runs.map { $0[i] }.sorted(); return s[s.count / 2] }
-        print(jsonLine(["scenario": "resume", "conditions": conditions, "restore_ms": rounded(median(0), 1),
-                        "open_ms": rounded(median(1), 1), "monitor_ms": rounded(median(2), 1), "first_fix_ms": rounded(median(3), 2),
-                        "rounds": rounds, "store_mb": rounded(built.megabytes, 1), "build_s": rounded(built.seconds, 1)]))
+        func median(_ i: Int) -> Double {
+            let s = runs.map { $0[i] }.sorted()
+            return s[s.count / 2]
+        }
+        print(
+            jsonLine([
+                "scenario": "resume", "conditions": conditions, "restore_ms": rounded(median(0), 1),
+                "open_ms": rounded(median(1), 1), "monitor_ms": rounded(median(2), 1),
+                "first_fix_ms": rounded(median(3), 2),
+                "rounds": rounds, "store_mb": rounded(built.megabytes, 1), "build_s": rounded(built.seconds, 1),
+            ]))
     }
 
     /// A store as an agent leaves it: every condition stored and decided by a first fix.
-    private func build(path: String, scenario: Scenario, logger: Logger) async throws -> (seconds: Double, megabytes: Double) {
+    private func build(path: String, scenario: Scenario, logger: Logger) async throws -> (
+        seconds: Double, megabytes: Double
+    ) {
         let start = nowNanoseconds()
         let store = try await AgentStore.open(path: path, logger: logger)
         let list = scenario.conditions(count: conditions, seed: 7)
-        _ = try await store.putConditions(list.enumerated().map { k, c in
-            .init(monitor: "fleet", identifier: "c\(k)", condition: c, definition: "{}", source: "bench")
-        })
+        _ = try await store.putConditions(
+            list.enumerated().map { k, c in
+                .init(monitor: "fleet", identifier: "c\(k)", condition: c, definition: "{}", source: "bench")
+            })
         var engine = try await store.openMonitor("fleet", configuration: .eachFixAlone)
         var rng = SplitMix64(seed: 5)
-        let outcome = engine.process(Location(coordinate: scenario.randomPoint(&rng), horizontalAccuracy: 5,
-                                              timestamp: Date(timeIntervalSince1970: 1_700_000_000)))
+        let outcome = engine.process(
+            Location(
+                coordinate: scenario.randomPoint(&rng), horizontalAccuracy: 5,
+                timestamp: Date(timeIntervalSince1970: 1_700_000_000)))
         let changed = Set(outcome.events.map(\.identifier))
-        _ = try await store.commit(monitor: "fleet", records: engine.records.filter { changed.contains($0.identifier) },
-                                   lastFix: engine.lastAcceptedFix, indexFloor: engine.indexFloor)
+        _ = try await store.commit(
+            monitor: "fleet", records: engine.records.filter { changed.contains($0.identifier) },
+            lastFix: engine.lastAcceptedFix, indexFloor: engine.indexFloor)
         await store.close()
         let bytes = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
         return (Double(nowNanoseconds() - start) / 1e9, Double(bytes) / 1_048_576)

@@ -7,12 +7,16 @@ struct Scenario {
     static let origin = Coordinate(latitude: 47.5, longitude: 6.0)
     let spanKilometres: Double
     let metresPerDegreeLatitude = 111_200.0
-    var metresPerDegreeLongitude: Double { metresPerDegreeLatitude * cos((Self.origin.latitude + spanKilometres / 222.4) * .pi / 180) }
+    var metresPerDegreeLongitude: Double {
+        metresPerDegreeLatitude * cos((Self.origin.latitude + spanKilometres / 222.4) * .pi / 180)
+    }
 
     func randomPoint(_ rng: inout SplitMix64) -> Coordinate {
         Coordinate(
-            latitude: Self.origin.latitude + Double.random(in: 0..<spanKilometres * 1000, using: &rng) / metresPerDegreeLatitude,
-            longitude: Self.origin.longitude + Double.random(in: 0..<spanKilometres * 1000, using: &rng) / metresPerDegreeLongitude)
+            latitude: Self.origin.latitude + Double.random(in: 0..<spanKilometres * 1000, using: &rng)
+                / metresPerDegreeLatitude,
+            longitude: Self.origin.longitude + Double.random(in: 0..<spanKilometres * 1000, using: &rng)
+                / metresPerDegreeLongitude)
     }
 
     /// Half circles, half polygons of 8 to 64 vertices; sizes log-uniform from 50 m to 5 km.
@@ -25,11 +29,13 @@ struct Scenario {
             // A star-shaped polygon: one vertex in each of n equal sectors, radii between 60% and 100% of the
             // size. No gap between angles reaches π, so the ring is simple.
             let n = Int.random(in: 8...64, using: &rng)
-            let angles = (0..<n).map { k in (Double(k) + Double.random(in: 0..<0.9, using: &rng)) * 2 * .pi / Double(n) }
+            let angles = (0..<n).map { k in (Double(k) + Double.random(in: 0..<0.9, using: &rng)) * 2 * .pi / Double(n)
+            }
             var ring = angles.map { a -> Coordinate in
                 let r = size * Double.random(in: 0.6...1, using: &rng)
-                return Coordinate(latitude: center.latitude + r * sin(a) / metresPerDegreeLatitude,
-                                  longitude: center.longitude + r * cos(a) / metresPerDegreeLongitude)
+                return Coordinate(
+                    latitude: center.latitude + r * sin(a) / metresPerDegreeLatitude,
+                    longitude: center.longitude + r * cos(a) / metresPerDegreeLongitude)
             }
             ring.append(ring[0])
             return try! Condition(geometry: .polygon(parts: [[ring]]))
@@ -54,10 +60,17 @@ struct Scenario {
             speed = min(40, max(0, speed + Double.random(in: -2...2, using: &rng)))
             var y = (position.latitude - Self.origin.latitude) * metresPerDegreeLatitude + speed * cos(heading)
             var x = (position.longitude - Self.origin.longitude) * metresPerDegreeLongitude + speed * sin(heading)
-            if x < 0 || x >= span { heading = -heading; x = min(max(x, 0), span - 1) }
-            if y < 0 || y >= span { heading = .pi - heading; y = min(max(y, 0), span - 1) }
-            position = Coordinate(latitude: Self.origin.latitude + y / metresPerDegreeLatitude,
-                                  longitude: Self.origin.longitude + x / metresPerDegreeLongitude)
+            if x < 0 || x >= span {
+                heading = -heading
+                x = min(max(x, 0), span - 1)
+            }
+            if y < 0 || y >= span {
+                heading = .pi - heading
+                y = min(max(y, 0), span - 1)
+            }
+            position = Coordinate(
+                latitude: Self.origin.latitude + y / metresPerDegreeLatitude,
+                longitude: Self.origin.longitude + x / metresPerDegreeLongitude)
             out.append(position)
         }
         return out

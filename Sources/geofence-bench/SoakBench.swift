@@ -12,7 +12,8 @@ import Mosquitto
 struct SoakBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "soak",
-        abstract: "Drive for hours at many times real time through gpsd, mosquitto and the agent, with restarts and outages; check delivery and growth.",
+        abstract:
+            "Drive for hours at many times real time through gpsd, mosquitto and the agent, with restarts and outages; check delivery and growth.",
         discussion: """
             A synthetic receiver drives back and forth along a 9 km road at 15 m/s through six circle \
             geofences, one fix a second, for --hours of driving, fed to a real gpsd at --speed times real time. \
@@ -62,9 +63,12 @@ struct SoakBench: AsyncParsableCommand {
 
     func validate() throws {
         guard hours > 0, speed >= 1, brokerRestartEvery > 5, outage >= 0, gpsdRestarts >= 0, kills >= 0 else {
-            throw ValidationError("--hours must be positive, --speed at least 1, --broker-restart-every over 5 s, the counts 0 or more")
+            throw ValidationError(
+                "--hours must be positive, --speed at least 1, --broker-restart-every over 5 s, the counts 0 or more")
         }
-        guard LocalGPSD.isInstalled else { throw ValidationError("the soak needs gpsd (\(LocalGPSD.executable)): scripts/setup installs it") }
+        guard LocalGPSD.isInstalled else {
+            throw ValidationError("the soak needs gpsd (\(LocalGPSD.executable)): scripts/setup installs it")
+        }
     }
 
     func run() async throws {

@@ -10,13 +10,16 @@ struct SoakDrive {
     static let origin = (lat: 52.0, lon: 5.0)
     static let length = 9_000.0, speed = 15.0
     static let metresPerDegreeLongitude = 111_320.0 * cos(origin.lat * .pi / 180)
-    static let circles: [(id: String, x: Double)] = [("s1", 1_000), ("s2", 2_500), ("s3", 4_000), ("s4", 5_500), ("s5", 7_000), ("s6", 8_500)]
+    static let circles: [(id: String, x: Double)] = [
+        ("s1", 1_000), ("s2", 2_500), ("s3", 4_000), ("s4", 5_500), ("s5", 7_000), ("s6", 8_500),
+    ]
 
     var identifiers: Set<String> { Set(Self.circles.map(\.id)) }
 
     /// Metres east of the origin and the course at second `k`.
     static func position(_ k: Int) -> (x: Double, course: Double) {
-        let leg = length / speed, phase = Double(k).truncatingRemainder(dividingBy: 2 * leg)
+        let leg = length / speed
+        let phase = Double(k).truncatingRemainder(dividingBy: 2 * leg)
         return phase < leg ? (phase * speed, 90) : (length - (phase - leg) * speed, 270)
     }
 
@@ -24,12 +27,15 @@ struct SoakDrive {
 
     static func feature(_ id: String, x: Double, north: Double = 0, radius: Double) -> String {
         let lat = origin.lat + north / 111_200
-        return #"{"type":"Feature","id":"\#(id)","geometry":{"type":"Point","coordinates":[\#(longitude(x)),\#(lat)]},"properties":{"radius":\#(radius)}}"#
+        return
+            #"{"type":"Feature","id":"\#(id)","geometry":{"type":"Point","coordinates":[\#(longitude(x)),\#(lat)]},"properties":{"radius":\#(radius)}}"#
     }
 
     var features: [(String, String)] { Self.circles.map { ($0.id, Self.feature($0.id, x: $0.x, radius: 150)) } }
 
-    var geofences: String { #"{"type":"FeatureCollection","features":["# + features.map(\.1).joined(separator: ",") + "]}" }
+    var geofences: String {
+        #"{"type":"FeatureCollection","features":["# + features.map(\.1).joined(separator: ",") + "]}"
+    }
 
     /// A geofence that comes and goes: every other one across the road.
     func churnFeature(_ id: String, k: Int) -> String {
@@ -39,18 +45,24 @@ struct SoakDrive {
     func sentences() -> [String] {
         (0..<seconds).map { k in
             let p = Self.position(k)
-            return NMEA.epoch(latitude: Self.origin.lat, longitude: Self.longitude(p.x), time: Self.start.addingTimeInterval(Double(k)),
-                              speedKnots: Self.speed * 3600 / 1852, course: p.course)
+            return NMEA.epoch(
+                latitude: Self.origin.lat, longitude: Self.longitude(p.x),
+                time: Self.start.addingTimeInterval(Double(k)),
+                speedKnots: Self.speed * 3600 / 1852, course: p.course)
         }
     }
 
     /// The same drive as GPX, for `simulate`.
     func gpx() -> String {
-        var out = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n" + #"<gpx version="1.0" creator="geofence-bench soak"><trk><trkseg>"# + "\n"
+        var out =
+            #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
+            + #"<gpx version="1.0" creator="geofence-bench soak"><trk><trkseg>"# + "\n"
         let times = ISO8601DateFormatter()
         for k in 0..<seconds {
             let p = Self.position(k)
-            out += #"<trkpt lat="\#(Self.origin.lat)" lon="\#(Self.longitude(p.x))"><time>\#(times.string(from: Self.start.addingTimeInterval(Double(k))))</time><speed>\#(Self.speed)</speed><course>\#(p.course)</course></trkpt>"# + "\n"
+            out +=
+                #"<trkpt lat="\#(Self.origin.lat)" lon="\#(Self.longitude(p.x))"><time>\#(times.string(from: Self.start.addingTimeInterval(Double(k))))</time><speed>\#(Self.speed)</speed><course>\#(p.course)</course></trkpt>"#
+                + "\n"
         }
         return out + "</trkseg></trk></gpx>\n"
     }
@@ -70,7 +82,9 @@ struct SoakSchedule {
             if outage.map({ t < $0.start - 5 || t > $0.end + 5 }) ?? true { list.append((t, .restartBroker)) }
             t += options.brokerRestartEvery
         }
-        for i in 0..<options.gpsdRestarts { list.append((r * (Double(i) + 0.55) / Double(options.gpsdRestarts), .restartGPSD)) }
+        for i in 0..<options.gpsdRestarts {
+            list.append((r * (Double(i) + 0.55) / Double(options.gpsdRestarts), .restartGPSD))
+        }
         for i in 0..<options.kills { list.append((r * (Double(i) + 0.8) / Double(options.kills), .killAgent)) }
         faults = list.sorted { $0.0 < $1.0 }
     }
@@ -103,16 +117,27 @@ struct SoakSamples {
     private var sampledPID: pid_t = 0
 
     mutating func take(pid: pid_t, at: Double, store: String) {
-        if pid != sampledPID { lastProcessFDs = []; lastProcessThreads = []; sampledPID = pid }
+        if pid != sampledPID {
+            lastProcessFDs = []
+            lastProcessThreads = []
+            sampledPID = pid
+        }
         if at >= 0 { rss.append((at, residentMegabytes(of: pid))) }
         let paths = StorePaths(store)
-        func megabytes(_ path: String) -> Double { Double((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) / 1_048_576 }
+        func megabytes(_ path: String) -> Double {
+            Double((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) / 1_048_576
+        }
         storeMegabytes.append(megabytes(store) + megabytes(paths.writeAheadLog))
         walMegabytes.append(megabytes(paths.writeAheadLog))
-        if let fds = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd") { lastProcessFDs.append(fds.count) }
+        if let fds = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd") {
+            lastProcessFDs.append(fds.count)
+        }
         if let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-           let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Threads:") }),
-           let n = Int(line.split(separator: "\t").last ?? "") { lastProcessThreads.append(n) }
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Threads:") }),
+            let n = Int(line.split(separator: "\t").last ?? "")
+        {
+            lastProcessThreads.append(n)
+        }
     }
 
     /// Adds a process's CPU time before it goes.
@@ -123,7 +148,8 @@ struct SoakSamples {
     /// User and system CPU seconds of a running process, from /proc/PID/stat.
     static func cpuSeconds(_ pid: pid_t) -> Double {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return 0 }
+            let close = stat.lastIndex(of: ")")
+        else { return 0 }
         let fields = stat[stat.index(after: close)...].split(separator: " ")
         // After the name: state is field 3, utime 14 and stime 15.
         guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }

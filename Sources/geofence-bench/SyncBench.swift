@@ -5,15 +5,17 @@ import LocalServers
 import Logging
 import Mosquitto
 import ReceiverSimulation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `geofence-bench sync`: a fleet's geofences, retained on a real mosquitto, reaching a fresh agent.
 struct SyncBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sync",
-        abstract: "Measure how long a fresh agent takes to hold N retained geofences, and what it costs in memory and disk.",
+        abstract:
+            "Measure how long a fresh agent takes to hold N retained geofences, and what it costs in memory and disk.",
         discussion: """
             For each N, a mosquitto of our own gets N retained geofences on the fleet's geofence topics \
             (half circles, half polygons of 8 to 64 vertices, in a 1,000 km square). Then the real agent \
@@ -49,19 +51,24 @@ struct SyncBench: AsyncParsableCommand {
     private func measure(count: Int, agentPath: String) async throws -> String {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sync-bench-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { if keep { print("kept \(directory.path)") } else { try? FileManager.default.removeItem(at: directory) } }
+        defer {
+            if keep { print("kept \(directory.path)") } else { try? FileManager.default.removeItem(at: directory) }
+        }
         let broker = try LocalMosquitto()
         try broker.start()
         defer { broker.stop() }
         let logger = Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() }
-        let operator_ = try MQTTClient(configuration: MQTTConfiguration(port: broker.port, clientID: "bench-operator"), logger: logger)
-        await operator_.start()
+        let operatorClient = try MQTTClient(
+            configuration: MQTTConfiguration(port: broker.port, clientID: "bench-operator"), logger: logger)
+        await operatorClient.start()
         var tickets: [PublishTicket] = []
         for g in FleetGeofences(count: count).geofences {
-            tickets.append(try await operator_.issue("fleet/bench/geofences/\(g.identifier)", payload: Array(g.feature.utf8), retain: true))
+            tickets.append(
+                try await operatorClient.issue(
+                    "fleet/bench/geofences/\(g.identifier)", payload: Array(g.feature.utf8), retain: true))
         }
         for t in tickets { _ = try await t.acknowledgement() }
-        let states = try await operator_.subscribe("fleet/bench/vehicles/v1/state")
+        let states = try await operatorClient.subscribe("fleet/bench/vehicles/v1/state")
         let largestState = LargestMessage()
         let reader = Task { for await m in states { largestState.record(m.payload.count) } }
 
@@ -75,7 +82,9 @@ struct SyncBench: AsyncParsableCommand {
         try JSONSerialization.data(withJSONObject: config).write(to: configURL)
         let storePath = directory.appendingPathComponent("state/agent.sqlite").path
         let started = ContinuousClock.now
-        let pid = try LocalProcess.spawn(agentPath, ["run", "--config", configURL.path], standardError: directory.appendingPathComponent("agent.log").path)
+        let pid = try LocalProcess.spawn(
+            agentPath, ["run", "--config", configURL.path],
+            standardError: directory.appendingPathComponent("agent.log").path)
         defer { LocalProcess.terminate(pid) }
         var synced: Duration?
         while ContinuousClock.now - started < .seconds(timeout) {
@@ -88,20 +97,25 @@ struct SyncBench: AsyncParsableCommand {
         // Let the state settle (it is published a moment after the last change).
         try await Task.sleep(for: .seconds(2))
         let rss = residentMegabytes(of: pid)
-        let storeBytes = [storePath, StorePaths(storePath).writeAheadLog].compactMap { try? FileManager.default.attributesOfItem(atPath: $0)[.size] as? Int }.reduce(0, +)
+        let storeBytes = [storePath, StorePaths(storePath).writeAheadLog].compactMap {
+            try? FileManager.default.attributesOfItem(atPath: $0)[.size] as? Int
+        }.reduce(0, +)
         LocalProcess.terminate(pid)
         reader.cancel()
-        await operator_.shutdown()
+        await operatorClient.shutdown()
         let seconds = synced.map(seconds)
-        return jsonLine(["scenario": "sync", "geofences": count, "sync_s": seconds.map { rounded($0, 2) } ?? -1,
-                         "rss_mb": rounded(rss, 1), "store_mb": rounded(Double(storeBytes) / 1_048_576, 1),
-                         "state_bytes": largestState.largest])
+        return jsonLine([
+            "scenario": "sync", "geofences": count, "sync_s": seconds.map { rounded($0, 2) } ?? -1,
+            "rss_mb": rounded(rss, 1), "store_mb": rounded(Double(storeBytes) / 1_048_576, 1),
+            "state_bytes": largestState.largest,
+        ])
     }
 
     /// The total the agent's status file reports, or 0 before it exists.
     private func conditionsHeld(statusPath: String) -> Int {
         guard let data = FileManager.default.contents(atPath: statusPath),
-              let o = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return 0 }
+            let o = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+        else { return 0 }
         return o["conditions"] as? Int ?? 0
     }
 }
@@ -110,6 +124,14 @@ struct SyncBench: AsyncParsableCommand {
 final class LargestMessage: @unchecked Sendable {
     private let lock = NSLock()
     private var value = 0
-    func record(_ bytes: Int) { lock.lock(); value = max(value, bytes); lock.unlock() }
-    var largest: Int { lock.lock(); defer { lock.unlock() }; return value }
+    func record(_ bytes: Int) {
+        lock.lock()
+        value = max(value, bytes)
+        lock.unlock()
+    }
+    var largest: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return value
+    }
 }

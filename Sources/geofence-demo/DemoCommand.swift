@@ -3,8 +3,9 @@ import Foundation
 import LocalServers
 import Logging
 import Mosquitto
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The README's first command: the agent's main job on an embedded default, with no hardware. A local
@@ -31,7 +32,11 @@ struct DemoCommand: AsyncParsableCommand {
     @Flag(help: "Replay the GPX in the agent even when gpsd is installed.")
     var gpx = false
 
-    @Flag(name: .customLong("dashboard"), help: "Wait (up to 5 minutes) for a browser to open the dashboard before the drive, and keep it up 5 minutes after.")
+    @Flag(
+        name: .customLong("dashboard"),
+        help:
+            "Wait (up to 5 minutes) for a browser to open the dashboard before the drive, and keep it up 5 minutes after."
+    )
     var waitForBrowser = false
 
     @Option(help: "Keep the broker and the dashboard up this many seconds after the drive, to look around.")
@@ -39,7 +44,9 @@ struct DemoCommand: AsyncParsableCommand {
 
     func run() async throws {
         let rootURL = URL(fileURLWithPath: root)
-        let agentPath = try agent ?? URL(fileURLWithPath: FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        let agentPath =
+            try agent
+            ?? URL(fileURLWithPath: FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             .deletingLastPathComponent().appendingPathComponent("geofence-agent").path
         let logger = Logger(label: "demo") { _ in SwiftLogNoOpLogHandler() }
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("geofence-demo-\(getpid())")
@@ -49,33 +56,42 @@ struct DemoCommand: AsyncParsableCommand {
         say("1. a local mosquitto on a free port, serving the dashboard too (MQTT over WebSockets)")
         let broker = try LocalMosquitto()
         let site = rootURL.appendingPathComponent("dashboard")
-        let dashboardReady = FileManager.default.fileExists(atPath: site.appendingPathComponent("vendor/mqtt.min.js").path)
+        let dashboardReady = FileManager.default.fileExists(
+            atPath: site.appendingPathComponent("vendor/mqtt.min.js").path)
         let webPort = dashboardReady ? try broker.addWebSocketListener(httpDirectory: site.path) : nil
         try broker.start()
         defer { broker.stop() }
         say("   127.0.0.1:\(broker.port)")
         if let webPort {
-            say("   dashboard: http://127.0.0.1:\(webPort)/?fleet=demo   (open it in a browser on this machine; see --dashboard)")
+            say(
+                "   dashboard: http://127.0.0.1:\(webPort)/?fleet=demo   (open it in a browser on this machine; see --dashboard)"
+            )
         } else {
             say("   (no dashboard: dashboard/vendor/ is missing; scripts/setup builds it)")
         }
 
         say("2. an operator pushes the sample geofences, retained, on fleet/demo/geofences/ID")
-        let operatorClient = try MQTTClient(configuration: MQTTConfiguration(port: broker.port, clientID: "demo-operator"), logger: logger)
+        let operatorClient = try MQTTClient(
+            configuration: MQTTConfiguration(port: broker.port, clientID: "demo-operator"), logger: logger)
         await operatorClient.start()
         let data = try Data(contentsOf: rootURL.appendingPathComponent("examples/ijsselmeer.geojson"))
-        let features = (try JSONSerialization.jsonObject(with: data) as? [String: Any])?["features"] as? [[String: Any]] ?? []
+        let features =
+            (try JSONSerialization.jsonObject(with: data) as? [String: Any])?["features"] as? [[String: Any]] ?? []
         for feature in features {
             let id = feature["id"] as? String ?? "?"
-            _ = try await operatorClient.publish("fleet/demo/geofences/\(id)", payload: Array(try JSONSerialization.data(withJSONObject: feature)), retain: true)
+            _ = try await operatorClient.publish(
+                "fleet/demo/geofences/\(id)", payload: Array(try JSONSerialization.data(withJSONObject: feature)),
+                retain: true)
             say("   \(id): \((feature["properties"] as? [String: Any])?["name"] as? String ?? "")")
         }
-        let broken = #"{"type":"Feature","id":"broken","geometry":{"type":"Polygon","coordinates":[[[5.3,52.8],[5.4,52.8],[5.4,91.2],[5.3,52.8]]]},"properties":{}}"#
+        let broken =
+            #"{"type":"Feature","id":"broken","geometry":{"type":"Polygon","coordinates":[[[5.3,52.8],[5.4,52.8],[5.4,91.2],[5.3,52.8]]]},"properties":{}}"#
         _ = try await operatorClient.publish("fleet/demo/geofences/broken", text: broken, retain: true)
         say("   broken: a polygon with a latitude of 91.2 (the vehicle must reject it)")
 
         say("3. a dashboard subscribes to fleet/demo/vehicles/vehicle-1/#")
-        let dashboard = try MQTTClient(configuration: MQTTConfiguration(port: broker.port, clientID: "demo-dashboard"), logger: logger)
+        let dashboard = try MQTTClient(
+            configuration: MQTTConfiguration(port: broker.port, clientID: "demo-dashboard"), logger: logger)
         await dashboard.start()
         let messages = try await dashboard.subscribe("fleet/demo/vehicles/vehicle-1/#")
 
@@ -96,23 +112,34 @@ struct DemoCommand: AsyncParsableCommand {
             config["gpsd"] = ["host": "127.0.0.1", "port": gpsd!.port]
             say("4. gpsd replays a real receiver capture (B&G Zeus2, IJsselmeer 2018) on 127.0.0.1:\(gpsd!.port)")
         } else {
-            config["replay"] = ["gpx": rootURL.appendingPathComponent("examples/ijsselmeer-sail.gpx").path, "speedFactor": 10, "exitAtEnd": true]
+            config["replay"] = [
+                "gpx": rootURL.appendingPathComponent("examples/ijsselmeer-sail.gpx").path, "speedFactor": 10,
+                "exitAtEnd": true,
+            ]
             say("4. \(gpx ? "--gpx" : "gpsd is not available"): the agent replays the same sail from GPX at 10x")
         }
-        defer { gpsd?.stop(); feed?.stop() }
+        defer {
+            gpsd?.stop()
+            feed?.stop()
+        }
         let configURL = work.appendingPathComponent("config.json")
         try JSONSerialization.data(withJSONObject: config, options: [.prettyPrinted]).write(to: configURL)
 
         if waitForBrowser, let webPort {
             say("   waiting for a browser at http://127.0.0.1:\(webPort)/?fleet=demo (up to 5 minutes)")
-            say(await Self.browserConnected(log: broker.path("broker.log"), within: .seconds(300)) ? "   the dashboard is open" : "   no browser came; going on")
+            say(
+                await Self.browserConnected(log: broker.path("broker.log"), within: .seconds(300))
+                    ? "   the dashboard is open" : "   no browser came; going on")
         }
         say("5. geofence-agent run --config \(configURL.path)")
         let agentLog = work.appendingPathComponent("agent.log").path
-        let pid = try LocalProcess.spawn(agentPath, ["run", "--config", configURL.path], standardOutput: agentLog, standardError: agentLog)
+        let pid = try LocalProcess.spawn(
+            agentPath, ["run", "--config", configURL.path], standardOutput: agentLog, standardError: agentLog)
         defer { LocalProcess.terminate(pid) }
 
-        say("   each EVENT shows the sail's GPS time, the geofence, what happened, the state after it and the nearest place;")
+        say(
+            "   each EVENT shows the sail's GPS time, the geofence, what happened, the state after it and the nearest place;"
+        )
         say("   #N is its sequence number: it grows per vehicle, and a dashboard drops a redelivered event by it")
         say("   (or by eventId). STATE lines are the retained state topic: where the boat is, whenever it changes.")
         var counts: [String: Int] = [:]
@@ -128,7 +155,9 @@ struct DemoCommand: AsyncParsableCommand {
                     // The sail's own time (gpsTime), not the moment the demo replays it.
                     let location = o["location"] as? [String: Any] ?? [:]
                     let time = location["gpsTime"] as? String ?? o["time"] as? String ?? ""
-                    say("   EVENT  \(time)  \(o["identifier"] as? String ?? "") \(o["event"] as? String ?? "") -> \(o["state"] as? String ?? "")  (\(o["name"] as? String ?? ""))\(Self.near(o["place"]))  #\(o["sequence"] as? Int ?? 0)")
+                    say(
+                        "   EVENT  \(time)  \(o["identifier"] as? String ?? "") \(o["event"] as? String ?? "") -> \(o["state"] as? String ?? "")  (\(o["name"] as? String ?? ""))\(Self.near(o["place"]))  #\(o["sequence"] as? Int ?? 0)"
+                    )
                 case "state":
                     if let line = Self.describeState(o), line != lastInside {
                         say("   STATE  \(line)")
@@ -147,7 +176,10 @@ struct DemoCommand: AsyncParsableCommand {
         // The drive: until the feed is done (or the GPX replay ends the agent), then a moment to deliver.
         let deadline = ContinuousClock.now + .seconds(100)
         while ContinuousClock.now < deadline {
-            if let feed, feed.linesSent == feed.lineCount { try await Task.sleep(for: .seconds(2)); break }
+            if let feed, feed.linesSent == feed.lineCount {
+                try await Task.sleep(for: .seconds(2))
+                break
+            }
             if feed == nil, LocalProcess.reap(pid, within: 0) { break }
             try await Task.sleep(for: .milliseconds(200))
         }
@@ -160,7 +192,9 @@ struct DemoCommand: AsyncParsableCommand {
         await operatorClient.shutdown()
 
         say("")
-        say("summary: \(counts["events"] ?? 0) events, \(counts["location"] ?? 0) live updates, \(counts["state"] ?? 0) state updates, \(counts["status"] ?? 0) status messages, \(counts["errors"] ?? 0) rejected definitions")
+        say(
+            "summary: \(counts["events"] ?? 0) events, \(counts["location"] ?? 0) live updates, \(counts["state"] ?? 0) state updates, \(counts["status"] ?? 0) status messages, \(counts["errors"] ?? 0) rejected definitions"
+        )
         say("final state: \(finalState ?? "none published")")
         say("")
         say("next: run the agent against your own broker and receiver (docs/configuration.md), then watch it:")
@@ -170,7 +204,9 @@ struct DemoCommand: AsyncParsableCommand {
         say("the topics and payloads are in docs/topics.md; the dashboard in docs/map.md")
         if let webPort, let seconds = linger ?? (waitForBrowser ? 300 : nil), seconds > 0 {
             say("")
-            say("the dashboard stays up for \(seconds) s at http://127.0.0.1:\(webPort)/?fleet=demo (Ctrl-C ends it sooner)")
+            say(
+                "the dashboard stays up for \(seconds) s at http://127.0.0.1:\(webPort)/?fleet=demo (Ctrl-C ends it sooner)"
+            )
             try await Task.sleep(for: .seconds(seconds))
         }
         guard (counts["events"] ?? 0) > 0, (counts["errors"] ?? 0) > 0 else {
@@ -185,15 +221,17 @@ extension DemoCommand {
     /// One line for a `state` message: which geofences the boat is inside, and how many are undecided.
     static func describeState(_ o: [String: Any]) -> String? {
         guard let monitors = o["monitors"] as? [String: Any] else { return nil }
-        var inside: [String] = [], unknown = 0, total = 0
+        var inside: [String] = []
+        var unknown = 0
+        var total = 0
         for case let m as [String: Any] in monitors.values {
             inside += ((m["inside"] as? [String: Any]) ?? [:]).keys.sorted()
             unknown += m["unknown"] as? Int ?? 0
             total += m["conditions"] as? Int ?? 0
         }
         guard total > 0 else { return nil }
-        let where_ = inside.isEmpty ? "inside none" : "inside \(inside.sorted().joined(separator: ", "))"
-        return "\(where_) (of \(total) geofences\(unknown > 0 ? ", \(unknown) not yet decided" : ""))"
+        let origin = inside.isEmpty ? "inside none" : "inside \(inside.sorted().joined(separator: ", "))"
+        return "\(origin) (of \(total) geofences\(unknown > 0 ? ", \(unknown) not yet decided" : ""))"
     }
 }
 
@@ -202,7 +240,9 @@ extension DemoCommand {
     static func browserConnected(log: String, within limit: Duration) async -> Bool {
         let deadline = ContinuousClock.now + limit
         while ContinuousClock.now < deadline {
-            if let text = try? String(contentsOfFile: log, encoding: .utf8), text.contains(" as dashboard-") { return true }
+            if let text = try? String(contentsOfFile: log, encoding: .utf8), text.contains(" as dashboard-") {
+                return true
+            }
             try? await Task.sleep(for: .milliseconds(250))
         }
         return false
@@ -218,7 +258,8 @@ extension DemoCommand {
     /// ", 10.2 km from Bakhuizen, Friesland, NL" for an event's `place` (places on), else nothing.
     static func near(_ place: Any?) -> String {
         guard let p = place as? [String: Any], let locality = p["locality"] as? String else { return "" }
-        let area = [locality, p["administrativeArea"] as? String, p["isoCountryCode"] as? String].compactMap { $0 }.joined(separator: ", ")
+        let area = [locality, p["administrativeArea"] as? String, p["isoCountryCode"] as? String].compactMap { $0 }
+            .joined(separator: ", ")
         let metres = p["distance"] as? Double ?? 0
         return metres < 1000 ? ", at \(area)" : ", \(String(format: "%.1f", metres / 1000)) km from \(area)"
     }

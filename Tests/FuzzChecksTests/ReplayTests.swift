@@ -1,7 +1,8 @@
 import Foundation
-@testable import FuzzChecks
 import GeofenceCore
 import Testing
+
+@testable import FuzzChecks
 
 /// Every seed of every fuzz target, and every input a fuzzer once failed on (Fuzz/Regressions, kept by
 /// scripts/fuzz), checked as the fuzz targets check them.
@@ -41,7 +42,9 @@ struct ReplayTests {
         #expect(JSONCheck.difference(.string("\u{E9}"), "e\u{301}", at: "$") != nil)
         #expect(JSONCheck.difference(.array([.null]), [Any](), at: "$") != nil)
         let same = try! JSONSerialization.jsonObject(with: Data(#"{"a":[1,2.5,"x",true,null]}"#.utf8))
-        #expect(JSONCheck.difference(try! JSONParser.parse(Array(#"{"a":[1,2.5,"x",true,null]}"#.utf8)), same, at: "$") == nil)
+        #expect(
+            JSONCheck.difference(try! JSONParser.parse(Array(#"{"a":[1,2.5,"x",true,null]}"#.utf8)), same, at: "$")
+                == nil)
         #expect(FuzzCheck.json.problems(Array("[1,]".utf8)).isEmpty, "both refuse a trailing comma")
     }
 }

@@ -25,7 +25,9 @@ enum ChkOracle {
         var gstForGroup: [[String: Any]?] = []
         var currentTime: String?? = .none
         var gsts: [String: [String: Any]] = [:]
-        var count = 0, history: [Int] = [], closedEarly = false
+        var count = 0
+        var history: [Int] = []
+        var closedEarly = false
         func closeGroup() {
             guard let last = groups.last else { return }
             gstForGroup[groups.count - 1] = (last["time"] as? String).flatMap { gsts[$0] }
@@ -37,7 +39,8 @@ enum ChkOracle {
         }
         for line in text.components(separatedBy: .newlines) where line.hasPrefix("{") {
             guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-                  let kind = object["class"] as? String else { continue }
+                let kind = object["class"] as? String
+            else { continue }
             if kind == "GST" {
                 if let t = object["time"] as? String { gsts[t] = object }
                 continue

@@ -1,6 +1,6 @@
 import Foundation
-import GeofenceCore
 import GPSD
+import GeofenceCore
 import LocalServers
 import Testing
 
@@ -21,7 +21,9 @@ import Testing
         try rig.gpsd.start()
         #expect(await recorder.wait(10) { $0.locations.count > before })
         let first = try #require(recorder.locations.dropFirst(before).first?.receivedAtNanoseconds)
-        #expect(Int64(first) - Int64(restarted) < 2_000_000_000, "first location \(Double(Int64(first) - Int64(restarted)) / 1e9) s after gpsd's return")
+        #expect(
+            Int64(first) - Int64(restarted) < 2_000_000_000,
+            "first location \(Double(Int64(first) - Int64(restarted)) / 1e9) s after gpsd's return")
         _ = await recorder.wait(20) { _ in rig.feed.linesSent == rig.feed.lineCount }
         try await Task.sleep(for: .milliseconds(300))
         await recorder.stop()
@@ -48,7 +50,9 @@ import Testing
         try gpsd.start()
         #expect(await recorder.wait(10) { !$0.locations.isEmpty })
         let first = try #require(recorder.locations.first?.receivedAtNanoseconds)
-        #expect(Int64(first) - Int64(started) < 2_000_000_000, "first location \(Double(Int64(first) - Int64(started)) / 1e9) s after gpsd started")
+        #expect(
+            Int64(first) - Int64(started) < 2_000_000_000,
+            "first location \(Double(Int64(first) - Int64(started)) / 1e9) s after gpsd started")
         await recorder.stop()
     }
 

@@ -1,6 +1,6 @@
 import Foundation
-import GeofenceCore
 import GPSD
+import GeofenceCore
 import LocalServers
 import Logging
 import Synchronization
@@ -11,8 +11,10 @@ enum GPSDFixtures {
     static let directory = Bundle.module.resourceURL!.appendingPathComponent("Fixtures/gpsd-logs")
     static func log(_ name: String) -> URL { directory.appendingPathComponent(name + ".log") }
     static func chk(_ name: String) -> URL { directory.appendingPathComponent(name + ".log.chk-3.22") }
-    static let all = ["bt451", "bundg_zeus_9", "garmin-10x", "haicom-305N", "humminbird-M37", "myguide-3100",
-                      "nl2008u", "nmea-rtk", "rst39", "sl869", "ublox-neo-m9n-nmea"]
+    static let all = [
+        "bt451", "bundg_zeus_9", "garmin-10x", "haicom-305N", "humminbird-M37", "myguide-3100",
+        "nl2008u", "nmea-rtk", "rst39", "sl869", "ublox-neo-m9n-nmea",
+    ]
 }
 
 /// A feed and our own gpsd reading it, stopped by PID when the test ends.
@@ -46,7 +48,8 @@ final class SourceRecorder: Sendable {
         var logger = Logger(label: "test.gpsd")
         logger.logLevel = .critical
         source = GPSLocationSource(configuration: configuration, logger: logger)
-        let locations = source.locations(), statuses = source.statusUpdates()
+        let locations = source.locations()
+        let statuses = source.statusUpdates()
         let a = Task { [self] in for await l in locations { state.withLock { $0.locations.append(l) } } }
         let b = Task { [self] in for await s in statuses { state.withLock { $0.statuses.append(s) } } }
         let c = Task { [source] in _ = try? await source.run() }

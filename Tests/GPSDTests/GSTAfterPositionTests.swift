@@ -1,6 +1,6 @@
 import Foundation
-import GeofenceCore
 import GPSD
+import GeofenceCore
 import LocalServers
 import Testing
 
@@ -15,7 +15,8 @@ import Testing
         var out: [String: Double] = [:]
         for line in try String(contentsOf: log, encoding: .utf8).split(separator: "\n") where line.hasPrefix("$GPGST") {
             let f = line.split(separator: "*")[0].split(separator: ",", omittingEmptySubsequences: false)
-            let lat = Double(f[6])!, lon = Double(f[7])!
+            let lat = Double(f[6])!
+            let lon = Double(f[7])!
             out[String(f[1].prefix(6))] = (lat * lat + lon * lon).squareRoot()
         }
         return out
@@ -27,7 +28,10 @@ import Testing
         let feed = try NMEAFeed(log: Self.log, interval: 0.0005)
         let gpsd = try LocalGPSD(sources: [feed.url])
         try gpsd.start()
-        defer { gpsd.stop(); feed.stop() }
+        defer {
+            gpsd.stop()
+            feed.stop()
+        }
         var configuration = GPSSourceConfiguration(host: "127.0.0.1", port: gpsd.port)
         configuration.epochEarlyClose = true
         let recorder = SourceRecorder(configuration)
@@ -44,7 +48,9 @@ import Testing
         for location in timed {
             let key = clock.string(from: location.gpsTime!)
             let want = try #require(expected[key], "no GST for \(key)")
-            #expect(abs(location.horizontalAccuracy - want) < 1e-6, "\(key): accuracy \(location.horizontalAccuracy), GST says \(want)")
+            #expect(
+                abs(location.horizontalAccuracy - want) < 1e-6,
+                "\(key): accuracy \(location.horizontalAccuracy), GST says \(want)")
         }
     }
 }

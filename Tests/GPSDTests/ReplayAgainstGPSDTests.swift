@@ -1,6 +1,6 @@
 import Foundation
-import GeofenceCore
 import GPSD
+import GeofenceCore
 import LocalServers
 import Testing
 
@@ -27,7 +27,10 @@ import Testing
         try? await Task.sleep(for: .milliseconds(300))
         await recorder.stop()
         let got = recorder.locations
-        #expect(got.count == expected.count, "\(log): \(got.count) locations, expected \(expected.count); statuses \(recorder.statuses.map { "\($0.state) \($0.detail ?? "")" })")
+        #expect(
+            got.count == expected.count,
+            "\(log): \(got.count) locations, expected \(expected.count); statuses \(recorder.statuses.map { "\($0.state) \($0.detail ?? "")" })"
+        )
 
         var speedFilter = OracleSpeedFilter()
         for (index, (location, want)) in zip(got, expected).enumerated() {
@@ -38,11 +41,15 @@ import Testing
             #expect(location.mode.rawValue == min(want.mode, 3), "\(at): mode")
             #expect(close(location.altitudeHAE, want.double("altHAE")), "\(at): altHAE")
             #expect(close(location.altitudeMSL, want.double("altMSL")), "\(at): altMSL")
-            #expect(close(location.horizontalAccuracy, ChkOracle.horizontalAccuracy(want)), "\(at): horizontalAccuracy \(location.horizontalAccuracy)")
+            #expect(
+                close(location.horizontalAccuracy, ChkOracle.horizontalAccuracy(want)),
+                "\(at): horizontalAccuracy \(location.horizontalAccuracy)")
             #expect(close(location.course, want.double("track") ?? -1), "\(at): course")
             #expect(close(location.climb, want.double("climb")), "\(at): climb")
-            let speed = speedFilter.expected(speed: want.double("speed"), hasCourse: want.double("track") != nil, at: location.timestamp)
-            #expect(close(location.speed, speed ?? -1), "\(at): speed \(location.speed) vs \(want.double("speed") ?? -1)")
+            let speed = speedFilter.expected(
+                speed: want.double("speed"), hasCourse: want.double("track") != nil, at: location.timestamp)
+            #expect(
+                close(location.speed, speed ?? -1), "\(at): speed \(location.speed) vs \(want.double("speed") ?? -1)")
             #expect(location.device == rig.feed.url, "\(at): device")
             if index > 0 { #expect(location.timestamp > got[index - 1].timestamp, "\(at): timeline moves forward") }
         }
@@ -51,7 +58,7 @@ import Testing
     private func close(_ a: Double?, _ b: Double?) -> Bool {
         switch (a, b) {
         case (nil, nil): return true
-        case let (a?, b?): return abs(a - b) <= 1e-6 * max(1, abs(b))
+        case (let a?, let b?): return abs(a - b) <= 1e-6 * max(1, abs(b))
         default: return false
         }
     }

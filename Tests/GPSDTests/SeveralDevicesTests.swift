@@ -1,6 +1,6 @@
 import Foundation
-import GeofenceCore
 import GPSD
+import GeofenceCore
 import LocalServers
 import Testing
 
@@ -14,7 +14,11 @@ import Testing
             gpsd = try LocalGPSD(sources: [a.url, b.url])
             try gpsd.start()
         }
-        func stop() { gpsd.stop(); a.stop(); b.stop() }
+        func stop() {
+            gpsd.stop()
+            a.stop()
+            b.stop()
+        }
         var fed: Bool { a.linesSent == a.lineCount && b.linesSent == b.lineCount }
     }
 

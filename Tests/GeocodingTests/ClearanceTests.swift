@@ -1,8 +1,9 @@
 import Foundation
 import GeofenceCore
-@testable import Geocoding
-import Testing
 import TestSupport
+import Testing
+
+@testable import Geocoding
 
 /// The builder's border clearances and clean grid cells, on which a reverse lookup skips the outline test:
 /// every point within a place's clearance must lie in the place's outline (or in none when the place is in
@@ -16,7 +17,8 @@ import TestSupport
         let centre = PreparedPoint(place).earthCentred
         var r = chord
         for _ in 0..<4 {
-            let north = r * cos(bearing) / 111_132, east = r * sin(bearing) / (111_320 * max(cos(place.latitude * .pi / 180), 1e-6))
+            let north = r * cos(bearing) / 111_132
+            let east = r * sin(bearing) / (111_320 * max(cos(place.latitude * .pi / 180), 1e-6))
             let c = Coordinate(latitude: place.latitude + north, longitude: remainder(place.longitude + east, 360))
             guard c.isValid else { return nil }
             let d = PreparedPoint(c).earthCentred - centre
@@ -44,10 +46,16 @@ import TestSupport
             let expected = record.isOutsideOutlines ? nil : Int(record.country)
             for _ in 0..<8 {
                 let bearing = Double.random(in: 0..<(2 * .pi), using: &rng)
-                guard let q = point(near: record.coordinate, chord: record.clearanceMetres, bearing: bearing) else { continue }
+                guard let q = point(near: record.coordinate, chord: record.clearanceMetres, bearing: bearing) else {
+                    continue
+                }
                 tested += 1
                 let holder = g.country(at: PreparedPoint(q))
-                if holder != expected { wrong.append("\(q) within \(record.clearanceMetres) m of \(record.coordinate): \(String(describing: holder))") }
+                if holder != expected {
+                    wrong.append(
+                        "\(q) within \(record.clearanceMetres) m of \(record.coordinate): \(String(describing: holder))"
+                    )
+                }
             }
         }
         #expect(tested > 25_000)
@@ -61,15 +69,20 @@ import TestSupport
         var wrong: [String] = []
         let step = GazetteerFormat.gridDegrees
         while tested < 30_000 {
-            let row = Int.random(in: 0..<GazetteerFormat.gridRows, using: &rng), column = Int.random(in: 0..<GazetteerFormat.gridColumns, using: &rng)
-            let south = Double(row) * step - 90, west = Double(column) * step - 180
+            let row = Int.random(in: 0..<GazetteerFormat.gridRows, using: &rng)
+            let column = Int.random(in: 0..<GazetteerFormat.gridColumns, using: &rng)
+            let south = Double(row) * step - 90
+            let west = Double(column) * step - 180
             let edge = Int.random(in: 0..<4, using: &rng)
-            let q = Coordinate(latitude: edge == 0 ? south : Double.random(in: south...(south + step), using: &rng),
-                               longitude: edge == 1 ? west : Double.random(in: west...(west + step), using: &rng))
+            let q = Coordinate(
+                latitude: edge == 0 ? south : Double.random(in: south...(south + step), using: &rng),
+                longitude: edge == 1 ? west : Double.random(in: west...(west + step), using: &rng))
             guard case .some(let holder) = g.cleanCell(q) else { continue }
             tested += 1
             let outline = g.outlines.country(at: PreparedPoint(q))
-            if outline != holder { wrong.append("\(q): grid \(String(describing: holder)), outlines \(String(describing: outline))") }
+            if outline != holder {
+                wrong.append("\(q): grid \(String(describing: holder)), outlines \(String(describing: outline))")
+            }
         }
         #expect(wrong.isEmpty, "\(wrong.count) of \(tested) points: \(wrong.prefix(5))")
     }
@@ -87,15 +100,22 @@ import TestSupport
             let q: Coordinate
             if k % 2 == 0 {
                 // Uniform over the sphere.
-                q = Coordinate(latitude: asin(Double.random(in: -1...1, using: &rng)) * 180 / .pi,
-                               longitude: Double.random(in: -180...180, using: &rng))
+                q = Coordinate(
+                    latitude: asin(Double.random(in: -1...1, using: &rng)) * 180 / .pi,
+                    longitude: Double.random(in: -180...180, using: &rng))
             } else {
                 let c = g.coordinate(of: Int.random(in: 0..<g.count, using: &rng))
-                q = Coordinate(latitude: min(max(c.latitude + Double.random(in: -0.3...0.3, using: &rng), -90), 90),
-                               longitude: remainder(c.longitude + Double.random(in: -0.3...0.3, using: &rng), 360))
+                q = Coordinate(
+                    latitude: min(max(c.latitude + Double.random(in: -0.3...0.3, using: &rng), -90), 90),
+                    longitude: remainder(c.longitude + Double.random(in: -0.3...0.3, using: &rng), 360))
             }
-            let fast = try g.reverse(q, usingShortcuts: true), full = try g.reverse(q, usingShortcuts: false)
-            if fast != full { differ.append("\(q): \(fast.name), \(fast.isoCountryCode ?? "-") against \(full.name), \(full.isoCountryCode ?? "-")") }
+            let fast = try g.reverse(q, usingShortcuts: true)
+            let full = try g.reverse(q, usingShortcuts: false)
+            if fast != full {
+                differ.append(
+                    "\(q): \(fast.name), \(fast.isoCountryCode ?? "-") against \(full.name), \(full.isoCountryCode ?? "-")"
+                )
+            }
         }
         #expect(differ.isEmpty, "\(differ.count) differ: \(differ.prefix(5))")
     }

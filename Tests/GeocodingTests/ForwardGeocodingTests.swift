@@ -1,7 +1,8 @@
 import GeofenceCore
-@testable import Geocoding
-import Testing
 import TestSupport
+import Testing
+
+@testable import Geocoding
 
 @Suite(.offTheCooperativePool(.computing)) struct ForwardGeocodingTests {
     let geocoder = Geocoder(gazetteer: TestGazetteer.shared)
@@ -53,9 +54,13 @@ import TestSupport
     }
 
     @Test func nonsenseAndEmptyQueriesAreTypedErrors() async {
-        await #expect(throws: GeocodingError.noMatch("Xqzzyplorf")) { try await geocoder.geocodeAddressString("Xqzzyplorf") }
+        await #expect(throws: GeocodingError.noMatch("Xqzzyplorf")) {
+            try await geocoder.geocodeAddressString("Xqzzyplorf")
+        }
         await #expect(throws: GeocodingError.emptyQuery) { try await geocoder.geocodeAddressString("  ,, ") }
-        await #expect(throws: GeocodingError.noMatch("Paris, Narnia")) { try await geocoder.geocodeAddressString("Paris, Narnia") }
+        await #expect(throws: GeocodingError.noMatch("Paris, Narnia")) {
+            try await geocoder.geocodeAddressString("Paris, Narnia")
+        }
     }
 
     @Test func keysFoldAsTheBuilderDoes() {

@@ -1,7 +1,8 @@
 import GeofenceCore
-@testable import Geocoding
-import Testing
 import TestSupport
+import Testing
+
+@testable import Geocoding
 
 /// The k-d tree against a scan over every place, on the real gazetteer: the builder's order and the
 /// agent's search must agree exactly, or the tree misses places near its splitting planes.
@@ -27,7 +28,10 @@ import TestSupport
             // Not exactly 0: x / 100 * 100 need not give x back.
             if g.tree.nearest(to: q)!.chordSquared > 1e-6 { missed.append(i) }
         }
-        #expect(missed.count == 0, "\(missed.count) places not found from their own position, such as \(missed.prefix(5).map { g.coordinate(of: $0) })")
+        #expect(
+            missed.count == 0,
+            "\(missed.count) places not found from their own position, such as \(missed.prefix(5).map { g.coordinate(of: $0) })"
+        )
     }
 
     @Test func everyNearestIsTheScansNearest() {
@@ -36,25 +40,35 @@ import TestSupport
             // Half anywhere, half within a few kilometres of a place, where planes pass close.
             let q: Coordinate
             if Bool.random(using: &rng) {
-                q = Coordinate(latitude: Double.random(in: -89...89, using: &rng), longitude: Double.random(in: -180...180, using: &rng))
+                q = Coordinate(
+                    latitude: Double.random(in: -89...89, using: &rng),
+                    longitude: Double.random(in: -180...180, using: &rng))
             } else {
                 let c = g.coordinate(of: Int.random(in: 0..<g.count, using: &rng))
-                q = Coordinate(latitude: c.latitude + Double.random(in: -0.05...0.05, using: &rng), longitude: c.longitude + Double.random(in: -0.05...0.05, using: &rng))
+                q = Coordinate(
+                    latitude: c.latitude + Double.random(in: -0.05...0.05, using: &rng),
+                    longitude: c.longitude + Double.random(in: -0.05...0.05, using: &rng))
             }
             let p = PreparedPoint(q).earthCentred
             let tree = g.tree.nearest(to: p)!
             let expected = scan(p)
-            #expect(tree.index == expected.index && tree.chordSquared == expected.chordSquared, "\(q): tree \(tree), scan \(expected)")
+            #expect(
+                tree.index == expected.index && tree.chordSquared == expected.chordSquared,
+                "\(q): tree \(tree), scan \(expected)")
         }
     }
 
     @Test func everyNearestInACountryIsTheScansNearest() {
         var rng = SplitMix64(seed: 12)
         for _ in 0..<100 {
-            let q = Coordinate(latitude: Double.random(in: -60...70, using: &rng), longitude: Double.random(in: -180...180, using: &rng))
+            let q = Coordinate(
+                latitude: Double.random(in: -60...70, using: &rng),
+                longitude: Double.random(in: -180...180, using: &rng))
             let country = g.countryIndex[Int.random(in: 0..<g.count, using: &rng)]
             let p = PreparedPoint(q).earthCentred
-            let tree = g.countryIndex.withUnsafeBufferPointer { g.tree.nearest(to: p, where: InCountry(countries: $0, country: country))! }
+            let tree = g.countryIndex.withUnsafeBufferPointer {
+                g.tree.nearest(to: p, where: InCountry(countries: $0, country: country))!
+            }
             let expected = scan(p) { g.countryIndex[$0] == country }
             #expect(tree.index == expected.index, "\(q) in country \(country): tree \(tree), scan \(expected)")
         }

@@ -1,7 +1,8 @@
 import GeofenceCore
-@testable import Geocoding
-import Testing
 import TestSupport
+import Testing
+
+@testable import Geocoding
 
 @Suite(.offTheCooperativePool(.computing)) struct ReverseGeocodingTests {
     let geocoder = Geocoder(gazetteer: TestGazetteer.shared)
@@ -22,7 +23,8 @@ import TestSupport
     @Test(arguments: [
         ("Kehl", "DE"), ("Strasbourg", "FR"), ("Ciudad Juárez", "MX"), ("El Paso", "US"), ("Słubice", "PL"),
         ("Frankfurt (Oder)", "DE"), ("Görlitz", "DE"), ("Zgorzelec", "PL"), ("Narva", "EE"), ("Ivangorod", "RU"),
-        ("Tornio", "FI"), ("Haparanda", "SE"), ("Gorizia", "IT"), ("Nova Gorica", "SI"), ("Valga", "EE"), ("Valka", "LV"),
+        ("Tornio", "FI"), ("Haparanda", "SE"), ("Gorizia", "IT"), ("Nova Gorica", "SI"), ("Valga", "EE"),
+        ("Valka", "LV"),
         ("Kerkrade", "NL"), ("Herzogenrath", "DE"), ("Český Těšín", "CZ"), ("Cieszyn", "PL"),
     ])
     func borderTownsGetTheirOwnCountry(town: String, country: String) async throws {
@@ -49,7 +51,9 @@ import TestSupport
         let g = TestGazetteer.shared
         var rng = SplitMix64(seed: 5)
         for _ in 0..<100 {
-            let q = Coordinate(latitude: Double.random(in: -60...70, using: &rng), longitude: Double.random(in: -180...180, using: &rng))
+            let q = Coordinate(
+                latitude: Double.random(in: -60...70, using: &rng),
+                longitude: Double.random(in: -180...180, using: &rng))
             let answer = try g.reverse(q)
             let best = g.nearestByScan(q, inCountry: answer.isoCountryCode)
             #expect(abs(best - answer.distance!) < 0.02, "\(q): tree \(answer.distance!) m, scan \(best) m")

@@ -24,7 +24,8 @@ struct AgentBinary {
         let process = Process()
         process.executableURL = url
         process.arguments = arguments
-        let out = Pipe(), err = Pipe()
+        let out = Pipe()
+        let err = Pipe()
         process.standardOutput = out
         process.standardError = err
         let inPipe = Pipe()
@@ -41,13 +42,15 @@ struct AgentBinary {
         let outReader = PipeReader(out.fileHandleForReading.fileDescriptor)
         let errReader = PipeReader(err.fileHandleForReading.fileDescriptor)
         process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: String(decoding: outReader.finish(), as: UTF8.self),
-                      stderr: String(decoding: errReader.finish(), as: UTF8.self))
+        return Result(
+            status: process.terminationStatus, stdout: String(decoding: outReader.finish(), as: UTF8.self),
+            stderr: String(decoding: errReader.finish(), as: UTF8.self))
     }
 
     /// Writes `text` to a temporary file and returns its path.
     static func temporaryFile(_ text: String, suffix: String) throws -> String {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("geofence-test-\(UUID().uuidString)\(suffix)")
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "geofence-test-\(UUID().uuidString)\(suffix)")
         try text.write(to: url, atomically: true, encoding: .utf8)
         return url.path
     }

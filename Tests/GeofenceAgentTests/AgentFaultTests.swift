@@ -1,10 +1,11 @@
 import Foundation
 import LocalServers
 import SQLite
-import Testing
 import TestSupport
+import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The real agent process, a real mosquitto and a dashboard on a persistent session, under the faults a
@@ -35,7 +36,9 @@ import Glibc
         // The killed runs got part of the way: the kills fell in the middle of the drive.
         let beforeLastRun = dashboard.unique.count
         #expect(kills >= 3, "\(kills) kills")
-        #expect(beforeLastRun > 0 && beforeLastRun < expected.count, "\(beforeLastRun) of \(expected.count) before the last run")
+        #expect(
+            beforeLastRun > 0 && beforeLastRun < expected.count,
+            "\(beforeLastRun) of \(expected.count) before the last run")
         try agent.start()
         #expect(agent.waitForExit(within: 90), "the last run should finish the drive")
         #expect(await waitUntil(15) { dashboard.unique.count >= expected.count })
@@ -45,7 +48,9 @@ import Glibc
         #expect(unique.count == expected.count)
         let sequences = unique.compactMap { $0["sequence"] as? Int }
         #expect(Set(sequences).count == sequences.count, "sequence numbers are unique")
-        print("kill -9 x\(kills): \(expected.count) transitions expected, \(beforeLastRun) delivered by the killed runs, \(dashboard.events.count) received, \(unique.count) after de-duplication")
+        print(
+            "kill -9 x\(kills): \(expected.count) transitions expected, \(beforeLastRun) delivered by the killed runs, \(dashboard.events.count) received, \(unique.count) after de-duplication"
+        )
     }
 
     @Test func aSixtySecondBrokerOutageDeliversEverythingInOrder() async throws {
@@ -70,7 +75,9 @@ import Glibc
         #expect(perCondition(unique) == perCondition(expected))
         let sequences = unique.compactMap { $0["sequence"] as? Int }
         #expect(sequences == sequences.sorted(), "delivered in sequence order")
-        print("broker outage 60 s: \(expected.count) transitions expected, \(duringOutage) before the outage, \(dashboard.events.count) received, \(unique.count) unique")
+        print(
+            "broker outage 60 s: \(expected.count) transitions expected, \(duringOutage) before the outage, \(dashboard.events.count) received, \(unique.count) unique"
+        )
     }
 
     @Test func aFullDiskIsReportedAndRecoveredFromWithoutDamage() async throws {
@@ -87,18 +94,23 @@ import Glibc
         let wal = (try? FileManager.default.attributesOfItem(atPath: agent.storePath + "-wal")[.size] as? Int) ?? 0
         let db = (try? FileManager.default.attributesOfItem(atPath: agent.storePath)[.size] as? Int) ?? 0
         let limit = max(wal, db) + 4096
-        try LocalProcess.run("/usr/bin/prlimit", ["--pid", "\(pid)", "--fsize=\(limit):unlimited"], in: agent.directory)
+        try LocalProcess.run(
+            "/usr/bin/prlimit", ["--pid", "\(pid)", "--fsize=\(limit):unlimited"], in: agent.directory)
         let statusPath = agent.storePath + ".status.json"
         let reported = await waitUntil(30) {
-            ((try? String(contentsOfFile: statusPath, encoding: .utf8)) ?? "").contains("disk holding the store is full")
+            ((try? String(contentsOfFile: statusPath, encoding: .utf8)) ?? "").contains(
+                "disk holding the store is full")
         }
         #expect(reported, "the status names the full disk")
         try await Task.sleep(for: .seconds(2))
         // Space is free again.
-        try LocalProcess.run("/usr/bin/prlimit", ["--pid", "\(pid)", "--fsize=unlimited:unlimited"], in: agent.directory)
+        try LocalProcess.run(
+            "/usr/bin/prlimit", ["--pid", "\(pid)", "--fsize=unlimited:unlimited"], in: agent.directory)
         // The outbox counts what it holds, not what a rolled-back commit had added: it drains to zero.
         let drained = await waitUntil(45) {
-            let status = (try? Data(contentsOf: URL(fileURLWithPath: statusPath))).flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
+            let status = (try? Data(contentsOf: URL(fileURLWithPath: statusPath))).flatMap {
+                try? JSONSerialization.jsonObject(with: $0) as? [String: Any]
+            }
             return ((status?["outbox"] as? [String: Any])?["rows"] as? Int) == 0
         }
         #expect(drained, "the status shows the outbox empty once everything is delivered")
@@ -117,7 +129,8 @@ import Glibc
         try broker.start()
         defer { broker.stop() }
         let agent = try AgentFixture(brokerPort: broker.port, speedFactor: 100)
-        try FileManager.default.createDirectory(atPath: (agent.storePath as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: (agent.storePath as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         try Data(repeating: 0x5A, count: 65_536).write(to: URL(fileURLWithPath: agent.storePath))
         let before = try Data(contentsOf: URL(fileURLWithPath: agent.storePath))
         let result = try AgentBinary.run(["run", "--config", agent.configURL.path])

@@ -1,4 +1,3 @@
-@testable import AgentFormats
 import Foundation
 import GeofenceAgent
 import GeofenceStore
@@ -6,8 +5,11 @@ import LocalServers
 import Logging
 import Mosquitto
 import Synchronization
+
+@testable import AgentFormats
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A drive built for the fault tests: three passes along a line of 40 small circles, 1 fix per second at
@@ -45,7 +47,8 @@ enum SyntheticDrive {
     static var conditions: String {
         let features = (1...circles).map { k -> String in
             let lon = 5.0 + Double(k) * spacing / metresPerDegreeLongitude
-            return #"{"type":"Feature","id":"c\#(k)","geometry":{"type":"Point","coordinates":[\#(lon),52.0]},"properties":{"radius":\#(radius),"name":"Circle \#(k)"}}"#
+            return
+                #"{"type":"Feature","id":"c\#(k)","geometry":{"type":"Point","coordinates":[\#(lon),52.0]},"properties":{"radius":\#(radius),"name":"Circle \#(k)"}}"#
         }
         return #"{"type":"FeatureCollection","features":[\#(features.joined(separator: ","))]}"#
     }
@@ -61,8 +64,10 @@ final class AgentFixture: @unchecked Sendable {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("agent-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         self.brokerPort = brokerPort
-        try SyntheticDrive.gpx.write(to: directory.appendingPathComponent("drive.gpx"), atomically: true, encoding: .utf8)
-        try SyntheticDrive.conditions.write(to: directory.appendingPathComponent("conditions.geojson"), atomically: true, encoding: .utf8)
+        try SyntheticDrive.gpx.write(
+            to: directory.appendingPathComponent("drive.gpx"), atomically: true, encoding: .utf8)
+        try SyntheticDrive.conditions.write(
+            to: directory.appendingPathComponent("conditions.geojson"), atomically: true, encoding: .utf8)
         var config: [String: Any] = [
             "fleet": "test", "vehicle": "v1",
             "mqtt": ["host": "127.0.0.1", "port": brokerPort],
@@ -88,8 +93,9 @@ final class AgentFixture: @unchecked Sendable {
     var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
     func start() throws {
-        pid = try LocalProcess.spawn(AgentBinary.url.path, ["run", "--config", configURL.path, "--log-level", "info"],
-                                     standardOutput: logPath, standardError: logPath)
+        pid = try LocalProcess.spawn(
+            AgentBinary.url.path, ["run", "--config", configURL.path, "--log-level", "info"],
+            standardOutput: logPath, standardError: logPath)
     }
 
     /// Sends a signal and reaps the process.
@@ -123,7 +129,9 @@ final class AgentFixture: @unchecked Sendable {
 
     /// The agent's status file, when there is one.
     var status: [String: Any]? {
-        (try? Data(contentsOf: URL(fileURLWithPath: statusPath))).flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
+        (try? Data(contentsOf: URL(fileURLWithPath: statusPath))).flatMap {
+            try? JSONSerialization.jsonObject(with: $0) as? [String: Any]
+        }
     }
 
     /// Waits for the agent to exit by itself (the replay ended); false if it did not within `seconds`.
@@ -143,12 +151,16 @@ final class EventSubscriber: Sendable {
     private let received = Mutex<[Data]>([])
     private let task = Mutex<Task<Void, Never>?>(nil)
 
-    init(port: Int, topic: String = "fleet/test/vehicles/v1/events", protocolVersion: MQTTConfiguration.ProtocolVersion = .v5) async throws {
+    init(
+        port: Int, topic: String = "fleet/test/vehicles/v1/events",
+        protocolVersion: MQTTConfiguration.ProtocolVersion = .v5
+    ) async throws {
         var configuration = MQTTConfiguration(port: port, clientID: "test-dashboard-\(UUID().uuidString.prefix(8))")
         configuration.protocolVersion = protocolVersion
         configuration.minimumRetryDelay = 0.2
         configuration.maximumRetryDelay = 1
-        client = try MQTTClient(configuration: configuration, logger: Logger(label: "test.dashboard") { _ in SwiftLogNoOpLogHandler() })
+        client = try MQTTClient(
+            configuration: configuration, logger: Logger(label: "test.dashboard") { _ in SwiftLogNoOpLogHandler() })
         await client.start()
         // Connected first, so that `subscribe` returns once the broker has granted it (a busy machine can
         // take a while to connect; a subscription made before that is only sent on connect).
@@ -186,11 +198,15 @@ final class EventSubscriber: Sendable {
 
 /// The transitions the engine produces for the synthetic drive, from `simulate` (the same state machine).
 func expectedTransitions(in fixture: AgentFixture) throws -> [(identifier: String, event: String, time: String)] {
-    let result = try AgentBinary.run(["simulate", "--conditions", fixture.directory.appendingPathComponent("conditions.geojson").path,
-                                      "--track", fixture.directory.appendingPathComponent("drive.gpx").path])
+    let result = try AgentBinary.run([
+        "simulate", "--conditions", fixture.directory.appendingPathComponent("conditions.geojson").path,
+        "--track", fixture.directory.appendingPathComponent("drive.gpx").path,
+    ])
     return try result.lines.compactMap { line in
-        guard let o = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], let event = o["event"] as? String,
-              event != "initial" else { return nil }
+        guard let o = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+            let event = o["event"] as? String,
+            event != "initial"
+        else { return nil }
         return (o["identifier"] as! String, event, o["time"] as! String)
     }
 }
@@ -203,7 +219,8 @@ func perCondition(_ list: [(identifier: String, event: String, time: String)]) -
 }
 
 func perCondition(_ events: [[String: Any]]) -> [String: [String]] {
-    perCondition(events.map { ($0["identifier"] as? String ?? "", $0["event"] as? String ?? "", $0["time"] as? String ?? "") })
+    perCondition(
+        events.map { ($0["identifier"] as? String ?? "", $0["event"] as? String ?? "", $0["time"] as? String ?? "") })
 }
 
 func waitUntil(_ seconds: Double, _ condition: () -> Bool) async -> Bool {

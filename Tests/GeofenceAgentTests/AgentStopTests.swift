@@ -5,10 +5,11 @@ import Logging
 import Mosquitto
 import ReceiverSimulation
 import SQLite
-import Testing
 import TestSupport
+import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// SIGTERM stops the real agent within 5 s whatever the weather: no broker, a broker gone, a broker that
@@ -19,15 +20,19 @@ import Glibc
     /// Stops the agent and checks what every stop must leave behind.
     func stop(_ agent: AgentFixture, _ what: String) throws {
         let seconds = agent.terminate(within: 30)
-        #expect(seconds != nil && seconds! <= Self.limit, "\(what): stopped after \(seconds.map { String(format: "%.2f s", $0) } ?? "more than 30 s")")
+        #expect(
+            seconds != nil && seconds! <= Self.limit,
+            "\(what): stopped after \(seconds.map { String(format: "%.2f s", $0) } ?? "more than 30 s")")
         print("SIGTERM \(what): stopped in \(seconds.map { String(format: "%.2f s", $0) } ?? "> 30 s")")
         #expect(agent.status?["status"] as? String == "offline", "\(what): the status file says offline")
-        let check = try Database(path: agent.storePath, create: false, readOnly: true).statement("PRAGMA integrity_check")
+        let check = try Database(path: agent.storePath, create: false, readOnly: true).statement(
+            "PRAGMA integrity_check")
         #expect(try check.step() && check.text(0) == "ok", "\(what): the store is intact")
     }
 
     func outboxRows(_ agent: AgentFixture) throws -> Int64 {
-        let s = try Database(path: agent.storePath, create: false, readOnly: true).statement("SELECT count(*) FROM outbox")
+        let s = try Database(path: agent.storePath, create: false, readOnly: true).statement(
+            "SELECT count(*) FROM outbox")
         return try s.step() ? s.int(0) : -1
     }
 
@@ -36,7 +41,9 @@ import Glibc
     @Test func withNoBrokerEverTheOutboxIsKept() async throws {
         let agent = try AgentFixture(brokerPort: try LocalProcess.freePort(), speedFactor: 10, extra: Self.liveUpdates)
         try agent.start()
-        #expect(await waitUntil(60) { ((agent.status?["outbox"] as? [String: Any])?["transitions"] as? Int ?? 0) >= 3 }, "transitions queue while no broker answers")
+        #expect(
+            await waitUntil(60) { ((agent.status?["outbox"] as? [String: Any])?["transitions"] as? Int ?? 0) >= 3 },
+            "transitions queue while no broker answers")
         try stop(agent, "with no broker")
         #expect(try outboxRows(agent) >= 3, "what was queued is still there for the next start")
     }
@@ -55,7 +62,9 @@ import Glibc
         // connected may yet be acknowledged and deleted.
         #expect(await waitUntil(30) { (agent.status?["broker"] as? String).map { !$0.hasPrefix("connected") } == true })
         let queued = agent.status.flatMap { ($0["outbox"] as? [String: Any])?["rows"] as? Int } ?? 0
-        #expect(await waitUntil(30) { ((agent.status?["outbox"] as? [String: Any])?["rows"] as? Int ?? 0) > queued }, "the drive goes on into the outbox")
+        #expect(
+            await waitUntil(30) { ((agent.status?["outbox"] as? [String: Any])?["rows"] as? Int ?? 0) > queued },
+            "the drive goes on into the outbox")
         try stop(agent, "with the broker gone")
         #expect(try outboxRows(agent) > 0)
     }
@@ -66,7 +75,9 @@ import Glibc
         defer { broker.stop() }
         let agent = try AgentFixture(brokerPort: broker.port, speedFactor: 10, extra: Self.liveUpdates)
         try agent.start()
-        #expect(await waitUntil(60) { (agent.status?["broker"] as? String)?.contains("refused") == true }, "the status names the refusal")
+        #expect(
+            await waitUntil(60) { (agent.status?["broker"] as? String)?.contains("refused") == true },
+            "the status names the refusal")
         try stop(agent, "with the login refused")
     }
 
@@ -75,9 +86,14 @@ import Glibc
         try agent.start()
         let pid = try #require(agent.pid)
         #expect(await waitUntil(60) { agent.status != nil })
-        let sizes = [agent.storePath, StorePaths(agent.storePath).writeAheadLog].map { (try? FileManager.default.attributesOfItem(atPath: $0)[.size] as? Int) ?? 0 }
-        try LocalProcess.run("/usr/bin/prlimit", ["--pid", "\(pid)", "--fsize=\(sizes.max()! + 4096):unlimited"], in: agent.directory)
-        #expect(await waitUntil(60) { (agent.status?["storeProblem"] as? String)?.contains("full") == true }, "the status names the full disk")
+        let sizes = [agent.storePath, StorePaths(agent.storePath).writeAheadLog].map {
+            (try? FileManager.default.attributesOfItem(atPath: $0)[.size] as? Int) ?? 0
+        }
+        try LocalProcess.run(
+            "/usr/bin/prlimit", ["--pid", "\(pid)", "--fsize=\(sizes.max()! + 4096):unlimited"], in: agent.directory)
+        #expect(
+            await waitUntil(60) { (agent.status?["storeProblem"] as? String)?.contains("full") == true },
+            "the status names the full disk")
         try stop(agent, "with the disk full")
     }
 
@@ -94,19 +110,24 @@ import Glibc
         let atStop = agent.status?["conditions"] as? Int ?? 0
         try stop(agent, "during a sync (\(atStop - local) of \(count) geofences held)")
         try agent.start()
-        #expect(await waitUntil(120) { (agent.status?["conditions"] as? Int ?? 0) == local + count }, "every geofence is held after the next start")
+        #expect(
+            await waitUntil(120) { (agent.status?["conditions"] as? Int ?? 0) == local + count },
+            "every geofence is held after the next start")
         try stop(agent, "after the sync")
     }
 }
 
 /// Publishes geofences retained on the test fleet's topics, as an operator's back office does.
 func publishRetained(_ geofences: [FleetGeofences.Geofence], port: Int, fleet: String = "test") async throws {
-    let client = try MQTTClient(configuration: MQTTConfiguration(port: port, clientID: "test-operator-\(UUID().uuidString.prefix(8))"),
-                                logger: Logger(label: "test.operator") { _ in SwiftLogNoOpLogHandler() })
+    let client = try MQTTClient(
+        configuration: MQTTConfiguration(port: port, clientID: "test-operator-\(UUID().uuidString.prefix(8))"),
+        logger: Logger(label: "test.operator") { _ in SwiftLogNoOpLogHandler() })
     await client.start()
     var tickets: [PublishTicket] = []
     for g in geofences {
-        tickets.append(try await client.issue("fleet/\(fleet)/geofences/\(g.identifier)", payload: Array(g.feature.utf8), retain: true))
+        tickets.append(
+            try await client.issue(
+                "fleet/\(fleet)/geofences/\(g.identifier)", payload: Array(g.feature.utf8), retain: true))
     }
     for t in tickets { _ = try await t.acknowledgement() }
     await client.shutdown()

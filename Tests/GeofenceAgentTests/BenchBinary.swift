@@ -13,8 +13,10 @@ enum BenchBinary {
 
     static func run(_ arguments: [String], within seconds: Double) throws -> Run {
         let bench = AgentBinary.url.deletingLastPathComponent().appendingPathComponent("geofence-bench").path
-        let out = try AgentBinary.temporaryFile("", suffix: ".jsonl"), err = try AgentBinary.temporaryFile("", suffix: ".log")
-        let pid = try LocalProcess.spawn(bench, arguments + ["--agent", AgentBinary.url.path], standardOutput: out, standardError: err)
+        let out = try AgentBinary.temporaryFile("", suffix: ".jsonl")
+        let err = try AgentBinary.temporaryFile("", suffix: ".log")
+        let pid = try LocalProcess.spawn(
+            bench, arguments + ["--agent", AgentBinary.url.path], standardOutput: out, standardError: err)
         let finished = LocalProcess.reap(pid, within: seconds)
         if !finished { LocalProcess.terminate(pid) }
         #expect(finished, "geofence-bench \(arguments.first ?? "") ran over \(seconds) s")

@@ -3,10 +3,11 @@ import LocalServers
 import Logging
 import Mosquitto
 import SQLite
-import Testing
 import TestSupport
+import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Issue 20's rules through the real agent and a real broker, on the synthetic drive (three passes along
@@ -17,7 +18,8 @@ import Glibc
     /// A circle around the whole drive, so that the vehicle is inside from the first fix.
     static func everywhere(_ id: String, _ extra: String = "") -> String {
         let lon = 5.0 + 5125 / SyntheticDrive.metresPerDegreeLongitude
-        return #"{"type":"Feature","id":"\#(id)","geometry":{"type":"Point","coordinates":[\#(lon),52.0]},"properties":{"radius":6000\#(extra)}}"#
+        return
+            #"{"type":"Feature","id":"\#(id)","geometry":{"type":"Point","coordinates":[\#(lon),52.0]},"properties":{"radius":6000\#(extra)}}"#
     }
 
     @Test func expiryDeletionNotifySpeedZoneAndScheduleAsPublished() async throws {
@@ -25,9 +27,11 @@ import Glibc
         try broker.start()
         defer { broker.stop() }
         let logger = Logger(label: "test.operator") { _ in SwiftLogNoOpLogHandler() }
-        let operatorClient = try MQTTClient(configuration: MQTTConfiguration(port: broker.port, clientID: "operator"), logger: logger)
+        let operatorClient = try MQTTClient(
+            configuration: MQTTConfiguration(port: broker.port, clientID: "operator"), logger: logger)
         await operatorClient.start()
-        _ = try await operatorClient.publish("fleet/test/geofences/zone", text: Self.everywhere("zone", #","name":"Zone""#), retain: true)
+        _ = try await operatorClient.publish(
+            "fleet/test/geofences/zone", text: Self.everywhere("zone", #","name":"Zone""#), retain: true)
         let dashboard = try await EventSubscriber(port: broker.port)
 
         // "quiet" is the drive's 10th circle, asking for its exits only.
@@ -43,7 +47,8 @@ import Glibc
             ]}
             """
         let agent = try AgentFixture(brokerPort: broker.port, speedFactor: 40)
-        try conditions.write(to: agent.directory.appendingPathComponent("conditions.geojson"), atomically: true, encoding: .utf8)
+        try conditions.write(
+            to: agent.directory.appendingPathComponent("conditions.geojson"), atomically: true, encoding: .utf8)
         try agent.start()
         defer { agent.kill(signal: SIGKILL) }
 
@@ -59,7 +64,9 @@ import Glibc
         _ = try await operatorClient.publish("fleet/test/geofences/zone", payload: [], retain: true)
         #expect(await waitUntil(30) { !events("zone").isEmpty })
         let removed = try #require(events("zone").first)
-        #expect(removed["event"] as? String == "exit" && removed["reason"] as? String == "removed" && removed["name"] as? String == "Zone", "\(removed)")
+        #expect(
+            removed["event"] as? String == "exit" && removed["reason"] as? String == "removed"
+                && removed["name"] as? String == "Zone", "\(removed)")
 
         #expect(agent.waitForExit(within: 90), "the replay ends the agent")
         // Three passes through "quiet": three exits and not one enter. Each event once.
@@ -67,30 +74,44 @@ import Glibc
         #expect(events("expiring").count == 1 && events("zone").count == 1, "\(dashboard.unique)")
         // The schedule opened at 00:10 UTC (01:10 in Amsterdam) with the vehicle inside, and closed at 00:15.
         let hours = events("hours")
-        #expect(hours.map { "\($0["event"] as? String ?? "") \($0["state"] as? String ?? "")" } == ["active satisfied", "inactive satisfied"], "\(hours)")
+        #expect(
+            hours.map { "\($0["event"] as? String ?? "") \($0["state"] as? String ?? "")" } == [
+                "active satisfied", "inactive satisfied",
+            ], "\(hours)")
         #expect((hours.first?["time"] as? String)?.hasPrefix("2026-01-01T00:10:0") == true, "\(hours)")
         // Each pass through the speed zone: enter, overspeed after 10 s, exit, and the overspeed's end.
         let slow = events("slow")
-        #expect(slow.map { $0["event"] as? String ?? "" } == Array(repeating: ["enter", "overspeed", "exit", "overspeedEnded"], count: 3).flatMap { $0 },
-                "\(slow)")
-        let overspeed = try #require(slow.first { $0["event"] as? String == "overspeed" }?["overspeed"] as? [String: Any])
+        #expect(
+            slow.map { $0["event"] as? String ?? "" }
+                == Array(repeating: ["enter", "overspeed", "exit", "overspeedEnded"], count: 3).flatMap { $0 },
+            "\(slow)")
+        let overspeed = try #require(
+            slow.first { $0["event"] as? String == "overspeed" }?["overspeed"] as? [String: Any])
         #expect(overspeed["limit"] as? Double == 50 && (overspeed["peakSpeed"] as? Double ?? 0) > 85, "\(overspeed)")
-        let ended = try #require(slow.first { $0["event"] as? String == "overspeedEnded" }?["overspeed"] as? [String: Any])
+        let ended = try #require(
+            slow.first { $0["event"] as? String == "overspeedEnded" }?["overspeed"] as? [String: Any])
         #expect((ended["duration"] as? Double ?? 0) > 60 && (ended["distance"] as? Double ?? 0) > 1500, "\(ended)")
         // Both are gone from the store; "quiet" is there and was tracked all along.
-        let rows = try Database(path: agent.storePath, create: false, readOnly: true).statement("SELECT identifier FROM conditions ORDER BY identifier")
+        let rows = try Database(path: agent.storePath, create: false, readOnly: true).statement(
+            "SELECT identifier FROM conditions ORDER BY identifier")
         var identifiers: [String] = []
         while try rows.step() { identifiers.append(rows.text(0) ?? "") }
         #expect(identifiers == ["hours", "quiet", "slow"])
 
         // `simulate` on the same drive and conditions shows every event the agent published for them
         // (it also shows each condition's first state, which the agent keeps to its status).
-        let simulated = try AgentBinary.run(["simulate", "--conditions", agent.directory.appendingPathComponent("conditions.geojson").path,
-                                             "--track", agent.directory.appendingPathComponent("drive.gpx").path, "--accuracy", "5"])
+        let simulated = try AgentBinary.run([
+            "simulate", "--conditions", agent.directory.appendingPathComponent("conditions.geojson").path,
+            "--track", agent.directory.appendingPathComponent("drive.gpx").path, "--accuracy", "5",
+        ])
         #expect(simulated.status == 0, "\(simulated.stderr)")
-        func key(_ e: [String: Any]) -> String { "\(e["identifier"] as? String ?? "") \(e["event"] as? String ?? "") \(e["time"] as? String ?? "")" }
-        let fromSimulate = simulated.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-            .filter { $0["event"] as? String != "initial" }.map(key)
+        func key(_ e: [String: Any]) -> String {
+            "\(e["identifier"] as? String ?? "") \(e["event"] as? String ?? "") \(e["time"] as? String ?? "")"
+        }
+        let fromSimulate = simulated.stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        .filter { $0["event"] as? String != "initial" }.map(key)
         let fromAgent = dashboard.unique.filter { $0["identifier"] as? String != "zone" }.map(key)
         #expect(fromSimulate.sorted() == fromAgent.sorted(), "simulate \(fromSimulate)\nagent \(fromAgent)")
         await dashboard.stop()

@@ -2,16 +2,18 @@ import Foundation
 import LocalServers
 import Logging
 import Mosquitto
-import Testing
 import TestSupport
+import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The product as a fleet runs it: a real gpsd replaying a real sail, a real mosquitto, the agent, an
 /// operator pushing geofences over MQTT (one of them malformed) and a dashboard.
 @Suite(.offTheCooperativePool(.waiting)) struct EndToEndTests {
-    static let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
         .appendingPathComponent("examples")
     static let log = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("GPSDTests/Fixtures/gpsd-logs/bundg_zeus_9.log")
@@ -23,16 +25,19 @@ import Glibc
         let logger = Logger(label: "test.operator") { _ in SwiftLogNoOpLogHandler() }
 
         // The operator pushes the sample geofences, retained, before the vehicle is even on.
-        let operatorClient = try MQTTClient(configuration: MQTTConfiguration(port: broker.port, clientID: "operator"), logger: logger)
+        let operatorClient = try MQTTClient(
+            configuration: MQTTConfiguration(port: broker.port, clientID: "operator"), logger: logger)
         await operatorClient.start()
         let data = try Data(contentsOf: Self.examples.appendingPathComponent("ijsselmeer.geojson"))
-        let features = try #require((try JSONSerialization.jsonObject(with: data) as? [String: Any])?["features"] as? [[String: Any]])
+        let features = try #require(
+            (try JSONSerialization.jsonObject(with: data) as? [String: Any])?["features"] as? [[String: Any]])
         for feature in features {
             let id = try #require(feature["id"] as? String)
             let payload = try JSONSerialization.data(withJSONObject: feature)
             _ = try await operatorClient.publish("fleet/test/geofences/\(id)", payload: Array(payload), retain: true)
         }
-        let broken = #"{"type":"Feature","id":"broken","geometry":{"type":"Point","coordinates":[5.3,91.2]},"properties":{"radius":50}}"#
+        let broken =
+            #"{"type":"Feature","id":"broken","geometry":{"type":"Point","coordinates":[5.3,91.2]},"properties":{"radius":50}}"#
         _ = try await operatorClient.publish("fleet/test/geofences/broken", text: broken, retain: true)
 
         let dashboard = try await EventSubscriber(port: broker.port)
@@ -57,15 +62,27 @@ import Glibc
         #expect(rejection["topic"] as? String == "fleet/test/geofences/broken")
         #expect((rejection["reason"] as? String)?.contains("latitude 91.2") == true, "\(rejection)")
 
-        #expect(await waitUntil(60) { _ = feed; return feed.linesSent == feed.lineCount })
-        #expect(await waitUntil(20) { Set(dashboard.unique.map { "\($0["identifier"] as? String ?? "") \($0["event"] as? String ?? "")" }).isSuperset(of: ["channel enter", "channel exit", "start-buoy exit"]) })
+        #expect(
+            await waitUntil(60) {
+                _ = feed
+                return feed.linesSent == feed.lineCount
+            })
+        #expect(
+            await waitUntil(20) {
+                Set(dashboard.unique.map { "\($0["identifier"] as? String ?? "") \($0["event"] as? String ?? "")" })
+                    .isSuperset(of: ["channel enter", "channel exit", "start-buoy exit"])
+            })
         agent.kill(signal: SIGTERM)
         let got = dashboard.unique.map { "\($0["identifier"] as? String ?? "") \($0["event"] as? String ?? "")" }
-        #expect(got.contains("channel enter") && got.contains("channel dwell") && got.contains("channel exit") && got.contains("start-buoy exit"), "\(got)")
+        #expect(
+            got.contains("channel enter") && got.contains("channel dwell") && got.contains("channel exit")
+                && got.contains("start-buoy exit"), "\(got)")
         // Places are on by default: every event names the nearest place (at sea, with no country).
         let places = dashboard.unique.compactMap { $0["place"] as? [String: Any] }
         #expect(places.count == dashboard.unique.count, "\(dashboard.unique)")
-        #expect(places.allSatisfy { ($0["locality"] as? String)?.isEmpty == false && $0["distance"] is Double }, "\(places)")
+        #expect(
+            places.allSatisfy { ($0["locality"] as? String)?.isEmpty == false && $0["distance"] is Double }, "\(places)"
+        )
 
         // The clean stop left the retained status offline.
         let status = try await EventSubscriber(port: broker.port, topic: "fleet/test/vehicles/v1/status")

@@ -1,12 +1,14 @@
 import Foundation
-@testable import GeofenceAgent
 import LocalServers
 import Logging
 import Mosquitto
-import Testing
 import TestSupport
+import Testing
+
+@testable import GeofenceAgent
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `mqtt.hosts`: the agent moves to the next broker when its own is gone, and every transition still
@@ -18,15 +20,16 @@ import Glibc
         let a = try LocalMosquitto()
         try a.start()
         defer { a.stop() }
-        let b = try LocalMosquitto(settings: """
-            allow_anonymous true
-            connection to-a
-            address 127.0.0.1:\(a.port)
-            topic fleet/# both 1
-            bridge_protocol_version mqttv50
-            cleansession false
-            restart_timeout 1
-            """)
+        let b = try LocalMosquitto(
+            settings: """
+                allow_anonymous true
+                connection to-a
+                address 127.0.0.1:\(a.port)
+                topic fleet/# both 1
+                bridge_protocol_version mqttv50
+                cleansession false
+                restart_timeout 1
+                """)
         try b.start()
         defer { b.stop() }
         try await failOverMidDrive(first: a.port, second: b.port, protocolVersion: .v5) { a.stop() }
@@ -37,11 +40,15 @@ import Glibc
 /// flight), listing both brokers in `mqtt.hosts`; after the first transition reaches a dashboard on
 /// `second`, `stop` takes `first` away. The agent must fail over to `second`, the dashboard hear every
 /// transition once and in order after de-duplication by eventId, and the outbox empty.
-func failOverMidDrive(first: Int, second: Int, protocolVersion: MQTTConfiguration.ProtocolVersion, stop: () -> Void) async throws {
+func failOverMidDrive(first: Int, second: Int, protocolVersion: MQTTConfiguration.ProtocolVersion, stop: () -> Void)
+    async throws
+{
     let dashboard = try await EventSubscriber(port: second, protocolVersion: protocolVersion)
     let agent = try AgentFixture(brokerPort: first, speedFactor: 2) { config in
-        config["mqtt"] = ["hosts": ["127.0.0.1:\(first)", "127.0.0.1:\(second)"], "failoverAfter": 2,
-                          "protocol": protocolVersion == .v5 ? "mqttv5" : "mqttv311"]
+        config["mqtt"] = [
+            "hosts": ["127.0.0.1:\(first)", "127.0.0.1:\(second)"], "failoverAfter": 2,
+            "protocol": protocolVersion == .v5 ? "mqttv5" : "mqttv311",
+        ]
         config["conditions"] = ["file": Sail.examples.appendingPathComponent("ijsselmeer.geojson").path]
         config["replay"] = ["gpx": Sail.track, "speedFactor": 2, "exitAtEnd": false]
         config["liveUpdates"] = ["configuration": "fitness", "startedByDefault": true]
@@ -51,24 +58,39 @@ func failOverMidDrive(first: Int, second: Int, protocolVersion: MQTTConfiguratio
     try agent.start()
     #expect(await waitUntil(60) { !dashboard.unique.isEmpty }, "\(agent.log.suffix(1500))")
     stop()
-    #expect(await waitUntil(60) { (agent.status?["broker"] as? String).map { $0.hasPrefix("connected") && $0.contains("127.0.0.1:\(second)") } == true },
-            "\(agent.status?["broker"] ?? "no status"): \(agent.log.suffix(1500))")
-    #expect(await waitUntil(90) { dashboard.unique.count >= expected.count }, "\(dashboard.unique.map { $0["identifier"] ?? "" })")
+    #expect(
+        await waitUntil(60) {
+            (agent.status?["broker"] as? String).map { $0.hasPrefix("connected") && $0.contains("127.0.0.1:\(second)") }
+                == true
+        },
+        "\(agent.status?["broker"] ?? "no status"): \(agent.log.suffix(1500))")
+    #expect(
+        await waitUntil(90) { dashboard.unique.count >= expected.count },
+        "\(dashboard.unique.map { $0["identifier"] ?? "" })")
     let heard = dashboard.unique.map { "\($0["identifier"] as? String ?? "") \($0["event"] as? String ?? "")" }
     #expect(heard == expected, "every transition once, in order, after de-duplication by eventId")
     #expect(agent.log.contains("failing over to 127.0.0.1:\(second)"))
     // What the first broker had not acknowledged was sent again to the second and acknowledged there.
-    #expect(await waitUntil(30) { ((agent.status?["outbox"] as? [String: Any])?["rows"] as? Int) == 0 }, "\(agent.status?["outbox"] ?? "")")
-    print("failover \(protocolVersion): \(dashboard.count) event messages heard on the second broker, \(dashboard.unique.count) unique, \(expected.count) expected")
+    #expect(
+        await waitUntil(30) { ((agent.status?["outbox"] as? [String: Any])?["rows"] as? Int) == 0 },
+        "\(agent.status?["outbox"] ?? "")")
+    print(
+        "failover \(protocolVersion): \(dashboard.count) event messages heard on the second broker, \(dashboard.unique.count) unique, \(expected.count) expected"
+    )
     await dashboard.stop()
 }
 
 /// The sail's transitions with the example geofences, as `simulate` gives them: "identifier event".
 func expectedSailTransitions() throws -> [String] {
-    let result = try AgentBinary.run(["simulate", "--conditions", Sail.examples.appendingPathComponent("ijsselmeer.geojson").path, "--track", Sail.track])
+    let result = try AgentBinary.run([
+        "simulate", "--conditions", Sail.examples.appendingPathComponent("ijsselmeer.geojson").path, "--track",
+        Sail.track,
+    ])
     return try result.lines.compactMap { line in
-        guard let o = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], let event = o["event"] as? String,
-              event != "initial" else { return nil }
+        guard let o = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+            let event = o["event"] as? String,
+            event != "initial"
+        else { return nil }
         return "\(o["identifier"] as! String) \(event)"
     }
 }
@@ -88,13 +110,19 @@ func expectedSailTransitions() throws -> [String] {
         defer { agent.kill(signal: SIGKILL) }
         let expected = try expectedTransitions(in: agent)
         try agent.start()
-        #expect(await waitUntil(90) { Set(first.unique.map(eventID) + second.unique.map(eventID)).count >= expected.count },
-                "\(first.count) + \(second.count) of \(expected.count)")
-        let one = Set(first.unique.map(eventID)), two = Set(second.unique.map(eventID))
+        #expect(
+            await waitUntil(90) { Set(first.unique.map(eventID) + second.unique.map(eventID)).count >= expected.count },
+            "\(first.count) + \(second.count) of \(expected.count)")
+        let one = Set(first.unique.map(eventID))
+        let two = Set(second.unique.map(eventID))
         #expect(one.union(two).count == expected.count, "none lost")
         #expect(one.isDisjoint(with: two), "each event to one back-end")
-        #expect(one.count > expected.count / 4 && two.count > expected.count / 4, "both take a share: \(one.count) and \(two.count)")
-        print("shared subscription: \(expected.count) events, \(one.count) to the first back-end, \(two.count) to the second, \(one.intersection(two).count) to both")
+        #expect(
+            one.count > expected.count / 4 && two.count > expected.count / 4,
+            "both take a share: \(one.count) and \(two.count)")
+        print(
+            "shared subscription: \(expected.count) events, \(one.count) to the first back-end, \(two.count) to the second, \(one.intersection(two).count) to both"
+        )
         for s in [first, second] { await s.stop() }
     }
 
@@ -105,22 +133,29 @@ func expectedSailTransitions() throws -> [String] {
 struct MQTTHostsConfigurationTests {
     func parse(_ mqtt: String) -> String {
         do {
-            let c = try AgentConfiguration.parse(Array(#"{"fleet":"f","vehicle":"v","mqtt":\#(mqtt)}"#.utf8), name: "config.json")
+            let c = try AgentConfiguration.parse(
+                Array(#"{"fleet":"f","vehicle":"v","mqtt":\#(mqtt)}"#.utf8), name: "config.json")
             let again = try AgentConfiguration.parse(Array(c.json.jsonText.utf8), name: "printed")
             guard again == c else { return "printed differently: \(c.json.jsonText)" }
-            return ([MQTTBroker(host: c.mqtt.host, port: c.mqtt.port)] + c.mqtt.failover).map(\.description).joined(separator: " ") + " after \(c.mqtt.failoverAfter)"
+            return ([MQTTBroker(host: c.mqtt.host, port: c.mqtt.port)] + c.mqtt.failover).map(\.description).joined(
+                separator: " ") + " after \(c.mqtt.failoverAfter)"
         } catch {
             return "\(error)"
         }
     }
 
     @Test func brokersInOrder() {
-        #expect(parse(#"{"hosts":["a.example:8883","b.example"],"port":1884,"failoverAfter":5}"#) == "a.example:8883 b.example:1884 after 5.0")
+        #expect(
+            parse(#"{"hosts":["a.example:8883","b.example"],"port":1884,"failoverAfter":5}"#)
+                == "a.example:8883 b.example:1884 after 5.0")
         #expect(parse(#"{"host":"a.example"}"#) == "a.example:1883 after 10.0")
-        #expect(parse(#"{"hosts":["a"],"host":"b"}"#).contains("mqtt.hosts: give the brokers in mqtt.hosts or one in mqtt.host, not both"))
+        #expect(
+            parse(#"{"hosts":["a"],"host":"b"}"#).contains(
+                "mqtt.hosts: give the brokers in mqtt.hosts or one in mqtt.host, not both"))
         #expect(parse(#"{"hosts":[]}"#).contains("mqtt.hosts: expected a list"))
         #expect(parse(#"{"hosts":["a:99999"]}"#).contains("mqtt.hosts[0]: port '99999' is not 1–65535"))
-        #expect(parse(#"{"hosts":["a",7]}"#).contains("mqtt.hosts[1]: expected \"HOST\" or \"HOST:PORT\", found number"))
+        #expect(
+            parse(#"{"hosts":["a",7]}"#).contains("mqtt.hosts[1]: expected \"HOST\" or \"HOST:PORT\", found number"))
         #expect(parse(#"{"hosts":[":1883"]}"#).contains("mqtt.hosts[0]"))
         #expect(parse(#"{"failoverAfter":0}"#).contains("mqtt.failoverAfter"))
     }
@@ -137,6 +172,8 @@ struct MQTTHostsConfigurationTests {
         let cluster = try LocalRabbitMQCluster(nodes: 2)
         defer { cluster.stopAll() }
         try cluster.start()
-        try await failOverMidDrive(first: cluster.mqttPorts[0], second: cluster.mqttPorts[1], protocolVersion: .v311) { cluster.stop(node: 0) }
+        try await failOverMidDrive(first: cluster.mqttPorts[0], second: cluster.mqttPorts[1], protocolVersion: .v311) {
+            cluster.stop(node: 0)
+        }
     }
 }

@@ -2,22 +2,25 @@ import Foundation
 import LocalServers
 import Logging
 import Mosquitto
-import Testing
 import TestSupport
+import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What a new user met on the CLI, each as the binary runs: every one ends, with a reason and a
 /// documented exit status.
 @Suite(.offTheCooperativePool(.waiting)) struct FirstUseTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
 
     /// A configuration whose broker and gpsd ports have nothing listening, and whose store does not exist.
     static func lonelyConfiguration() throws -> String {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("first-use-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let config = #"{"fleet":"test","vehicle":"v1","mqtt":{"host":"127.0.0.1","port":\#(try LocalProcess.freePort())},"gpsd":{"host":"127.0.0.1","port":\#(try LocalProcess.freePort())},"store":{"path":"state/agent.sqlite"}}"#
+        let config =
+            #"{"fleet":"test","vehicle":"v1","mqtt":{"host":"127.0.0.1","port":\#(try LocalProcess.freePort())},"gpsd":{"host":"127.0.0.1","port":\#(try LocalProcess.freePort())},"store":{"path":"state/agent.sqlite"}}"#
         let path = directory.appendingPathComponent("config.json").path
         try config.write(toFile: path, atomically: true, encoding: .utf8)
         return path
@@ -25,7 +28,9 @@ import Glibc
 
     @Test func locationsWithNoGPSDEndsByItselfAndSaysNoneCame() throws {
         let start = ContinuousClock.now
-        let result = try AgentBinary.run(["locations", "--count", "5", "--gpsd", "127.0.0.1:\(try LocalProcess.freePort())"])
+        let result = try AgentBinary.run([
+            "locations", "--count", "5", "--gpsd", "127.0.0.1:\(try LocalProcess.freePort())",
+        ])
         let elapsed = ContinuousClock.now - start
         #expect(result.status == 1, "\(result.stderr)")
         #expect(elapsed < .seconds(60), "the default timeout (30 s) ends it")
@@ -40,21 +45,28 @@ import Glibc
         #expect(result.stdout.contains("store        none yet at"))
         #expect(result.stderr.contains("no agent has run with \(config): there is no store at"), "\(result.stderr)")
         let json = try AgentBinary.run(["status", "--config", config, "--json"])
-        #expect(json.status == 3 && json.stdout.contains(#""running":false"#) && json.stdout.contains(#""storeExists":false"#))
+        #expect(
+            json.status == 3 && json.stdout.contains(#""running":false"#)
+                && json.stdout.contains(#""storeExists":false"#))
     }
 
     @Test func pushWithNoBrokerGivesTheReasonAndExits1() throws {
-        let result = try AgentBinary.run(["push", "--config", try Self.lonelyConfiguration(),
-                                          "--conditions", Self.root.appendingPathComponent("examples/ijsselmeer.geojson").path])
+        let result = try AgentBinary.run([
+            "push", "--config", try Self.lonelyConfiguration(),
+            "--conditions", Self.root.appendingPathComponent("examples/ijsselmeer.geojson").path,
+        ])
         #expect(result.status == 1)
-        #expect(result.stderr.contains("nothing was published") && result.stderr.contains("Connection refused"), "\(result.stderr)")
+        #expect(
+            result.stderr.contains("nothing was published") && result.stderr.contains("Connection refused"),
+            "\(result.stderr)")
     }
 
     @Test func theEvaluateExampleOfItsHelpRuns() throws {
         let help = try AgentBinary.run(["evaluate", "--help"])
         // The example as a shell reads it: a line ending in a backslash goes on.
         let text = help.stdout.replacingOccurrences(of: "\\\n", with: " ")
-        let line = try #require(text.split(separator: "\n").map(String.init).first { $0.contains("geofence-agent evaluate --conditions") })
+        let line = try #require(
+            text.split(separator: "\n").map(String.init).first { $0.contains("geofence-agent evaluate --conditions") })
         let arguments = line.split(separator: " ").dropFirst().map { word in
             word.hasPrefix("examples/") ? Self.root.appendingPathComponent(String(word)).path : String(word)
         }
@@ -64,16 +76,21 @@ import Glibc
     }
 
     @Test func aNegativeAccuracyIsNamedNotMissing() throws {
-        let result = try AgentBinary.run(["simulate", "--conditions", "x.geojson", "--track", "x.gpx", "--accuracy", "-3"])
+        let result = try AgentBinary.run([
+            "simulate", "--conditions", "x.geojson", "--track", "x.gpx", "--accuracy", "-3",
+        ])
         #expect(result.status == 64)
-        #expect(result.stderr.contains("--accuracy must be a non-negative number of metres, got -3.0"), "\(result.stderr)")
+        #expect(
+            result.stderr.contains("--accuracy must be a non-negative number of metres, got -3.0"), "\(result.stderr)")
     }
 
     @Test func aCSVGivenAsGeoJSONIsCalledACSV() throws {
         let csv = Self.root.appendingPathComponent("examples/points.csv").path
         let result = try AgentBinary.run(["evaluate", "--conditions", csv, "--points", csv])
         #expect(result.status == 2)
-        #expect(result.stderr.contains("this is not GeoJSON: it looks like CSV, starting 'name,lat,lon'"), "\(result.stderr)")
+        #expect(
+            result.stderr.contains("this is not GeoJSON: it looks like CSV, starting 'name,lat,lon'"),
+            "\(result.stderr)")
         #expect(result.stderr.contains("evaluate --points"))
     }
 
@@ -86,15 +103,19 @@ import Glibc
         try agent.start()
         defer { agent.kill(signal: SIGTERM) }
         #expect(await waitUntil(30) { (agent.status?["broker"] as? String)?.hasPrefix("connected") == true })
-        let operator_ = try MQTTClient(configuration: MQTTConfiguration(port: broker.port, clientID: "test-cmd"), logger: Logger(label: "t") { _ in SwiftLogNoOpLogHandler() })
-        await operator_.start()
-        try await operator_.publish("fleet/test/vehicles/v1/cmd", text: "selfDestruct")
-        await operator_.shutdown()
+        let operatorClient = try MQTTClient(
+            configuration: MQTTConfiguration(port: broker.port, clientID: "test-cmd"),
+            logger: Logger(label: "t") { _ in SwiftLogNoOpLogHandler() })
+        await operatorClient.start()
+        try await operatorClient.publish("fleet/test/vehicles/v1/cmd", text: "selfDestruct")
+        await operatorClient.shutdown()
         #expect(await waitUntil(20) { watcher.count >= 1 })
         await watcher.stop()
         let error = try #require(watcher.events.first)
         #expect(error["kind"] as? String == "command")
         #expect((error["reason"] as? String)?.contains("unknown command 'selfDestruct'") == true)
-        #expect(agent.log.contains("command rejected") && !agent.log.contains("geofence rejected"), "\(agent.log.suffix(2000))")
+        #expect(
+            agent.log.contains("command rejected") && !agent.log.contains("geofence rejected"),
+            "\(agent.log.suffix(2000))")
     }
 }

@@ -1,8 +1,9 @@
-@testable import AgentFormats
 import Foundation
 import GeofenceAgent
 import GeofenceCore
 import Testing
+
+@testable import AgentFormats
 
 /// A GPX track as a location source, as Xcode replays one.
 @Suite struct GPXReplayTests {
@@ -27,16 +28,22 @@ import Testing
         policy.distanceFilter = 50
         policy.minimumInterval = 0
         var updates: [LiveUpdate] = []
-        for await update in LocationUpdates.liveUpdates(policy: policy, from: replay.stream()) { updates.append(update) }
+        for await update in LocationUpdates.liveUpdates(policy: policy, from: replay.stream()) {
+            updates.append(update)
+        }
         #expect(updates.count > 3)
         for (a, b) in zip(updates, updates.dropFirst()) {
-            #expect(Geodesic.distance(a.location.coordinate, b.location.coordinate) >= 50 || b.isStationary != a.isStationary)
+            #expect(
+                Geodesic.distance(a.location.coordinate, b.location.coordinate) >= 50
+                    || b.isStationary != a.isStationary)
         }
         #expect(updates.allSatisfy { !$0.isStationary }, "a boat sailing at 3 m/s is not at rest")
     }
 
     @Test func refusesNonsense() throws {
-        #expect(throws: AgentError.self) { try GPXReplay(path: AgentBinary.fixture("ijsselmeer-sail.gpx"), speedFactor: 0) }
+        #expect(throws: AgentError.self) {
+            try GPXReplay(path: AgentBinary.fixture("ijsselmeer-sail.gpx"), speedFactor: 0)
+        }
         #expect(throws: AgentError.self) { try GPXReplay(points: [], speedFactor: 1) }
     }
 }

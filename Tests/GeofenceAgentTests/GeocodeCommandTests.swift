@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// `geocode` and `reverse` run as binaries, on the gazetteer scripts/setup builds.
 @Suite(.offTheCooperativePool(.waiting)) struct GeocodeCommandTests {
@@ -40,7 +40,8 @@ import TestSupport
         #expect(r.stderr.contains("stdin:2: the query is empty"))
         #expect(r.stderr.contains("stdin:4: no place matches"))
 
-        let csv = try AgentBinary.run(["reverse"], stdin: "name,lon,lat\na,6.0830,52.5168\nb,8.54,47.37\nc,abc,1\nd,0,95\n")
+        let csv = try AgentBinary.run(
+            ["reverse"], stdin: "name,lon,lat\na,6.0830,52.5168\nb,8.54,47.37\nc,abc,1\nd,0,95\n")
         #expect(csv.lines.count == 4)
         #expect(csv.lines[0].contains(#""name":"Zwolle""#))
         #expect(csv.lines[1].contains(#""isoCountryCode":"CH""#))

@@ -5,10 +5,11 @@ import GeofenceCore
 import LocalServers
 import Logging
 import Mosquitto
-import Testing
 import TestSupport
+import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Home Assistant's MQTT discovery, against its documentation (home-assistant.io, integrations
@@ -26,48 +27,72 @@ struct HomeAssistantDiscoveryTests {
 
     func configs() throws -> [(topic: String, config: [String: Any])] {
         try HomeAssistant.discovery(Self.identity, version: "0.1.0").map { message in
-            (message.topic, try #require(try JSONSerialization.jsonObject(with: Data(message.payload)) as? [String: Any]))
+            (
+                message.topic,
+                try #require(try JSONSerialization.jsonObject(with: Data(message.payload)) as? [String: Any])
+            )
         }
     }
 
     @Test func oneDeviceWithATrackerAnEventEntityAndThreeSensors() throws {
         let all = try configs()
-        #expect(all.map(\.topic) == [
-            "homeassistant/device_tracker/vehicle-1/geofence_agent_demo_location/config",
-            "homeassistant/event/vehicle-1/geofence_agent_demo_geofence/config",
-            "homeassistant/sensor/vehicle-1/geofence_agent_demo_gps/config",
-            "homeassistant/sensor/vehicle-1/geofence_agent_demo_outbox/config",
-            "homeassistant/sensor/vehicle-1/geofence_agent_demo_satisfied/config",
-        ])
+        #expect(
+            all.map(\.topic) == [
+                "homeassistant/device_tracker/vehicle-1/geofence_agent_demo_location/config",
+                "homeassistant/event/vehicle-1/geofence_agent_demo_geofence/config",
+                "homeassistant/sensor/vehicle-1/geofence_agent_demo_gps/config",
+                "homeassistant/sensor/vehicle-1/geofence_agent_demo_outbox/config",
+                "homeassistant/sensor/vehicle-1/geofence_agent_demo_satisfied/config",
+            ])
         for (topic, config) in all {
             let component = topic.split(separator: "/")[1]
-            #expect(Set(config.keys).isSubset(of: Self.documented[String(component)] ?? []), "\(topic): \(config.keys.sorted())")
+            #expect(
+                Set(config.keys).isSubset(of: Self.documented[String(component)] ?? []),
+                "\(topic): \(config.keys.sorted())")
             let device = try #require(config["device"] as? [String: Any])
-            #expect(device["identifiers"] as? [String] == ["geofence_agent_demo_vehicle-1"] && device["name"] as? String == "vehicle-1")
+            #expect(
+                device["identifiers"] as? [String] == ["geofence_agent_demo_vehicle-1"]
+                    && device["name"] as? String == "vehicle-1")
             let availability = try #require((config["availability"] as? [[String: Any]])?.first)
-            #expect(availability["topic"] as? String == "fleet/demo/vehicles/vehicle-1/status" && availability["value_template"] as? String == "{{ value_json.status }}")
+            #expect(
+                availability["topic"] as? String == "fleet/demo/vehicles/vehicle-1/status"
+                    && availability["value_template"] as? String == "{{ value_json.status }}")
         }
         let ids = all.compactMap { $0.config["unique_id"] as? String }
         #expect(Set(ids).count == 5 && ids.allSatisfy { $0.hasPrefix("geofence_agent_demo_vehicle-1_") })
-        #expect(try configs().compactMap { $0.config["unique_id"] as? String } == ids, "stable: the same ids every time")
+        #expect(
+            try configs().compactMap { $0.config["unique_id"] as? String } == ids, "stable: the same ids every time")
 
         let tracker = all[0].config
-        #expect(tracker["source_type"] as? String == "gps" && tracker["json_attributes_topic"] as? String == Self.identity.attributes)
-        #expect(tracker["state_topic"] == nil && tracker["payload_home"] == nil, "not the deprecated state_topic / payload_home")
+        #expect(
+            tracker["source_type"] as? String == "gps"
+                && tracker["json_attributes_topic"] as? String == Self.identity.attributes)
+        #expect(
+            tracker["state_topic"] == nil && tracker["payload_home"] == nil,
+            "not the deprecated state_topic / payload_home")
         #expect(all[1].config["event_types"] as? [String] == ["enter", "exit", "dwell", "crossed"])
     }
 
     @Test func attributesAndEventsCarryWhatTheEntitiesRead() throws {
-        let fix = Location(coordinate: Coordinate(latitude: 52.85, longitude: 5.31), horizontalAccuracy: 4.5, speed: 2.5,
-                           timestamp: Date(timeIntervalSince1970: 1_534_758_506))
-        let a = try #require(try JSONSerialization.jsonObject(with: Data(HomeAssistant.attributes(fix, inside: ["channel", "route"]))) as? [String: Any])
-        #expect(a["latitude"] as? Double == 52.85 && a["longitude"] as? Double == 5.31 && a["gps_accuracy"] as? Double == 4.5)
+        let fix = Location(
+            coordinate: Coordinate(latitude: 52.85, longitude: 5.31), horizontalAccuracy: 4.5, speed: 2.5,
+            timestamp: Date(timeIntervalSince1970: 1_534_758_506))
+        let a = try #require(
+            try JSONSerialization.jsonObject(with: Data(HomeAssistant.attributes(fix, inside: ["channel", "route"])))
+                as? [String: Any])
+        #expect(
+            a["latitude"] as? Double == 52.85 && a["longitude"] as? Double == 5.31
+                && a["gps_accuracy"] as? Double == 4.5)
         #expect(a["inside"] as? [String] == ["channel", "route"] && a["speed"] as? Double == 9)
         for kind in [EventKind.enter, .exit, .dwell, .crossed] {
-            let e = MonitorEvent(identifier: "channel", kind: kind, state: .satisfied, date: fix.timestamp, location: fix, conditionName: "Buoyed channel")
+            let e = MonitorEvent(
+                identifier: "channel", kind: kind, state: .satisfied, date: fix.timestamp, location: fix,
+                conditionName: "Buoyed channel")
             let payload = try #require(HomeAssistant.event(e, monitor: "default"))
             let o = try #require(try JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any])
-            #expect(o["event_type"] as? String == kind.rawValue && o["identifier"] as? String == "channel" && o["name"] as? String == "Buoyed channel")
+            #expect(
+                o["event_type"] as? String == kind.rawValue && o["identifier"] as? String == "channel"
+                    && o["name"] as? String == "Buoyed channel")
         }
         for kind in [EventKind.initial, .overspeed, .active] {
             let e = MonitorEvent(identifier: "x", kind: kind, state: .satisfied, date: fix.timestamp, location: fix)
@@ -85,7 +110,8 @@ struct HomeAssistantDiscoveryTests {
         defer { broker.stop() }
         defer { Task { await operatorClient.shutdown() } }
         let discovery = try await EventSubscriber(port: broker.port, topic: "homeassistant/+/+/+/config")
-        let attributes = try await EventSubscriber(port: broker.port, topic: "fleet/test/vehicles/v1/homeassistant/attributes")
+        let attributes = try await EventSubscriber(
+            port: broker.port, topic: "fleet/test/vehicles/v1/homeassistant/attributes")
         let events = try await EventSubscriber(port: broker.port, topic: "fleet/test/vehicles/v1/homeassistant/event")
         let status = try await EventSubscriber(port: broker.port, topic: "fleet/test/vehicles/v1/status")
         let agent = try Sail.agent(brokerPort: broker.port, speedFactor: 20) { $0["homeAssistant"] = ["enabled": true] }
@@ -98,11 +124,15 @@ struct HomeAssistantDiscoveryTests {
 
         // The events Home Assistant's event entity gets: the sail's transitions of its four types.
         #expect(await waitUntil(60) { events.events.count >= 5 }, "\(agent.log.suffix(2000))")
-        #expect(events.events.map { "\($0["identifier"] as? String ?? "") \($0["event_type"] as? String ?? "")" }
+        #expect(
+            events.events.map { "\($0["identifier"] as? String ?? "") \($0["event_type"] as? String ?? "")" }
                 == ["start-buoy exit", "channel enter", "channel dwell", "gate crossed", "channel exit"])
         // The tracker's attributes: where the vehicle is, and (while it was in the channel) what it is inside.
         #expect(await waitUntil(30) { attributes.events.count >= 10 })
-        #expect(attributes.events.allSatisfy { $0["latitude"] is Double && $0["longitude"] is Double && $0["gps_accuracy"] is Double })
+        #expect(
+            attributes.events.allSatisfy {
+                $0["latitude"] is Double && $0["longitude"] is Double && $0["gps_accuracy"] is Double
+            })
         #expect(attributes.events.contains { ($0["inside"] as? [String])?.contains("channel") == true })
 
         // The sensors' templates, rendered as Home Assistant renders them, against the latest status.
@@ -116,7 +146,9 @@ struct HomeAssistantDiscoveryTests {
             switch sensor["name"] as? String {
             case "GPS": want = (latest["gps"] as? [String: Any])?["state"] as? String ?? "?"
             case "Outbox depth": want = "\((latest["outbox"] as? [String: Any])?["rows"] as? Int ?? -1)"
-            default: want = "\((latest["monitors"] as? [[String: Any]] ?? []).reduce(0) { $0 + ($1["satisfied"] as? Int ?? 0) })"
+            default:
+                want =
+                    "\((latest["monitors"] as? [[String: Any]] ?? []).reduce(0) { $0 + ($1["satisfied"] as? Int ?? 0) })"
             }
             #expect(rendered == want, "\(sensor["name"] ?? ""): \(rendered) against \(latest)")
         }
@@ -135,8 +167,12 @@ struct HomeAssistantDiscoveryTests {
 func renderJinja(_ template: String, valueJSON: [String: Any]) throws -> String {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", "-c", "import sys, json, jinja2; t, v = json.load(sys.stdin); print(jinja2.Environment().from_string(t).render(value_json=v), end='')"]
-    let input = Pipe(), output = Pipe()
+    process.arguments = [
+        "python3", "-c",
+        "import sys, json, jinja2; t, v = json.load(sys.stdin); print(jinja2.Environment().from_string(t).render(value_json=v), end='')",
+    ]
+    let input = Pipe()
+    let output = Pipe()
     process.standardInput = input
     process.standardOutput = output
     try process.run()
@@ -144,7 +180,9 @@ func renderJinja(_ template: String, valueJSON: [String: Any]) throws -> String 
     try input.fileHandleForWriting.close()
     let data = output.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
-    guard process.terminationStatus == 0 else { throw AgentTestError("jinja2 could not render \(template) (is jinja2 installed? scripts/setup --test)") }
+    guard process.terminationStatus == 0 else {
+        throw AgentTestError("jinja2 could not render \(template) (is jinja2 installed? scripts/setup --test)")
+    }
     return String(decoding: data, as: UTF8.self)
 }
 

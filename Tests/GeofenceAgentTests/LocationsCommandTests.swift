@@ -1,11 +1,13 @@
-@testable import AgentFormats
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import LocalServers
-import Testing
 import TestSupport
+import Testing
+
+@testable import AgentFormats
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// `geofence-agent locations` as a technician runs it, against a gpsd of our own.
 @Suite(.offTheCooperativePool(.waiting)) struct LocationsCommandTests {
@@ -19,12 +21,18 @@ import TestSupport
         let gpsd = try LocalGPSD(sources: [feed.url])
         try gpsd.start()
         defer { gpsd.stop() }
-        let result = try AgentBinary.run(["locations", "--gpsd", "127.0.0.1:\(gpsd.port)", "--count", "5", "--json", "--timeout", "20"])
+        let result = try AgentBinary.run([
+            "locations", "--gpsd", "127.0.0.1:\(gpsd.port)", "--count", "5", "--json", "--timeout", "20",
+        ])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.lines.count == 5)
-        let objects = try result.lines.map { try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+        let objects = try result.lines.map {
+            try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
         for o in objects {
-            for key in ["time", "lat", "lon", "mode", "horizontalAccuracy", "speed", "course", "device", "isStationary"] {
+            for key in [
+                "time", "lat", "lon", "mode", "horizontalAccuracy", "speed", "course", "device", "isStationary",
+            ] {
                 #expect(o.keys.contains(key), "missing \(key) in \(o)")
             }
             #expect(o["device"] as? String == feed.url)
@@ -53,32 +61,47 @@ import TestSupport
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        try #require(withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) } } == 0)
+        try #require(
+            withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) }
+            } == 0)
         try #require(listen(listener, 0) == 0)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) } }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
+        }
         // Fill the backlog with connections nobody accepts, so that the next connect's SYN is dropped.
         var fillers: [Int32] = []
-        defer { fillers.forEach { close($0) } }
+        defer { for filler in fillers { close(filler) } }
         for _ in 0..<4 {
             let c = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-            _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(c, $0, length) } }
+            _ = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(c, $0, length) }
+            }
             fillers.append(c)
         }
         let port = Int(UInt16(bigEndian: address.sin_port))
         // Spawned and reaped directly rather than through Foundation's Process, whose exit detection was
         // seen to lag by 40–80 s in a loaded CI run while the command itself ends at 2 s.
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("locations-\(UUID().uuidString).log").path
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("locations-\(UUID().uuidString).log")
+            .path
         defer { try? FileManager.default.removeItem(atPath: output) }
-        let pid = try LocalProcess.spawn(AgentBinary.url.path, ["locations", "--gpsd", "127.0.0.1:\(port)", "--timeout", "2"],
-                                         standardOutput: output, standardError: output)
+        let pid = try LocalProcess.spawn(
+            AgentBinary.url.path, ["locations", "--gpsd", "127.0.0.1:\(port)", "--timeout", "2"],
+            standardOutput: output, standardError: output)
         var status: Int32 = 0
         let start = ContinuousClock.now
         var exited = false
         while ContinuousClock.now - start < .seconds(30) {
-            if waitpid(pid, &status, WNOHANG) == pid { exited = true; break }
+            if waitpid(pid, &status, WNOHANG) == pid {
+                exited = true
+                break
+            }
             usleep(10_000)
         }
-        if !exited { kill(pid, SIGKILL); _ = LocalProcess.reap(pid, within: 5) }
+        if !exited {
+            kill(pid, SIGKILL)
+            _ = LocalProcess.reap(pid, within: 5)
+        }
         #expect(exited, "it ended at its timeout, not after the connect's retries")
         #expect(exited && (status >> 8) & 0xFF == 1, "exit status \((status >> 8) & 0xFF)")
         let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""

@@ -1,18 +1,21 @@
 import AgentOutputs
 import Foundation
-@testable import GeofenceAgent
 import LocalServers
-import Testing
 import TestSupport
+import Testing
+
+@testable import GeofenceAgent
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `metrics` in config.json: what is refused, and where.
 struct MetricsSettingsTests {
     func parse(_ metrics: String) -> String {
         do {
-            let c = try AgentConfiguration.parse(Array(#"{"fleet":"f","vehicle":"v","metrics":\#(metrics)}"#.utf8), name: "config.json")
+            let c = try AgentConfiguration.parse(
+                Array(#"{"fleet":"f","vehicle":"v","metrics":\#(metrics)}"#.utf8), name: "config.json")
             let m = c.outputs[MetricsSettings.self]
             return "\(m.enabled) \(m.host):\(m.port) \(m.textfile ?? "-")"
         } catch {
@@ -22,11 +25,14 @@ struct MetricsSettingsTests {
 
     @Test func listenAndTextfile() {
         #expect(parse(#"{"enabled":true}"#) == "true 127.0.0.1:9465 -", "loopback by default")
-        #expect(parse(#"{"enabled":true,"listen":"0.0.0.0:9100","textfile":"/var/lib/node_exporter/geofence.prom"}"#)
+        #expect(
+            parse(#"{"enabled":true,"listen":"0.0.0.0:9100","textfile":"/var/lib/node_exporter/geofence.prom"}"#)
                 == "true 0.0.0.0:9100 /var/lib/node_exporter/geofence.prom")
         #expect(parse(#"{"listen":"localhost:9100"}"#).contains("metrics.listen: expected IPV4ADDRESS:PORT"))
         #expect(parse(#"{"listen":"127.0.0.1:70000"}"#).contains("metrics.listen: expected IPV4ADDRESS:PORT"))
-        #expect(parse(#"{"textfile":"/tmp/metrics.txt"}"#).contains("metrics.textfile: node_exporter reads only *.prom files"))
+        #expect(
+            parse(#"{"textfile":"/tmp/metrics.txt"}"#).contains(
+                "metrics.textfile: node_exporter reads only *.prom files"))
         #expect(parse(#"{"port":9100}"#).contains("metrics.port: unknown key"))
     }
 }
@@ -48,31 +54,48 @@ struct MetricsSettingsTests {
 
         // During the replay: the fixes counted so far, and more at a later scrape.
         var first: [String: Double] = [:]
-        #expect(await waitUntil(30) {
-            first = (try? scrape(port: port)) ?? [:]
-            return (first["geofence_agent_fixes_received_total"] ?? 0) >= 5
-        }, "\(agent.log.suffix(1500))")
+        #expect(
+            await waitUntil(30) {
+                first = (try? scrape(port: port)) ?? [:]
+                return (first["geofence_agent_fixes_received_total"] ?? 0) >= 5
+            }, "\(agent.log.suffix(1500))")
         let events = #"geofence_agent_events_total{kind="%@"}"#
-        func count(_ s: [String: Double], _ kind: String) -> Double { s[events.replacingOccurrences(of: "%@", with: kind)] ?? -1 }
+        func count(_ s: [String: Double], _ kind: String) -> Double {
+            s[events.replacingOccurrences(of: "%@", with: kind)] ?? -1
+        }
         var last: [String: Double] = [:]
-        #expect(await waitUntil(60) {
-            last = (try? scrape(port: port)) ?? [:]
-            return count(last, "exit") >= 2 && (last["geofence_agent_fixes_received_total"] ?? 0) > (first["geofence_agent_fixes_received_total"] ?? .infinity)
-        }, "\(last)")
-        #expect((last["geofence_agent_fixes_received_total"] ?? 0) > (first["geofence_agent_fixes_received_total"] ?? .infinity))
-        #expect(count(last, "enter") == 1 && count(last, "exit") == 2 && count(last, "dwell") == 1 && count(last, "crossed") == 1, "\(last)")
+        #expect(
+            await waitUntil(60) {
+                last = (try? scrape(port: port)) ?? [:]
+                return count(last, "exit") >= 2
+                    && (last["geofence_agent_fixes_received_total"] ?? 0)
+                        > (first["geofence_agent_fixes_received_total"] ?? .infinity)
+            }, "\(last)")
+        #expect(
+            (last["geofence_agent_fixes_received_total"] ?? 0)
+                > (first["geofence_agent_fixes_received_total"] ?? .infinity))
+        #expect(
+            count(last, "enter") == 1 && count(last, "exit") == 2 && count(last, "dwell") == 1
+                && count(last, "crossed") == 1, "\(last)")
         for reason in ["noFix", "invalidCoordinate", "poorAccuracy", "outOfOrder", "impossibleSpeed"] {
-            #expect(last[#"geofence_agent_fixes_rejected_total{reason="\#(reason)"}"#] != nil, "every reason is exposed, at 0 too")
+            #expect(
+                last[#"geofence_agent_fixes_rejected_total{reason="\#(reason)"}"#] != nil,
+                "every reason is exposed, at 0 too")
         }
         #expect((last["geofence_agent_store_commit_seconds_count"] ?? 0) >= 5, "a commit per fix with events")
         #expect((last["geofence_agent_outbox_ack_seconds_count"] ?? 0) >= 5, "acknowledged events and live updates")
-        #expect(last["geofence_agent_broker_connected"] == 1 && (last["geofence_agent_broker_connections_total"] ?? 0) >= 1)
+        #expect(
+            last["geofence_agent_broker_connected"] == 1 && (last["geofence_agent_broker_connections_total"] ?? 0) >= 1)
         // One state at 1: a fix while the sail runs, noData once the replay has ended.
         let states = last.filter { $0.key.hasPrefix("geofence_agent_gps_state{") && $0.value == 1 }.map(\.key)
-        #expect(states == [#"geofence_agent_gps_state{state="fix"}"#] || states == [#"geofence_agent_gps_state{state="noData"}"#], "\(states)")
+        #expect(
+            states == [#"geofence_agent_gps_state{state="fix"}"#]
+                || states == [#"geofence_agent_gps_state{state="noData"}"#], "\(states)")
         #expect(last[#"geofence_agent_conditions{monitor="default"}"#] == 5)
         #expect((last["geofence_agent_gps_fix_age_seconds"] ?? -1) >= 0)
-        #expect(last["geofence_agent_outbox_rows"] != nil && last[#"geofence_agent_outbox_dropped_total{kind="transition"}"#] == 0)
+        #expect(
+            last["geofence_agent_outbox_rows"] != nil
+                && last[#"geofence_agent_outbox_dropped_total{kind="transition"}"#] == 0)
         #expect((last["process_resident_memory_bytes"] ?? 0) > 5_000_000)
 
         // node_exporter's textfile, beside the configuration, parses too.
@@ -95,7 +118,11 @@ func httpGet(port: Int, path: String) throws -> String {
     address.sin_family = sa_family_t(AF_INET)
     address.sin_port = in_port_t(UInt16(port).bigEndian)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let connected = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
+    }
     guard connected == 0 else { throw AgentTestError("cannot connect to 127.0.0.1:\(port)") }
     let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
     _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -113,7 +140,8 @@ func httpGet(port: Int, path: String) throws -> String {
 func scrape(port: Int) throws -> [String: Double] {
     let response = try httpGet(port: port, path: "/metrics")
     guard response.hasPrefix("HTTP/1.1 200"), response.contains("Content-Type: text/plain; version=0.0.4"),
-          let body = response.range(of: "\r\n\r\n").map({ String(response[$0.upperBound...]) }) else {
+        let body = response.range(of: "\r\n\r\n").map({ String(response[$0.upperBound...]) })
+    else {
         throw AgentTestError("not a metrics response: \(response.prefix(300))")
     }
     return try parseMetrics(body)
@@ -123,7 +151,9 @@ func scrape(port: Int) throws -> [String: Double] {
 func parseMetrics(_ text: String) throws -> [String: Double] {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", "-c", """
+    process.arguments = [
+        "python3", "-c",
+        """
         import sys, json, math
         from prometheus_client.parser import text_string_to_metric_families
         out = {}
@@ -132,8 +162,11 @@ func parseMetrics(_ text: String) throws -> [String: Double] {
                 labels = ",".join('%s="%s"' % kv for kv in sorted(s.labels.items()))
                 out[s.name + ("{" + labels + "}" if labels else "")] = s.value if math.isfinite(s.value) else str(s.value)
         print(json.dumps(out))
-        """]
-    let input = Pipe(), output = Pipe(), errors = Pipe()
+        """,
+    ]
+    let input = Pipe()
+    let output = Pipe()
+    let errors = Pipe()
     process.standardInput = input
     process.standardOutput = output
     process.standardError = errors
@@ -143,8 +176,10 @@ func parseMetrics(_ text: String) throws -> [String: Double] {
     let data = output.fileHandleForReading.readDataToEndOfFile()
     let problem = errors.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
-    guard process.terminationStatus == 0, let parsed = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
-        throw AgentTestError("prometheus_client refused the text: \(String(decoding: problem, as: UTF8.self).suffix(500))")
+    guard process.terminationStatus == 0, let parsed = try JSONSerialization.jsonObject(with: data) as? [String: Any]
+    else {
+        throw AgentTestError(
+            "prometheus_client refused the text: \(String(decoding: problem, as: UTF8.self).suffix(500))")
     }
     // NaN (no fix yet) comes as the string "nan".
     return parsed.compactMapValues { ($0 as? Double) ?? ($0 as? String).flatMap(Double.init) }

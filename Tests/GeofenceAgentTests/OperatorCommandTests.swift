@@ -2,10 +2,11 @@ import Foundation
 import LocalServers
 import Logging
 import Mosquitto
-import Testing
 import TestSupport
+import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `push` and `conditions` as operators and technicians use them.
@@ -16,7 +17,9 @@ import Glibc
         defer { broker.stop() }
         let agent = try AgentFixture(brokerPort: broker.port, speedFactor: 10)
         let fleet = try await EventSubscriber(port: broker.port, topic: "fleet/test/geofences/#")
-        let bad = try AgentBinary.temporaryFile(#"{"type":"FeatureCollection","features":[{"type":"Feature","id":"ok","geometry":{"type":"Point","coordinates":[5,52]},"properties":{"radius":10}},{"type":"Feature","id":"bad","geometry":{"type":"Point","coordinates":[5,95]},"properties":{"radius":10}}]}"#, suffix: ".geojson")
+        let bad = try AgentBinary.temporaryFile(
+            #"{"type":"FeatureCollection","features":[{"type":"Feature","id":"ok","geometry":{"type":"Point","coordinates":[5,52]},"properties":{"radius":10}},{"type":"Feature","id":"bad","geometry":{"type":"Point","coordinates":[5,95]},"properties":{"radius":10}}]}"#,
+            suffix: ".geojson")
         let refused = try AgentBinary.run(["push", "--config", agent.configURL.path, "--conditions", bad])
         #expect(refused.status == 1 || refused.status == 2)
         #expect(refused.stderr.contains("nothing was published"))
@@ -30,8 +33,12 @@ import Glibc
         // all of them again as retained messages.
         let published = { Set(fleet.events.compactMap { $0["id"] as? String }) }
         #expect(await waitUntil(30) { published().count >= SyntheticDrive.circles })
-        #expect(published() == Set((1...SyntheticDrive.circles).map { "c\($0)" }), "only the good file's \(SyntheticDrive.circles) features, retained")
-        let one = try AgentBinary.run(["push", "--config", agent.configURL.path, "--conditions", good, "--vehicle", "v9"])
+        #expect(
+            published() == Set((1...SyntheticDrive.circles).map { "c\($0)" }),
+            "only the good file's \(SyntheticDrive.circles) features, retained")
+        let one = try AgentBinary.run([
+            "push", "--config", agent.configURL.path, "--conditions", good, "--vehicle", "v9",
+        ])
         #expect(one.lines.first == "published fleet/test/vehicles/v9/geofences/c1")
         await fleet.stop()
     }
@@ -42,9 +49,13 @@ import Glibc
         defer { broker.stop() }
         let agent = try AgentFixture(brokerPort: broker.port, speedFactor: 10)
         let fleet = try await EventSubscriber(port: broker.port, topic: "fleet/test/geofences/#")
-        let pushed = try AgentBinary.run(["push", "--config", agent.configURL.path, "--place", "zwolle, nl", "--radius", "2500", "--id", "zwolle"])
+        let pushed = try AgentBinary.run([
+            "push", "--config", agent.configURL.path, "--place", "zwolle, nl", "--radius", "2500", "--id", "zwolle",
+        ])
         #expect(pushed.status == 0, "\(pushed.stderr)")
-        #expect(pushed.lines.first?.hasPrefix("place: Zwolle, Overijssel, NL (52.51250, 6.09444") == true, "\(pushed.stdout)")
+        #expect(
+            pushed.lines.first?.hasPrefix("place: Zwolle, Overijssel, NL (52.51250, 6.09444") == true,
+            "\(pushed.stdout)")
         #expect(pushed.lines.last == "published fleet/test/geofences/zwolle")
         #expect(await waitUntil(20) { fleet.events.contains { $0["id"] as? String == "zwolle" } })
         let feature = fleet.events.first { $0["id"] as? String == "zwolle" }!
@@ -53,13 +64,19 @@ import Glibc
         let properties = feature["properties"] as? [String: Any]
         #expect(properties?["radius"] as? Double == 2500 && properties?["name"] as? String == "Zwolle")
 
-        let unknown = try AgentBinary.run(["push", "--config", agent.configURL.path, "--place", "Xqzzyplorf", "--radius", "100", "--id", "x"])
+        let unknown = try AgentBinary.run([
+            "push", "--config", agent.configURL.path, "--place", "Xqzzyplorf", "--radius", "100", "--id", "x",
+        ])
         #expect(unknown.status == 1 && unknown.stderr.contains(#"--place "Xqzzyplorf": no place matches"#))
         let noRadius = try AgentBinary.run(["push", "--config", agent.configURL.path, "--place", "Zwolle", "--id", "x"])
         #expect(noRadius.status == 64 && noRadius.stderr.contains("--place needs --radius"))
-        let both = try AgentBinary.run(["push", "--config", agent.configURL.path, "--place", "Zwolle", "--conditions", "x.geojson"])
+        let both = try AgentBinary.run([
+            "push", "--config", agent.configURL.path, "--place", "Zwolle", "--conditions", "x.geojson",
+        ])
         #expect(both.status == 64 && both.stderr.contains("not both"))
-        let badId = try AgentBinary.run(["push", "--config", agent.configURL.path, "--place", "Zwolle", "--radius", "10", "--id", "a/b"])
+        let badId = try AgentBinary.run([
+            "push", "--config", agent.configURL.path, "--place", "Zwolle", "--radius", "10", "--id", "a/b",
+        ])
         #expect(badId.status != 0 && badId.stderr.contains("nothing was published"))
         await fleet.stop()
     }
@@ -70,20 +87,26 @@ import Glibc
         defer { broker.stop() }
         let agent = try AgentFixture(brokerPort: broker.port, speedFactor: 5) { $0["conditions"] = nil }
         let config = agent.configURL.path
-        let depot = try AgentBinary.temporaryFile(#"{"type":"Feature","id":"depot","geometry":{"type":"Point","coordinates":[4.89,52.37]},"properties":{"radius":150,"name":"Depot","version":2}}"#, suffix: ".geojson")
+        let depot = try AgentBinary.temporaryFile(
+            #"{"type":"Feature","id":"depot","geometry":{"type":"Point","coordinates":[4.89,52.37]},"properties":{"radius":150,"name":"Depot","version":2}}"#,
+            suffix: ".geojson")
         // Agent stopped: straight into the store.
         let added = try AgentBinary.run(["conditions", "add", "--config", config, "--file", depot])
         #expect(added.status == 0, "\(added.stderr)")
         #expect(added.stdout.contains("added depot"))
         let list = try AgentBinary.run(["conditions", "list", "--config", config, "--json"])
-        #expect(list.lines.count == 1 && list.stdout.contains(#""identifier":"depot""#) && list.stdout.contains(#""version":2"#))
+        #expect(
+            list.lines.count == 1 && list.stdout.contains(#""identifier":"depot""#)
+                && list.stdout.contains(#""version":2"#))
         let show = try AgentBinary.run(["conditions", "show", "depot", "--config", config])
         #expect(show.stdout.contains(#""radius":150"#))
         // Agent running: through its inbox.
         try agent.start()
         defer { agent.kill(signal: SIGTERM) }
         #expect(await waitUntil(20) { FileManager.default.fileExists(atPath: agent.storePath + ".status.json") })
-        let gate = try AgentBinary.temporaryFile(#"{"type":"Feature","id":"gate","geometry":{"type":"Point","coordinates":[5.01,52.0]},"properties":{"radius":30}}"#, suffix: ".geojson")
+        let gate = try AgentBinary.temporaryFile(
+            #"{"type":"Feature","id":"gate","geometry":{"type":"Point","coordinates":[5.01,52.0]},"properties":{"radius":30}}"#,
+            suffix: ".geojson")
         let live = try AgentBinary.run(["conditions", "add", "--config", config, "--file", gate])
         #expect(live.status == 0, "\(live.stderr)")
         #expect(live.stdout.contains("through the running agent"))
@@ -97,16 +120,22 @@ import Glibc
     }
 
     @Test func everySubcommandHasHelpWithAnExample() throws {
-        for command in [["run"], ["status"], ["conditions"], ["conditions", "list"], ["conditions", "show"], ["conditions", "add"],
-                        ["conditions", "remove"], ["push"], ["locations"], ["evaluate"], ["simulate"]] {
+        for command in [
+            ["run"], ["status"], ["conditions"], ["conditions", "list"], ["conditions", "show"], ["conditions", "add"],
+            ["conditions", "remove"], ["push"], ["locations"], ["evaluate"], ["simulate"],
+        ] {
             let result = try AgentBinary.run(command + ["--help"])
             #expect(result.status == 0, "\(command)")
             #expect(result.stdout.contains("geofence-agent \(command[0])"), "\(command): \(result.stdout.prefix(200))")
             #expect(result.stdout.lowercased().contains("example"), "\(command) --help has an example")
             // Every example file a help text names is in the repository.
-            let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            for word in result.stdout.split(whereSeparator: { $0 == " " || $0 == "\n" }) where word.hasPrefix("examples/") {
-                #expect(FileManager.default.fileExists(atPath: root.appendingPathComponent(String(word)).path), "\(command) --help names \(word), which does not exist")
+            let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent()
+            for word in result.stdout.split(whereSeparator: { $0 == " " || $0 == "\n" })
+            where word.hasPrefix("examples/") {
+                #expect(
+                    FileManager.default.fileExists(atPath: root.appendingPathComponent(String(word)).path),
+                    "\(command) --help names \(word), which does not exist")
             }
         }
     }
@@ -114,7 +143,8 @@ import Glibc
 
 /// deploy/: the broker's ACL confines each vehicle, and the unit passes systemd's own check.
 @Suite(.offTheCooperativePool(.waiting)) struct DeployTests {
-    static let deploy = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let deploy = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
         .appendingPathComponent("deploy")
 
     @Test func theFleetACLConfinesEachVehicleToItsSubtree() async throws {
@@ -126,7 +156,8 @@ import Glibc
             password_file \(passwd)
             acl_file \(Self.deploy.appendingPathComponent("mosquitto-fleet.acl").path)
             """
-        try LocalProcess.run("/usr/bin/mosquitto_passwd", ["-c", "-b", passwd, "vehicle-1", "pw1"], in: broker.directory)
+        try LocalProcess.run(
+            "/usr/bin/mosquitto_passwd", ["-c", "-b", passwd, "vehicle-1", "pw1"], in: broker.directory)
         try LocalProcess.run("/usr/bin/mosquitto_passwd", ["-b", passwd, "operator", "pwo"], in: broker.directory)
         try LocalProcess.run("/usr/bin/mosquitto_passwd", ["-b", passwd, "dashboard", "pwd"], in: broker.directory)
         try broker.start()
@@ -135,10 +166,12 @@ import Glibc
         func allowed(_ user: String, _ password: String, _ topic: String) async throws -> Bool {
             let passwordFile = broker.path("pw-\(user)")
             try password.write(toFile: passwordFile, atomically: true, encoding: .utf8)
-            var configuration = MQTTConfiguration(port: broker.port, clientID: "acl-\(user)-\(UUID().uuidString.prefix(6))")
+            var configuration = MQTTConfiguration(
+                port: broker.port, clientID: "acl-\(user)-\(UUID().uuidString.prefix(6))")
             configuration.username = user
             configuration.password = .file(passwordFile)
-            let client = try MQTTClient(configuration: configuration, logger: Logger(label: "acl") { _ in SwiftLogNoOpLogHandler() })
+            let client = try MQTTClient(
+                configuration: configuration, logger: Logger(label: "acl") { _ in SwiftLogNoOpLogHandler() })
             await client.start()
             defer { Task { await client.shutdown() } }
             guard await waitUntil(5, { client.status.isConnected }) else { return false }
@@ -151,18 +184,27 @@ import Glibc
         }
         #expect(try await allowed("vehicle-1", "pw1", "fleet/demo/vehicles/vehicle-1/events"))
         #expect(try await allowed("vehicle-1", "pw1", "fleet/demo/vehicles/vehicle-1/status"))
-        #expect(!(try await allowed("vehicle-1", "pw1", "fleet/demo/vehicles/vehicle-2/events")), "a vehicle cannot write another's subtree")
+        #expect(
+            !(try await allowed("vehicle-1", "pw1", "fleet/demo/vehicles/vehicle-2/events")),
+            "a vehicle cannot write another's subtree")
         #expect(!(try await allowed("vehicle-1", "pw1", "fleet/demo/geofences/x")), "a vehicle cannot push geofences")
         #expect(try await allowed("operator", "pwo", "fleet/demo/geofences/x"))
-        #expect(!(try await allowed("vehicle-1", "wrong", "fleet/demo/vehicles/vehicle-1/events")), "a wrong password gets nowhere")
-        #expect(try await allowed("vehicle-1", "pw1", "fleet/demo/vehicles/vehicle-1/state/detail"), "reportState's pages")
+        #expect(
+            !(try await allowed("vehicle-1", "wrong", "fleet/demo/vehicles/vehicle-1/events")),
+            "a wrong password gets nowhere")
+        #expect(
+            try await allowed("vehicle-1", "pw1", "fleet/demo/vehicles/vehicle-1/state/detail"), "reportState's pages")
         // The dashboard writes nothing: not geofences, not commands, not a vehicle's topics, and
         // not the subtree of a "vehicle" named after it, which the vehicles' patterns would otherwise give it.
-        for topic in ["fleet/demo/geofences/x", "fleet/demo/vehicles/vehicle-1/cmd", "fleet/demo/vehicles/vehicle-1/events",
-                      "fleet/demo/vehicles/dashboard/events", "fleet/demo/vehicles/dashboard/status"] {
+        for topic in [
+            "fleet/demo/geofences/x", "fleet/demo/vehicles/vehicle-1/cmd", "fleet/demo/vehicles/vehicle-1/events",
+            "fleet/demo/vehicles/dashboard/events", "fleet/demo/vehicles/dashboard/status",
+        ] {
             #expect(!(try await allowed("dashboard", "pwd", topic)), "the dashboard user may not write \(topic)")
         }
-        #expect(!(try await allowed("operator", "pwo", "fleet/demo/vehicles/operator/events")), "nor the operator as a vehicle")
+        #expect(
+            !(try await allowed("operator", "pwo", "fleet/demo/vehicles/operator/events")),
+            "nor the operator as a vehicle")
     }
 
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze")))
@@ -179,7 +221,9 @@ import Glibc
         process.waitUntilExit()
         let text = String(decoding: reader.finish(), as: UTF8.self)
         // The binary is not installed here; everything else must be clean.
-        let problems = text.split(separator: "\n").filter { !$0.contains("/usr/local/bin/geofence-agent") && !$0.contains("Command /usr/local/bin") }
+        let problems = text.split(separator: "\n").filter {
+            !$0.contains("/usr/local/bin/geofence-agent") && !$0.contains("Command /usr/local/bin")
+        }
         #expect(problems.isEmpty, "\(text)")
     }
 }

@@ -3,10 +3,11 @@ import Foundation
 import LocalServers
 import Logging
 import Mosquitto
-import Testing
 import TestSupport
+import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The agent speaking OwnTracks to a real broker, as an OwnTracks consumer (Recorder, the apps) sees it:
@@ -38,23 +39,37 @@ import Glibc
         // Locations on owntracks/test/v1: pings with the regions the vehicle is in.
         #expect(await waitUntil(30) { locations.events.filter { $0["t"] as? String == "p" }.count >= 20 })
         let pings = locations.events.filter { $0["_type"] as? String == "location" }
-        #expect(pings.allSatisfy { $0["tid"] as? String == "v1" && $0["tst"] is Int && $0["lat"] is Double && $0["created_at"] is Int })
-        #expect(pings.contains { ($0["inregions"] as? [String])?.contains("Buoyed channel") == true && ($0["inrids"] as? [String])?.contains("channel") == true })
+        #expect(
+            pings.allSatisfy {
+                $0["tid"] as? String == "v1" && $0["tst"] is Int && $0["lat"] is Double && $0["created_at"] is Int
+            })
+        #expect(
+            pings.contains {
+                ($0["inregions"] as? [String])?.contains("Buoyed channel") == true
+                    && ($0["inrids"] as? [String])?.contains("channel") == true
+            })
         #expect(pings.contains { ($0["inrids"] as? [String])?.contains("route") == true })
 
         // Commands on owntracks/test/v1/cmd, as an app or Recorder sends them.
         func command(_ json: String) async throws {
             _ = try await operatorClient.publish("owntracks/test/v1/cmd", text: json, retain: false)
         }
-        try await command(#"{"_type":"cmd","action":"setWaypoints","waypoints":{"_type":"waypoints","waypoints":[{"_type":"waypoint","desc":"Home port","lat":52.84,"lon":5.30,"rad":200,"tst":1700000000,"rid":"homeport"}]}}"#)
+        try await command(
+            #"{"_type":"cmd","action":"setWaypoints","waypoints":{"_type":"waypoints","waypoints":[{"_type":"waypoint","desc":"Home port","lat":52.84,"lon":5.30,"rad":200,"tst":1700000000,"rid":"homeport"}]}}"#
+        )
         try await command(#"{"_type":"cmd","action":"waypoints"}"#)
         #expect(await waitUntil(20) { !regions.events.isEmpty })
         let held = (regions.events.first?["waypoints"] as? [[String: Any]] ?? []).compactMap { $0["rid"] as? String }
-        #expect(Set(held) == ["homeport", "start-buoy", "gate"], "OwnTracks' region and the fleet's circles; polygons and corridors have no form: \(held)")
+        #expect(
+            Set(held) == ["homeport", "start-buoy", "gate"],
+            "OwnTracks' region and the fleet's circles; polygons and corridors have no form: \(held)")
         try await command(#"{"_type":"cmd","action":"clearWaypoints"}"#)
         try await command(#"{"_type":"cmd","action":"waypoints"}"#)
         #expect(await waitUntil(20) { regions.events.count >= 2 })
-        #expect(Set((regions.events.last?["waypoints"] as? [[String: Any]] ?? []).compactMap { $0["rid"] as? String }) == ["start-buoy", "gate"])
+        #expect(
+            Set((regions.events.last?["waypoints"] as? [[String: Any]] ?? []).compactMap { $0["rid"] as? String }) == [
+                "start-buoy", "gate",
+            ])
         try await command(#"{"_type":"cmd","action":"reportLocation"}"#)
         #expect(await waitUntil(20) { locations.events.contains { $0["t"] as? String == "r" } })
 

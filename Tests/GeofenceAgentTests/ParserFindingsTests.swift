@@ -1,7 +1,8 @@
-@testable import GeofenceAgent
-@testable import AgentFormats
 import GeofenceCore
 import Testing
+
+@testable import AgentFormats
+@testable import GeofenceAgent
 
 /// What the `Config`, `Command`, `GPX` and `PointsCSV` fuzz targets found (Fuzz/Regressions), pinned:
 /// errors echoed whatever they were given, at any length, and a GPX file's bad numbers were dropped
@@ -10,8 +11,14 @@ struct ParserFindingsTests {
     let long = String(repeating: "x", count: 5_000)
 
     @Test func aConfigErrorDoesNotEchoAWholeKey() {
-        #expect(throws: AgentError.self) { try AgentConfiguration.parse(Array(#"{"fleet":"a","vehicle":"b","mqtt":{"\#(long)":1}}"#.utf8), name: "c.json") }
-        do { _ = try AgentConfiguration.parse(Array(#"{"fleet":"a","vehicle":"b","mqtt":{"\#(long)":1}}"#.utf8), name: "c.json") } catch {
+        #expect(throws: AgentError.self) {
+            try AgentConfiguration.parse(
+                Array(#"{"fleet":"a","vehicle":"b","mqtt":{"\#(long)":1}}"#.utf8), name: "c.json")
+        }
+        do {
+            _ = try AgentConfiguration.parse(
+                Array(#"{"fleet":"a","vehicle":"b","mqtt":{"\#(long)":1}}"#.utf8), name: "c.json")
+        } catch {
             #expect(error.message.hasPrefix("c.json: mqtt.xxxx"))
             #expect(error.message.count < 300, "\(error.message.count) characters")
         }
@@ -25,11 +32,17 @@ struct ParserFindingsTests {
     }
 
     @Test func anUnknownCommandIsClipped() {
-        guard case .failure(let refusal) = AgentCommand.parse(Array(long.utf8)) else { Issue.record("accepted"); return }
+        guard case .failure(let refusal) = AgentCommand.parse(Array(long.utf8)) else {
+            Issue.record("accepted")
+            return
+        }
         #expect(refusal.reason.hasPrefix("unknown command 'xxxx") && refusal.reason.count < 200)
         // One character of many scalars (combining accents) is clipped by scalars.
         let accents = "e" + String(repeating: "\u{301}", count: 5_000)
-        guard case .failure(let r2) = AgentCommand.parse(Array(accents.utf8)) else { Issue.record("accepted"); return }
+        guard case .failure(let r2) = AgentCommand.parse(Array(accents.utf8)) else {
+            Issue.record("accepted")
+            return
+        }
         #expect(r2.reason.unicodeScalars.count < 200)
     }
 
@@ -51,8 +64,12 @@ struct ParserFindingsTests {
         ("<ele>high</ele>", "drive.gpx:2: <ele> 'high' is not an elevation in metres"),
     ])
     func aGPXPointsBadNumberIsRefusedWithItsLine(element: String, message: String) {
-        let gpx = "<gpx version=\"1.0\"><trk><trkseg>\n<trkpt lat=\"52\" lon=\"5\">\(element)</trkpt>\n</trkseg></trk></gpx>"
-        do { _ = try GPXTrack.parse(Array(gpx.utf8), name: "drive.gpx"); Issue.record("accepted") } catch {
+        let gpx =
+            "<gpx version=\"1.0\"><trk><trkseg>\n<trkpt lat=\"52\" lon=\"5\">\(element)</trkpt>\n</trkseg></trk></gpx>"
+        do {
+            _ = try GPXTrack.parse(Array(gpx.utf8), name: "drive.gpx")
+            Issue.record("accepted")
+        } catch {
             #expect(error.message == message)
         }
     }
@@ -61,9 +78,13 @@ struct ParserFindingsTests {
 extension ParserFindingsTests {
     /// FoundationXML's parser crashed (a trap, the whole process) on a tag name that is not UTF-8.
     @Test func aGPXFileThatIsNotUTF8IsRefusedWithItsLine() {
-        let bytes = Array("<?xml version=\"1.0\"?>\n<gpx version=\"1.0\"><trk><trkseg>\n<trkp".utf8) + [0xC0, 0x40]
+        let bytes =
+            Array("<?xml version=\"1.0\"?>\n<gpx version=\"1.0\"><trk><trkseg>\n<trkp".utf8) + [0xC0, 0x40]
             + Array(" lat=\"52\" lon=\"5\"/></trkseg></trk></gpx>".utf8)
-        do { _ = try GPXTrack.parse(bytes, name: "drive.gpx"); Issue.record("accepted") } catch {
+        do {
+            _ = try GPXTrack.parse(bytes, name: "drive.gpx")
+            Issue.record("accepted")
+        } catch {
             #expect(error.message == "drive.gpx:3: not a readable GPX file: the text is not UTF-8")
         }
     }

@@ -1,7 +1,7 @@
 import Foundation
 import LocalServers
-import Testing
 import TestSupport
+import Testing
 
 /// `geofence-agent run` and `status` as an operator meets them: bad configurations, and the status of a
 /// running agent.
@@ -14,10 +14,19 @@ import TestSupport
         (#"{"fleet":"f","vehicle":"v","mqtt":{"port":70000}}"#, "mqtt.port: expected a whole number from 1 to 65535"),
         (#"{"fleet":"f/x","vehicle":"v"}"#, "fleet: fleet 'f/x' contains '/'"),
         (#"{"vehicle":"v"}"#, "fleet: is required"),
-        (#"{"fleet":"f","vehicle":"v","liveUpdates":{"configuration":"walking"}}"#, "liveUpdates.configuration: expected one of default"),
-        (#"{"fleet":"f","vehicle":"v","outbox":{"maximumRows":10,"hardMaximumRows":5}}"#, "outbox.hardMaximumRows: must be at least outbox.maximumRows"),
+        (
+            #"{"fleet":"f","vehicle":"v","liveUpdates":{"configuration":"walking"}}"#,
+            "liveUpdates.configuration: expected one of default"
+        ),
+        (
+            #"{"fleet":"f","vehicle":"v","outbox":{"maximumRows":10,"hardMaximumRows":5}}"#,
+            "outbox.hardMaximumRows: must be at least outbox.maximumRows"
+        ),
         (#"{"fleet":"f","vehicle":"v",}"#, "invalid JSON at line 1"),
-        (#"{"fleet":"f","vehicle":"v","filters":{"accuracyFactor":1}}"#, "filters.accuracyFactor: was replaced by filters.confidence"),
+        (
+            #"{"fleet":"f","vehicle":"v","filters":{"accuracyFactor":1}}"#,
+            "filters.accuracyFactor: was replaced by filters.confidence"
+        ),
         (#"{"fleet":"f","vehicle":"v","filters":{"confidence":0.5}}"#, "filters.confidence: must be above 0.5"),
         (#"{"fleet":"f","vehicle":"v","filters":{"minimumDuration":-1}}"#, "filters.minimumDuration: -1.0 is outside"),
     ])
@@ -35,13 +44,16 @@ import TestSupport
     }
 
     @Test func theBundledConfigurationIsValid() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         for file in ["config.json", "deploy/config.json"] {
             // `status` parses the configuration without starting anything.
             let result = try AgentBinary.run(["status", "--config", root.appendingPathComponent(file).path, "--json"])
             // No agent runs with it: exit 3 and that reason, never a configuration error (exit 2).
             #expect(result.status == 3, "\(file): \(result.stderr)")
-            #expect(result.stderr.contains("no agent has run with") && !result.stderr.contains("configuration"), "\(file): \(result.stderr)")
+            #expect(
+                result.stderr.contains("no agent has run with") && !result.stderr.contains("configuration"),
+                "\(file): \(result.stderr)")
         }
     }
 

@@ -7,7 +7,8 @@ import Mosquitto
 /// The example sail (examples/): its geofences pushed as an operator would, and the agent replaying it,
 /// for the tests that watch the agent as a consumer does (dashboard, OwnTracks, Home Assistant).
 enum Sail {
-    static let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
         .appendingPathComponent("examples")
     static var track: String { examples.appendingPathComponent("ijsselmeer-sail.gpx").path }
 
@@ -23,8 +24,9 @@ enum Sail {
 
     /// An operator's client on the broker, connected.
     static func operatorClient(port: Int) async throws -> MQTTClient {
-        let client = try MQTTClient(configuration: MQTTConfiguration(port: port, clientID: "operator-\(UUID().uuidString.prefix(6))"),
-                                    logger: Logger(label: "test.operator") { _ in SwiftLogNoOpLogHandler() })
+        let client = try MQTTClient(
+            configuration: MQTTConfiguration(port: port, clientID: "operator-\(UUID().uuidString.prefix(6))"),
+            logger: Logger(label: "test.operator") { _ in SwiftLogNoOpLogHandler() })
         await client.start()
         return client
     }
@@ -32,18 +34,25 @@ enum Sail {
     /// examples/ijsselmeer.geojson, each Feature retained on `fleet/FLEET/geofences/ID`.
     static func pushGeofences(_ client: MQTTClient, fleet: String = "test") async throws {
         let data = try Data(contentsOf: examples.appendingPathComponent("ijsselmeer.geojson"))
-        guard let features = (try JSONSerialization.jsonObject(with: data) as? [String: Any])?["features"] as? [[String: Any]] else {
+        guard
+            let features = (try JSONSerialization.jsonObject(with: data) as? [String: Any])?["features"]
+                as? [[String: Any]]
+        else {
             throw AgentTestError("examples/ijsselmeer.geojson has no features")
         }
         for feature in features {
             let id = feature["id"] as? String ?? ""
-            _ = try await client.publish("fleet/\(fleet)/geofences/\(id)", payload: Array(try JSONSerialization.data(withJSONObject: feature)), retain: true)
+            _ = try await client.publish(
+                "fleet/\(fleet)/geofences/\(id)", payload: Array(try JSONSerialization.data(withJSONObject: feature)),
+                retain: true)
         }
     }
 
     /// The agent (fleet `test`, vehicle `v1`), ready to replay the sail at `speedFactor` with live updates on
     /// and its geofences from the broker; it keeps running after the sail. `extra` adds keys.
-    static func agent(brokerPort: Int, speedFactor: Double, extra: (inout [String: Any]) -> Void = { _ in }) throws -> AgentFixture {
+    static func agent(brokerPort: Int, speedFactor: Double, extra: (inout [String: Any]) -> Void = { _ in }) throws
+        -> AgentFixture
+    {
         try AgentFixture(brokerPort: brokerPort, speedFactor: speedFactor) { config in
             config["conditions"] = nil
             config["replay"] = ["gpx": track, "speedFactor": speedFactor, "exitAtEnd": false]

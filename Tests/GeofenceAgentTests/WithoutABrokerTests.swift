@@ -1,9 +1,10 @@
 import Foundation
 import LocalServers
-import Testing
 import TestSupport
+import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A vehicle spends hours without a broker: everything local goes on.
@@ -15,11 +16,16 @@ import Glibc
         #expect(await waitUntil(60) { agent.status?["status"] as? String == "online" })
         // The status file keeps being rewritten, and says where the broker stands.
         let first = agent.status?["updated"] as? String
-        #expect(await waitUntil(30) { (agent.status?["updated"] as? String) != first }, "the status file is refreshed with no broker")
-        #expect(await waitUntil(30) { (agent.status?["broker"] as? String)?.hasPrefix("unreachable") == true },
-                "the status says the broker is unreachable: \(agent.status?["broker"] ?? "none")")
+        #expect(
+            await waitUntil(30) { (agent.status?["updated"] as? String) != first },
+            "the status file is refreshed with no broker")
+        #expect(
+            await waitUntil(30) { (agent.status?["broker"] as? String)?.hasPrefix("unreachable") == true },
+            "the status says the broker is unreachable: \(agent.status?["broker"] ?? "none")")
         // `conditions add` beside the running agent goes through its inbox at once.
-        let gate = try AgentBinary.temporaryFile(#"{"type":"Feature","id":"gate","geometry":{"type":"Point","coordinates":[5.01,52.0]},"properties":{"radius":30}}"#, suffix: ".geojson")
+        let gate = try AgentBinary.temporaryFile(
+            #"{"type":"Feature","id":"gate","geometry":{"type":"Point","coordinates":[5.01,52.0]},"properties":{"radius":30}}"#,
+            suffix: ".geojson")
         let added = try AgentBinary.run(["conditions", "add", "--config", agent.configURL.path, "--file", gate])
         #expect(added.status == 0, "\(added.stderr)")
         #expect(added.stdout.contains("through the running agent"))

@@ -1,7 +1,7 @@
-@testable import GeofenceAgent
-@testable import AgentFormats
-@testable import AgentFormats
 import Testing
+
+@testable import AgentFormats
+@testable import GeofenceAgent
 
 /// The GPX files' XML reader: what real GPX files hold reads as it should, and malformed files get the
 /// line and the reason.

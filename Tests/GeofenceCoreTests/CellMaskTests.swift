@@ -1,7 +1,8 @@
 import Foundation
 import PropertyBased
-import Testing
 import TestSupport
+import Testing
+
 @testable import GeofenceCore
 
 /// A cell mask may only say what the exact test would say: a covered sub-cell holds no point outside
@@ -10,11 +11,15 @@ import TestSupport
     /// Regions of the index tests, plus polygons with holes and parts on both sides of the antimeridian.
     static func regions(seed: UInt64, count: Int) -> [Region] {
         var out = SpatialIndexTests.conditions(seed: seed, count: count).map(\.region)
-        let holed = try! Condition(geometry: .polygon(parts: [
-            [ring([(10, 10), (10.2, 10), (10.2, 10.2), (10, 10.2)]), ring([(10.05, 10.05), (10.15, 10.05), (10.15, 10.15), (10.05, 10.15)])],
-            [ring([(179.9, -5), (180, -5.1), (180, -4.9)])],
-            [ring([(-180, -5.1), (-179.9, -5), (-180, -4.9)])],
-        ]))
+        let holed = try! Condition(
+            geometry: .polygon(parts: [
+                [
+                    ring([(10, 10), (10.2, 10), (10.2, 10.2), (10, 10.2)]),
+                    ring([(10.05, 10.05), (10.15, 10.05), (10.15, 10.15), (10.05, 10.15)]),
+                ],
+                [ring([(179.9, -5), (180, -5.1), (180, -4.9)])],
+                [ring([(-180, -5.1), (-179.9, -5), (-180, -4.9)])],
+            ]))
         out.append(holed.region)
         return out
     }
@@ -48,7 +53,9 @@ import TestSupport
         switch region {
         case .circle(let c):
             for bearing in stride(from: 0.0, to: 360, by: 15) {
-                for factor in [0.0, 0.5, 0.999_999, 1.0, 1.000_001, 1.01] { anchors.append(offset(c.center, metres: c.radius * factor, bearing: bearing)) }
+                for factor in [0.0, 0.5, 0.999_999, 1.0, 1.000_001, 1.01] {
+                    anchors.append(offset(c.center, metres: c.radius * factor, bearing: bearing))
+                }
             }
         case .polygon(let p):
             anchors = p.coordinateParts.flatMap { $0.flatMap { $0 } }
@@ -76,14 +83,18 @@ import TestSupport
     @Test func masksAgreeWithTheExactTestAtEveryLevel() {
         var rng = SplitMix64(seed: 5)
         let index = SpatialIndex()
-        var decided = 0, probed = 0
+        var decided = 0
+        var probed = 0
         for region in Self.regions(seed: 21, count: 300) {
             var masks: [SIMD2<UInt64>: CellMask] = [:]  // by level and cell: probes share cells
             for point in Self.probes(region, &rng) {
                 let exact = region.contains(PreparedPoint(point))
                 for level in 0..<SpatialIndex.levelCount {
-                    let (key, bit, _, _) = index.locate(longitude: point.longitude, latitude: point.latitude, level: level)
-                    let mask = masks[SIMD2(UInt64(level), key)] ?? region.mask(in: SpatialIndex.gridCell(key: key, level: level))
+                    let (key, bit, _, _) = index.locate(
+                        longitude: point.longitude, latitude: point.latitude, level: level)
+                    let mask =
+                        masks[SIMD2(UInt64(level), key)]
+                        ?? region.mask(in: SpatialIndex.gridCell(key: key, level: level))
                     masks[SIMD2(UInt64(level), key)] = mask
                     probed += 1
                     if mask.inside & bit != 0 {
@@ -103,16 +114,21 @@ import TestSupport
 
     /// A convex octagon's vertices, counter-clockwise: its box clipped by its diagonal bounds.
     static func vertices(of o: Octagon) -> [SIMD2<Double>] {
-        var polygon = [SIMD2(o.box.minLongitude, o.box.minLatitude), SIMD2(o.box.maxLongitude, o.box.minLatitude),
-                       SIMD2(o.box.maxLongitude, o.box.maxLatitude), SIMD2(o.box.minLongitude, o.box.maxLatitude)]
+        var polygon = [
+            SIMD2(o.box.minLongitude, o.box.minLatitude), SIMD2(o.box.maxLongitude, o.box.minLatitude),
+            SIMD2(o.box.maxLongitude, o.box.maxLatitude), SIMD2(o.box.minLongitude, o.box.maxLatitude),
+        ]
         // Each cut as n·p <= c.
-        let cuts: [(SIMD2<Double>, Double)] = [(SIMD2(1, 1), o.sum.upperBound), (SIMD2(-1, -1), -o.sum.lowerBound),
-                                               (SIMD2(1, -1), o.difference.upperBound), (SIMD2(-1, 1), -o.difference.lowerBound)]
+        let cuts: [(SIMD2<Double>, Double)] = [
+            (SIMD2(1, 1), o.sum.upperBound), (SIMD2(-1, -1), -o.sum.lowerBound),
+            (SIMD2(1, -1), o.difference.upperBound), (SIMD2(-1, 1), -o.difference.lowerBound),
+        ]
         for (n, c) in cuts where c.isFinite {
             var clipped: [SIMD2<Double>] = []
             for (k, p) in polygon.enumerated() {
                 let q = polygon[(k + 1) % polygon.count]
-                let fp = (n * p).sum() - c, fq = (n * q).sum() - c
+                let fp = (n * p).sum() - c
+                let fq = (n * q).sum() - c
                 if fp <= 0 { clipped.append(p) }
                 if (fp < 0) != (fq < 0), fp != 0, fq != 0 { clipped.append(p + (q - p) * (fp / (fp - fq))) }
             }
@@ -129,8 +145,10 @@ import TestSupport
         let centre: Coordinate
         switch region {
         case .circle(let c): centre = c.center
-        default: centre = Coordinate(latitude: (box.minLatitude + box.maxLatitude) / 2,
-                                     longitude: wrapLongitude((box.minLongitude + box.maxLongitude) / 2))
+        default:
+            centre = Coordinate(
+                latitude: (box.minLatitude + box.maxLatitude) / 2,
+                longitude: wrapLongitude((box.minLongitude + box.maxLongitude) / 2))
         }
         guard region.contains(PreparedPoint(centre)) else { return [] }
         let reach = max(box.maxLongitude - box.minLongitude, box.maxLatitude - box.minLatitude)
@@ -138,10 +156,12 @@ import TestSupport
         for k in 0..<36 {
             let angle = Double(k) * 10 * .pi / 180
             func point(_ t: Double) -> Coordinate {
-                Coordinate(latitude: min(max(centre.latitude + t * reach * sin(angle), -90), 90),
-                           longitude: wrapLongitude(centre.longitude + t * reach * cos(angle)))
+                Coordinate(
+                    latitude: min(max(centre.latitude + t * reach * sin(angle), -90), 90),
+                    longitude: wrapLongitude(centre.longitude + t * reach * cos(angle)))
             }
-            var low = 0.0, high = 1.0
+            var low = 0.0
+            var high = 1.0
             for _ in 0..<40 {
                 let middle = (low + high) / 2
                 if region.contains(PreparedPoint(point(middle))) { low = middle } else { high = middle }
@@ -155,7 +175,8 @@ import TestSupport
     @Test func innerOctagonsLieInsideTheirRegions() {
         let regions = Self.regions(seed: 31, count: 3000)
         var rng = SplitMix64(seed: 13)
-        var found = 0, cut = 0
+        var found = 0
+        var cut = 0
         for region in regions {
             guard let inner = region.innerOctagon() else { continue }
             found += 1
@@ -168,8 +189,9 @@ import TestSupport
                 for t in stride(from: 0.0, to: 1, by: 0.125) { points.append(corner + (next - corner) * t) }
             }
             for _ in 0..<20 {
-                let p = SIMD2(Double.random(in: inner.box.minLongitude...inner.box.maxLongitude, using: &rng),
-                              Double.random(in: inner.box.minLatitude...inner.box.maxLatitude, using: &rng))
+                let p = SIMD2(
+                    Double.random(in: inner.box.minLongitude...inner.box.maxLongitude, using: &rng),
+                    Double.random(in: inner.box.minLatitude...inner.box.maxLatitude, using: &rng))
                 if inner.sum.contains(p.x + p.y), inner.difference.contains(p.x - p.y) { points.append(p) }
             }
             for p in points {
@@ -198,7 +220,9 @@ import TestSupport
                     Issue.record("\(point) is outside the box of \(region)")
                     continue
                 }
-                #expect(sum.contains(x + point.latitude) && difference.contains(x - point.latitude), "\(point) in \(region)")
+                #expect(
+                    sum.contains(x + point.latitude) && difference.contains(x - point.latitude), "\(point) in \(region)"
+                )
             }
         }
         #expect(bounded > regions.count / 2)
@@ -214,7 +238,8 @@ import TestSupport
         }
         var octagons = [StepOctagon.empty, StepOctagon(minU: 0, minV: 0, maxU: 255, maxV: 255)]
         for _ in 0..<30 {
-            let (u0, u1) = bounds(), (v0, v1) = bounds()
+            let (u0, u1) = bounds()
+            let (v0, v1) = bounds()
             var o = StepOctagon(minU: u0, minV: v0, maxU: u1, maxV: v1)
             (o.sumLow, o.sumHigh) = bounds()
             (o.differenceLow, o.differenceHigh) = bounds()

@@ -1,7 +1,8 @@
 import Foundation
 import PropertyBased
-import Testing
 import TestSupport
+import Testing
+
 @testable import GeofenceCore
 
 /// `notify` and `expires` (issue 20): validation with paths, the store's compact form, and the monitor.
@@ -17,8 +18,10 @@ import TestSupport
         #expect(RFC3339.date(from: "2023-11-14T23:13:20+01:00") == Date(timeIntervalSince1970: 1_700_000_000))
         #expect(RFC3339.date(from: "2023-11-14T17:13:20.25-05:00") == Date(timeIntervalSince1970: 1_700_000_000.25))
         #expect(RFC3339.date(from: "2024-02-29T00:00:00z") == Date(timeIntervalSince1970: 1_709_164_800))
-        for bad in ["2023-11-14T22:13:20", "2023-11-14", "2023-02-29T00:00:00Z", "2023-13-01T00:00:00Z", "2023-11-14T24:00:00Z",
-                    "2023-11-14T22:13:20.Z", "2023-11-14T22:13:20+0100", "2023-11-14T22:13:20Z ", "tomorrow", ""] {
+        for bad in [
+            "2023-11-14T22:13:20", "2023-11-14", "2023-02-29T00:00:00Z", "2023-13-01T00:00:00Z", "2023-11-14T24:00:00Z",
+            "2023-11-14T22:13:20.Z", "2023-11-14T22:13:20+0100", "2023-11-14T22:13:20Z ", "tomorrow", "",
+        ] {
             #expect(RFC3339.date(from: bad) == nil, "\(bad)")
         }
     }
@@ -35,8 +38,10 @@ import TestSupport
     // MARK: Validation and storage
 
     @Test func notifyAndExpiresAreReadAndKeptByTheStoresForm() throws {
-        let load = decode(feature("depot", #"{"type":"Point","coordinates":[5.0,52.0]}"#,
-                                  #"{"radius":100,"notify":["exit","dwell"],"expires":"2026-12-31T18:00:00+01:00"}"#))
+        let load = decode(
+            feature(
+                "depot", #"{"type":"Point","coordinates":[5.0,52.0]}"#,
+                #"{"radius":100,"notify":["exit","dwell"],"expires":"2026-12-31T18:00:00+01:00"}"#))
         let condition = try #require(load.definitions.first?.condition)
         #expect(condition.rules.notify == [.exit, .dwell])
         #expect(condition.rules.expires == RFC3339.date(from: "2026-12-31T17:00:00Z"))
@@ -69,7 +74,9 @@ import TestSupport
     @Test func anExpiryDuringAStayExitsOnceAndRemovesTheCondition() throws {
         var e = MonitorEngine(name: "m", configuration: .eachFixAlone)
         let expires = base.addingTimeInterval(95)
-        e.add(try Condition(geometry: .circle(center: depot, radius: 100), rules: ConditionRules(expires: expires)), identifier: "depot")
+        e.add(
+            try Condition(geometry: .circle(center: depot, radius: 100), rules: ConditionRules(expires: expires)),
+            identifier: "depot")
         var events: [MonitorEvent] = []
         for t in stride(from: 0.0, through: 200, by: 10) {
             events += e.process(fix(depot.latitude, depot.longitude, t: t)).events
@@ -85,7 +92,10 @@ import TestSupport
 
     @Test func anExpiredConditionOutsideLeavesWithoutAnEvent() throws {
         var e = MonitorEngine(name: "m", configuration: .eachFixAlone)
-        e.add(try Condition(geometry: .circle(center: depot, radius: 100), rules: ConditionRules(expires: base.addingTimeInterval(15))), identifier: "depot")
+        e.add(
+            try Condition(
+                geometry: .circle(center: depot, radius: 100),
+                rules: ConditionRules(expires: base.addingTimeInterval(15))), identifier: "depot")
         e.add(try .circle(center: depot, radius: 100), identifier: "stays")
         let far = offset(depot, metres: 500, bearing: 0)
         #expect(e.process(fix(far.latitude, far.longitude, t: 0)).events.map(\.kind) == [.initial, .initial])
@@ -99,32 +109,44 @@ import TestSupport
     @Test func anExpiryAfterARestartExitsOnce() throws {
         var before = MonitorEngine(name: "m", configuration: .eachFixAlone)
         let expires = base.addingTimeInterval(50)
-        before.add(try Condition(geometry: .circle(center: depot, radius: 100), rules: ConditionRules(expires: expires)), identifier: "depot")
+        before.add(
+            try Condition(geometry: .circle(center: depot, radius: 100), rules: ConditionRules(expires: expires)),
+            identifier: "depot")
         _ = before.process(fix(depot.latitude, depot.longitude, t: 0))
         var after = MonitorEngine(name: "m", configuration: .eachFixAlone)
         after.restore(contentsOf: before.records)
         after.restoreLastAcceptedFix(before.lastAcceptedFix)
         var kinds: [EventKind] = []
-        for t in stride(from: 100.0, through: 140, by: 10) { kinds += after.process(fix(depot.latitude, depot.longitude, t: t)).events.map(\.kind) }
+        for t in stride(from: 100.0, through: 140, by: 10) {
+            kinds += after.process(fix(depot.latitude, depot.longitude, t: t)).events.map(\.kind)
+        }
         #expect(kinds == [.exit])
     }
 
     @Test func replacingAConditionMovesOrDropsItsExpiry() throws {
         var e = MonitorEngine(name: "m", configuration: .eachFixAlone)
-        e.add(try Condition(geometry: .circle(center: depot, radius: 100), rules: ConditionRules(expires: base.addingTimeInterval(10))), identifier: "depot")
+        e.add(
+            try Condition(
+                geometry: .circle(center: depot, radius: 100),
+                rules: ConditionRules(expires: base.addingTimeInterval(10))), identifier: "depot")
         e.add(try .circle(center: depot, radius: 100), identifier: "depot")
         _ = e.process(fix(depot.latitude, depot.longitude, t: 0))
         _ = e.process(fix(depot.latitude, depot.longitude, t: 60))
         #expect(e.identifiers == ["depot"])
-        e.add(try Condition(geometry: .circle(center: depot, radius: 100), rules: ConditionRules(expires: base.addingTimeInterval(100))), identifier: "depot")
+        e.add(
+            try Condition(
+                geometry: .circle(center: depot, radius: 100),
+                rules: ConditionRules(expires: base.addingTimeInterval(100))), identifier: "depot")
         #expect(e.process(fix(depot.latitude, depot.longitude, t: 90)).events.isEmpty)
         #expect(e.process(fix(depot.latitude, depot.longitude, t: 110)).events.map(\.reason) == [.expired])
     }
 
     @Test func notifyChoosesWhatIsPublishedWhileTheStateIsKept() async throws {
         let monitor = Monitor("m", configuration: .eachFixAlone)
-        try await monitor.add(try Condition(geometry: .circle(center: depot, radius: 100), dwell: 20, rules: ConditionRules(notify: [.exit])),
-                              identifier: "depot")
+        try await monitor.add(
+            try Condition(
+                geometry: .circle(center: depot, radius: 100), dwell: 20, rules: ConditionRules(notify: [.exit])),
+            identifier: "depot")
         let stream = monitor.events
         let far = offset(depot, metres: 500, bearing: 0)
         var all: [MonitorEvent] = []
@@ -143,7 +165,8 @@ import TestSupport
     @Test func removingASatisfiedConditionExitsAtTheLastFix() async throws {
         let monitor = Monitor("m", configuration: .eachFixAlone)
         try await monitor.add(try .circle(center: depot, radius: 100), identifier: "inside")
-        try await monitor.add(try .circle(center: offset(depot, metres: 1000, bearing: 0), radius: 100), identifier: "outside")
+        try await monitor.add(
+            try .circle(center: offset(depot, metres: 1000, bearing: 0), radius: 100), identifier: "outside")
         await monitor.update(with: fix(depot.latitude, depot.longitude, t: 0))
         let exit = try #require(await monitor.remove("inside"))
         #expect(exit.kind == .exit && exit.reason == .removed && exit.state == .unsatisfied)

@@ -1,8 +1,9 @@
 import Foundation
 import PropertyBased
 import ReceiverSimulation
-import Testing
 import TestSupport
+import Testing
+
 @testable import GeofenceCore
 
 /// The decision rule under a real receiver's noise: Gauss-Markov error with τ from 1 to 60 s plus white
@@ -15,11 +16,16 @@ import TestSupport
         // 48 fences 0.5 to 10 m from the vehicle, inside and outside: circles, polygon edges and vertices,
         // corridor edges. With and without Doppler speed (a GPX has none).
         let parked = ParkedVehicle()
-        await propertyCheck(count: 6, input: Self.receivers, Self.correlationTimes, Gen.bool, Gen.bool, Gen.int(in: 0...Int(Int32.max))) { accuracy, tau, underReports, hasSpeed, seed in
-            let profile = SimulatedReceiver.Profile(accuracy: accuracy, correlationTime: tau, underReportingRate: underReports ? 0.1 : 0,
-                                                    speedSigma: hasSpeed ? 0.1 : nil)
+        await propertyCheck(
+            count: 6, input: Self.receivers, Self.correlationTimes, Gen.bool, Gen.bool, Gen.int(in: 0...Int(Int32.max))
+        ) { accuracy, tau, underReports, hasSpeed, seed in
+            let profile = SimulatedReceiver.Profile(
+                accuracy: accuracy, correlationTime: tau, underReportingRate: underReports ? 0.1 : 0,
+                speedSigma: hasSpeed ? 0.1 : nil)
             let result = parked.run(profile, seed: UInt64(seed), hours: 24)
-            #expect(result.transitions == 0, "\(profile): \(result.transitions) transitions, fences \(result.flappingFences.sorted())")
+            #expect(
+                result.transitions == 0,
+                "\(profile): \(result.transitions) transitions, fences \(result.flappingFences.sorted())")
             // Every fence 10 m away is decided, and on the right side.
             #expect(result.initials >= 8, "\(profile): only \(result.initials) initial states")
             #expect(result.wrongInitials == 0, "\(profile): \(result.wrongInitials) initial states on the wrong side")
@@ -35,21 +41,31 @@ import TestSupport
 
     @Test(arguments: [1.0, 5, 15, 40])
     func everyCrossingGivesExactlyOneTransition(speed: Double) async {
-        await propertyCheck(count: 8, input: Gen.double(in: 1.5...6), Self.correlationTimes, Gen.bool, Gen.bool, Gen.int(in: 0...Int(Int32.max))) { accuracy, tau, shallow, underReports, seed in
-            let profile = SimulatedReceiver.Profile(accuracy: accuracy, correlationTime: tau, underReportingRate: underReports ? 0.1 : 0)
+        await propertyCheck(
+            count: 8, input: Gen.double(in: 1.5...6), Self.correlationTimes, Gen.bool, Gen.bool,
+            Gen.int(in: 0...Int(Int32.max))
+        ) { accuracy, tau, shallow, underReports, seed in
+            let profile = SimulatedReceiver.Profile(
+                accuracy: accuracy, correlationTime: tau, underReportingRate: underReports ? 0.1 : 0)
             for shape in Crossing.Shape.allCases {
                 let crossing = Crossing(shape: shape, speed: speed, angle: shallow ? 20 : 90)
                 let result = crossing.run(profile, seed: UInt64(seed))
-                #expect(result.isExact, "\(shape) at \(speed) m/s, \(shallow ? 20 : 90)°, \(profile): \(result.transitions)")
+                #expect(
+                    result.isExact, "\(shape) at \(speed) m/s, \(shallow ? 20 : 90)°, \(profile): \(result.transitions)"
+                )
                 // The rule adds no delay of its own: each transition comes with the first fix past the
                 // boundary by its margin.
-                #expect(result.atFirstConfidentFix.count == result.transitions.count && result.atFirstConfidentFix.allSatisfy { $0 },
-                        "\(shape) at \(speed) m/s, \(profile): \(result.atFirstConfidentFix)")
+                #expect(
+                    result.atFirstConfidentFix.count == result.transitions.count
+                        && result.atFirstConfidentFix.allSatisfy { $0 },
+                    "\(shape) at \(speed) m/s, \(profile): \(result.atFirstConfidentFix)")
                 // Reported past the boundary, and not far past it: within the margin, one fix's travel and
                 // four σ of the error's normal component.
                 let sigma = accuracy / 2.0.squareRoot()
                 for (delay, margin) in zip(result.delays, result.margins) {
-                    #expect(delay > -4 * sigma && delay <= margin + speed + 4 * sigma, "\(shape) at \(speed) m/s: reported \(delay) m past the boundary, margin \(margin)")
+                    #expect(
+                        delay > -4 * sigma && delay <= margin + speed + 4 * sigma,
+                        "\(shape) at \(speed) m/s: reported \(delay) m past the boundary, margin \(margin)")
                 }
             }
         }
@@ -62,7 +78,8 @@ import TestSupport
         var engine = MonitorEngine(name: "rest")
         let centre = Offsets.moved(truth, east: 57, north: 0)
         engine.add(try! .circle(center: centre, radius: 60), identifier: "bay")
-        var receiver = SimulatedReceiver(SimulatedReceiver.Profile(accuracy: 3.5, correlationTime: 20, speedSigma: 0.1), seed: 11)
+        var receiver = SimulatedReceiver(
+            SimulatedReceiver.Profile(accuracy: 3.5, correlationTime: 20, speedSigma: 0.1), seed: 11)
         let start = Date(timeIntervalSince1970: 1_700_000_000)
         var decided: MonitorEvent?
         for k in 0..<3600 where decided == nil {
@@ -87,7 +104,8 @@ import TestSupport
         // At rest: the first fixes decide nothing, the rest decides once it is one.
         var firstEvent: Double?
         for k in 0..<30 where firstEvent == nil {
-            let fix = Location(coordinate: p, horizontalAccuracy: 5, speed: 0, timestamp: start.addingTimeInterval(Double(k)))
+            let fix = Location(
+                coordinate: p, horizontalAccuracy: 5, speed: 0, timestamp: start.addingTimeInterval(Double(k)))
             if !engine.process(fix).events.isEmpty { firstEvent = Double(k) }
         }
         #expect(firstEvent == MonitorConfiguration().rest.duration)
@@ -95,8 +113,10 @@ import TestSupport
         var moving = MonitorEngine(name: "moving")
         moving.add(try! .circle(center: p, radius: 500), identifier: "depot")
         let first = moving.process(Location(coordinate: p, horizontalAccuracy: 5, speed: 8, timestamp: start))
-        let second = moving.process(Location(coordinate: Offsets.moved(p, metres: 8, bearing: 0), horizontalAccuracy: 5, speed: 8,
-                                             timestamp: start.addingTimeInterval(1)))
+        let second = moving.process(
+            Location(
+                coordinate: Offsets.moved(p, metres: 8, bearing: 0), horizontalAccuracy: 5, speed: 8,
+                timestamp: start.addingTimeInterval(1)))
         #expect(first.events.isEmpty)
         #expect(second.events.map(\.kind) == [.initial])
     }
@@ -115,8 +135,11 @@ import TestSupport
 /// The statistics behind the rule, against known values and as properties.
 @Suite struct DecisionStatisticsTests {
     @Test func normalQuantilesAreExact() {
-        for (p, z) in [(0.5, 0.0), (0.841_344_746_068_543, 1.0), (0.95, 1.644_853_626_951_472_7), (0.975, 1.959_963_984_540_054),
-                       (0.999, 3.090_232_306_167_813_5), (0.000_001, -4.753_424_308_822_899), (0.999_999_999, 5.997_807_015_007_686)] {
+        for (p, z) in [
+            (0.5, 0.0), (0.841_344_746_068_543, 1.0), (0.95, 1.644_853_626_951_472_7), (0.975, 1.959_963_984_540_054),
+            (0.999, 3.090_232_306_167_813_5), (0.000_001, -4.753_424_308_822_899),
+            (0.999_999_999, 5.997_807_015_007_686),
+        ] {
             #expect(abs(NormalDistribution.quantile(p) - z) < 1e-8, "z(\(p))")
         }
     }
@@ -135,7 +158,9 @@ import TestSupport
         let hour = RestEstimate.varianceFactor(fixes: 3601, duration: 3600, correlationTime: 60)
         #expect(abs(hour - (2.0 * 60 / 3600 - 2.0 * 60 * 60 / (3600 * 3600))) < 1e-6)
         #expect(RestEstimate.varianceFactor(fixes: 10, duration: 10_000, correlationTime: 1) == 0.1)
-        await propertyCheck(count: 300, input: Gen.int(in: 1...100_000), Gen.double(in: 0...100_000), Gen.double(in: 0.5...600)) { n, t, tau in
+        await propertyCheck(
+            count: 300, input: Gen.int(in: 1...100_000), Gen.double(in: 0...100_000), Gen.double(in: 0.5...600)
+        ) { n, t, tau in
             let f = RestEstimate.varianceFactor(fixes: n, duration: t, correlationTime: tau)
             #expect(f <= 1 && f >= 1 / Double(n))
             #expect(RestEstimate.varianceFactor(fixes: n, duration: t * 2 + 1, correlationTime: tau) <= f + 1e-12)
@@ -146,7 +171,8 @@ import TestSupport
         // 400 rests of 10 minutes at τ = 30 s: the spread of their means matches σ·√f within sampling error.
         let truth = Coordinate(latitude: 52.37, longitude: 4.89)
         let profile = SimulatedReceiver.Profile(accuracy: 4, correlationTime: 30, speedSigma: 0)
-        var squares = 0.0, predicted = 0.0
+        var squares = 0.0
+        var predicted = 0.0
         let start = Date(timeIntervalSince1970: 1_700_000_000)
         for run in 0..<400 {
             var receiver = SimulatedReceiver(profile, seed: UInt64(run))

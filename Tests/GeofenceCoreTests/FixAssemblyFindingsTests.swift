@@ -6,10 +6,13 @@ import Testing
 struct FixAssemblyFindingsTests {
     let wallClock = Date(timeIntervalSince1970: 1_800_000_000)
 
-    func fix(_ seconds: Double, device: String = "/dev/ttyA", received: UInt64, track: Double? = nil,
-             epx: Double? = 3, epy: Double? = 3) -> ReceiverReport {
-        ReceiverReport(mode: 3, device: device, time: Date(timeIntervalSince1970: 1_800_000_000 + seconds),
-                       latitude: 52, longitude: 5, epx: epx, epy: epy, speed: 3, track: track, receivedAtNanoseconds: received)
+    func fix(
+        _ seconds: Double, device: String = "/dev/ttyA", received: UInt64, track: Double? = nil,
+        epx: Double? = 3, epy: Double? = 3
+    ) -> ReceiverReport {
+        ReceiverReport(
+            mode: 3, device: device, time: Date(timeIntervalSince1970: 1_800_000_000 + seconds),
+            latitude: 52, longitude: 5, epx: epx, epy: epy, speed: 3, track: track, receivedAtNanoseconds: received)
     }
 
     func location(_ fix: AssembledFix?) -> Location? {
@@ -41,9 +44,15 @@ struct FixAssemblyFindingsTests {
         var assembler = LocationAssembler()
         let l = try #require(location(assembler.assemble(fix(1, received: 1, epx: 0, epy: 0), wallClock: wallClock)))
         #expect(l.horizontalAccuracy == -1)
-        assembler.note(noise: PseudorangeNoise(device: "/dev/ttyA", time: Date(timeIntervalSince1970: 1_800_000_002), latitudeSigma: 0, longitudeSigma: 0))
-        let withGST = try #require(location(assembler.assemble(fix(2, received: 2, epx: 6, epy: 8), wallClock: wallClock)))
-        #expect(withGST.horizontalAccuracy == 10 / AccuracyModel.twoDimensional95, "the report's own figure, not the GST's zero")
+        assembler.note(
+            noise: PseudorangeNoise(
+                device: "/dev/ttyA", time: Date(timeIntervalSince1970: 1_800_000_002), latitudeSigma: 0,
+                longitudeSigma: 0))
+        let withGST = try #require(
+            location(assembler.assemble(fix(2, received: 2, epx: 6, epy: 8), wallClock: wallClock)))
+        #expect(
+            withGST.horizontalAccuracy == 10 / AccuracyModel.twoDimensional95,
+            "the report's own figure, not the GST's zero")
     }
 }
 
@@ -56,10 +65,12 @@ struct TimelineResumeTests {
 
     @Test func aGPSTimeBehindTheFloorIsMovedOnJustAfterIt() {
         var clock = FixClock(resumingAfter: floor)
-        let (first, source) = clock.place(gpsTime: floor.addingTimeInterval(-86_400), received: 5_000_000_000, wallClock: floor)
+        let (first, source) = clock.place(
+            gpsTime: floor.addingTimeInterval(-86_400), received: 5_000_000_000, wallClock: floor)
         #expect(first > floor && first.timeIntervalSince(floor) < 0.01)
         #expect(source == .adjusted)
-        let (second, _) = clock.place(gpsTime: floor.addingTimeInterval(-86_399), received: 6_000_000_000, wallClock: floor)
+        let (second, _) = clock.place(
+            gpsTime: floor.addingTimeInterval(-86_399), received: 6_000_000_000, wallClock: floor)
         #expect(abs(second.timeIntervalSince(first) - 1) < 1e-6, "then it advances with the GPS time")
     }
 
@@ -73,9 +84,13 @@ struct TimelineResumeTests {
         var settings = LocationAssembler.Settings()
         settings.timelineFloor = floor
         var assembler = LocationAssembler(settings: settings)
-        let report = ReceiverReport(mode: 3, device: "/dev/ttyB", time: floor.addingTimeInterval(-3_600), latitude: 52, longitude: 5,
-                                    epx: 3, epy: 3, receivedAtNanoseconds: 1_000)
-        guard case .location(let l)? = assembler.assemble(report, wallClock: floor) else { Issue.record("no location"); return }
+        let report = ReceiverReport(
+            mode: 3, device: "/dev/ttyB", time: floor.addingTimeInterval(-3_600), latitude: 52, longitude: 5,
+            epx: 3, epy: 3, receivedAtNanoseconds: 1_000)
+        guard case .location(let l)? = assembler.assemble(report, wallClock: floor) else {
+            Issue.record("no location")
+            return
+        }
         #expect(l.timestamp > floor)
     }
 }

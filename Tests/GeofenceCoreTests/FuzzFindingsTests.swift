@@ -9,7 +9,9 @@ struct FuzzFindingsTests {
     @Test(arguments: ["1e400", "-1e400", "[122341567123456780923e999]"])
     func aNumberBeyondADoubleIsRefused(text: String) {
         #expect(throws: JSONSyntaxError.self) { try JSONParser.parse(Array(text.utf8)) }
-        do { _ = try JSONParser.parse(Array(text.utf8)) } catch { #expect(error.message.contains("out of range"), "\(error)") }
+        do { _ = try JSONParser.parse(Array(text.utf8)) } catch {
+            #expect(error.message.contains("out of range"), "\(error)")
+        }
     }
 
     @Test func theLargestDoublesAreStillRead() throws {

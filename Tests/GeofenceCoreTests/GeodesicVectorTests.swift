@@ -1,18 +1,25 @@
 import Foundation
 import PropertyBased
-import Testing
 import TestSupport
+import Testing
+
 @testable import GeofenceCore
 
 @Suite(.offTheCooperativePool(.computing)) struct GeodesicVectorTests {
-    struct Pair { var p: Coordinate; var q: Coordinate; var distance: Double; var bearing: Double }
+    struct Pair {
+        var p: Coordinate
+        var q: Coordinate
+        var distance: Double
+        var bearing: Double
+    }
 
     static func pairs() throws -> [Pair] {
         let text = String(decoding: try Fixtures.bytes("wgs84-inverse", "csv"), as: UTF8.self)
         return text.split(whereSeparator: \.isNewline).dropFirst().map { line in
             let f = line.split(separator: ",").map { Double($0)! }
-            return Pair(p: Coordinate(latitude: f[0], longitude: f[1]), q: Coordinate(latitude: f[2], longitude: f[3]),
-                        distance: f[4], bearing: f[5])
+            return Pair(
+                p: Coordinate(latitude: f[0], longitude: f[1]), q: Coordinate(latitude: f[2], longitude: f[3]),
+                distance: f[4], bearing: f[5])
         }
     }
 
@@ -48,11 +55,13 @@ import TestSupport
     }
 
     @Test func distanceIsSymmetricAndZeroOnItself() {
-        let a = Coordinate(latitude: 52.1, longitude: 5.3), b = Coordinate(latitude: -33.9, longitude: 151.2)
+        let a = Coordinate(latitude: 52.1, longitude: 5.3)
+        let b = Coordinate(latitude: -33.9, longitude: 151.2)
         #expect(Geodesic.distance(a, a) == 0)
         #expect(abs(Geodesic.distance(a, b) - Geodesic.distance(b, a)) < 1e-6)
         // Across the antimeridian the short way round.
-        let west = Coordinate(latitude: 0, longitude: 179.9995), east = Coordinate(latitude: 0, longitude: -179.9995)
+        let west = Coordinate(latitude: 0, longitude: 179.9995)
+        let east = Coordinate(latitude: 0, longitude: -179.9995)
         #expect(abs(Geodesic.distance(west, east) - 111.319_49) < 0.01)
     }
 }
@@ -75,8 +84,10 @@ extension GeodesicVectorTests {
     /// Every latitude and bearing, 1 m to 40 km: the short formula against the full inverse
     /// (itself within a millimetre of GeographicLib, above).
     @Test func shortChordsAgreeWithTheInverseAnywhere() async {
-        await propertyCheck(count: 3000, input: Gen.double(in: -85...85), Gen.double(in: -180...180), Gen.double(in: 0...360),
-                                   Gen.double(in: 0...4.6)) { latitude, longitude, bearing, log10Metres in
+        await propertyCheck(
+            count: 3000, input: Gen.double(in: -85...85), Gen.double(in: -180...180), Gen.double(in: 0...360),
+            Gen.double(in: 0...4.6)
+        ) { latitude, longitude, bearing, log10Metres in
             let p = Coordinate(latitude: latitude, longitude: longitude)
             let q = offset(p, metres: pow(10, log10Metres), bearing: bearing)
             let c = ECEF(p).chord(to: ECEF(q))

@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
+
 @testable import GeofenceCore
 
 @Suite(.offTheCooperativePool(.computing)) struct MonitorBehaviourTests {
@@ -49,13 +50,15 @@ import TestSupport
     @Test func aFastVehiclePassingASmallFenceBetweenFixesIsReportedAsCrossed() throws {
         var e = MonitorEngine(name: "m", configuration: .eachFixAlone)
         e.add(try .circle(center: depot, radius: 10), identifier: "gate")
-        let before = offset(depot, metres: 20, bearing: 270), after = offset(depot, metres: 20, bearing: 90)
+        let before = offset(depot, metres: 20, bearing: 270)
+        let after = offset(depot, metres: 20, bearing: 90)
         _ = e.process(fix(before.latitude, before.longitude, t: 0, accuracy: 3))
         let events = e.process(fix(after.latitude, after.longitude, t: 1, accuracy: 3)).events
         #expect(events.map(\.kind) == [.crossed])
         #expect(events.first?.state == .unsatisfied)
         // Passing beside it is not a crossing.
-        let aside = offset(after, metres: 40, bearing: 0), aside2 = offset(before, metres: 40, bearing: 0)
+        let aside = offset(after, metres: 40, bearing: 0)
+        let aside2 = offset(before, metres: 40, bearing: 0)
         #expect(e.process(fix(aside.latitude, aside.longitude, t: 2, accuracy: 3)).events.isEmpty)
         #expect(e.process(fix(aside2.latitude, aside2.longitude, t: 3, accuracy: 3)).events.isEmpty)
         // Nor is a jump after a long gap.
@@ -122,9 +125,12 @@ import TestSupport
         let monitor = Monitor("fleet", configuration: .eachFixAlone)
         #expect(monitor.name == "fleet")
         try await monitor.add(.circle(center: depot, radius: 100), identifier: "depot")
-        await #expect(throws: ConditionError.self) { try await monitor.add(.circle(center: depot, radius: 1), identifier: "a/b") }
+        await #expect(throws: ConditionError.self) {
+            try await monitor.add(.circle(center: depot, radius: 1), identifier: "a/b")
+        }
         #expect(await monitor.identifiers == ["depot"])
-        let first = monitor.events, second = monitor.events
+        let first = monitor.events
+        let second = monitor.events
         await monitor.update(with: fix(depot.latitude, depot.longitude, t: 0))
         let far = offset(depot, metres: 900, bearing: 0)
         await monitor.update(with: fix(far.latitude, far.longitude, t: 20))
@@ -146,7 +152,9 @@ import TestSupport
         var e = MonitorEngine(name: "big", configuration: .eachFixAlone)
         var rng = SplitMix64(seed: 3)
         for k in 0..<20_000 {
-            let c = Coordinate(latitude: 50 + Double.random(in: 0...2, using: &rng), longitude: 8 + Double.random(in: 0...3, using: &rng))
+            let c = Coordinate(
+                latitude: 50 + Double.random(in: 0...2, using: &rng),
+                longitude: 8 + Double.random(in: 0...3, using: &rng))
             e.add(try .circle(center: c, radius: Double.random(in: 50...500, using: &rng)), identifier: "c\(k)")
         }
         let events = e.process(fix(51, 9.5, t: 0)).events

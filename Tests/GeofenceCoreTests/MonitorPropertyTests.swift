@@ -1,7 +1,8 @@
 import Foundation
 import PropertyBased
-import Testing
 import TestSupport
+import Testing
+
 @testable import GeofenceCore
 
 /// The four properties the monitor promises, each checked over random setups.
@@ -28,7 +29,10 @@ import TestSupport
     // A receiver at rest near a boundary, with real (correlated Gaussian) noise: DecisionNoiseTests.
 
     @Test func aCrossingGivesOneTransitionAtTheFirstFixBeyondTheMargin() async {
-        await propertyCheck(count: 200, input: Gen.double(in: 1...40), Gen.double(in: 1...30), Gen.double(in: 0...360), Gen.double(in: 10...2000)) { speed, accuracy, bearing, beyondMargin in
+        await propertyCheck(
+            count: 200, input: Gen.double(in: 1...40), Gen.double(in: 1...30), Gen.double(in: 0...360),
+            Gen.double(in: 10...2000)
+        ) { speed, accuracy, bearing, beyondMargin in
             let margin = DecisionRule(MonitorConfiguration()).margin(forAccuracy: accuracy)
             // A circle the vehicle can be confidently inside: wider than the margin (up to 65.6 m at 30 m).
             let radius = margin + beyondMargin
@@ -36,7 +40,10 @@ import TestSupport
             // Drive straight out from the centre, then back in.
             var distances: [Double] = []
             var d = 0.0
-            while d < radius + margin + 3 * speed { distances.append(d); d += speed }
+            while d < radius + margin + 3 * speed {
+                distances.append(d)
+                d += speed
+            }
             let path = distances + distances.reversed()
             var transitions: [(Int, EventKind)] = []
             // What each fix really is: its geodesic distance, not the distance it was aimed at.
@@ -44,7 +51,8 @@ import TestSupport
             for (k, dist) in path.enumerated() {
                 let q = atDistance(dist, bearing: bearing)
                 actual.append(Geodesic.distance(Self.center, q))
-                for ev in e.process(fix(q.latitude, q.longitude, t: Double(k), accuracy: accuracy)).events where ev.kind != .initial {
+                for ev in e.process(fix(q.latitude, q.longitude, t: Double(k), accuracy: accuracy)).events
+                where ev.kind != .initial {
                     transitions.append((k, ev.kind))
                 }
             }
@@ -63,7 +71,10 @@ import TestSupport
         let margin = DecisionRule(MonitorConfiguration()).margin(forAccuracy: accuracy)
         var distances: [Double] = []
         var d = 0.0
-        while d < radius + margin + 3 * speed { distances.append(d); d += speed }
+        while d < radius + margin + 3 * speed {
+            distances.append(d)
+            d += speed
+        }
         var kinds: [EventKind] = []
         for (k, dist) in (distances + distances.reversed()).enumerated() {
             let q = atDistance(dist, bearing: bearing)
@@ -79,8 +90,13 @@ import TestSupport
             var track: [Location] = []
             var position = Self.center
             for k in 0..<300 {
-                position = offset(position, metres: Double.random(in: 0...30, using: &rng), bearing: Double.random(in: 0..<360, using: &rng))
-                track.append(fix(position.latitude, position.longitude, t: Double(k), accuracy: Double.random(in: 2...20, using: &rng)))
+                position = offset(
+                    position, metres: Double.random(in: 0...30, using: &rng),
+                    bearing: Double.random(in: 0..<360, using: &rng))
+                track.append(
+                    fix(
+                        position.latitude, position.longitude, t: Double(k),
+                        accuracy: Double.random(in: 2...20, using: &rng)))
             }
             // The same track with copies of earlier fixes slipped in after later ones.
             var noisy: [Location] = []
@@ -94,7 +110,8 @@ import TestSupport
                 var e = MonitorEngine(name: "order", configuration: .eachFixAlone)
                 e.add(try! .circle(center: Self.center, radius: 100), identifier: "a")
                 e.add(try! .circle(center: offset(Self.center, metres: 80, bearing: 45), radius: 60), identifier: "b")
-                e.add(try! .circle(center: offset(Self.center, metres: 150, bearing: 200), radius: 200), identifier: "c")
+                e.add(
+                    try! .circle(center: offset(Self.center, metres: 150, bearing: 200), radius: 200), identifier: "c")
                 return fixes.flatMap { e.process($0).events }
             }
             #expect(run(track) == run(noisy))
@@ -107,7 +124,9 @@ import TestSupport
             var e = MonitorEngine(name: "initial", configuration: .eachFixAlone)
             var definitions: [(String, Coordinate, Double)] = []
             for k in 0..<200 {
-                let c = offset(Self.center, metres: Double.random(in: 0...3000, using: &rng), bearing: Double.random(in: 0..<360, using: &rng))
+                let c = offset(
+                    Self.center, metres: Double.random(in: 0...3000, using: &rng),
+                    bearing: Double.random(in: 0..<360, using: &rng))
                 let r = Double.random(in: 20...800, using: &rng)
                 definitions.append(("f\(k)", c, r))
                 e.add(try! .circle(center: c, radius: r), identifier: "f\(k)")
@@ -117,7 +136,8 @@ import TestSupport
             for k in 0..<200 {
                 position = offset(position, metres: 15, bearing: Double(k))
                 let accuracy = 8.0
-                let events = e.process(fix(position.latitude, position.longitude, t: Double(k), accuracy: accuracy)).events
+                let events = e.process(fix(position.latitude, position.longitude, t: Double(k), accuracy: accuracy))
+                    .events
                 for ev in events where ev.kind == .initial {
                     #expect(initial[ev.identifier] == nil, "one initial per condition")
                     initial[ev.identifier] = ev.state
@@ -126,7 +146,8 @@ import TestSupport
                 for (id, c, r) in definitions {
                     let d = Geodesic.distance(c, position)
                     if abs(d - r) > DecisionRule(.eachFixAlone).margin(forAccuracy: accuracy) + 1e-6 {
-                        #expect(initial[id] == (d < r ? .satisfied : .unsatisfied) || e.record(for: id)?.state != .unknown)
+                        #expect(
+                            initial[id] == (d < r ? .satisfied : .unsatisfied) || e.record(for: id)?.state != .unknown)
                         #expect(e.record(for: id)?.state != .unknown)
                     }
                 }

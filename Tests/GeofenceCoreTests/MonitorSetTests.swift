@@ -1,7 +1,8 @@
 import Foundation
 import PropertyBased
-import Testing
 import TestSupport
+import Testing
+
 @testable import GeofenceCore
 
 /// The one loop the agent, `simulate` and `Monitor` share: each monitor sees every fix in name order and
@@ -18,15 +19,20 @@ import TestSupport
             var alone: [String: MonitorEngine] = [:]
             for k in 0..<12 {
                 let monitor = ["b", "a", "c"][k % 3]
-                let centre = offset(depot, metres: Double.random(in: 0...800, using: &random), bearing: Double.random(in: 0..<360, using: &random))
+                let centre = offset(
+                    depot, metres: Double.random(in: 0...800, using: &random),
+                    bearing: Double.random(in: 0..<360, using: &random))
                 let circle = try! Condition.circle(center: centre, radius: Double.random(in: 30...200, using: &random))
                 set.add(circle, identifier: "c\(k)", monitor: monitor)
-                alone[monitor, default: MonitorEngine(name: monitor, configuration: .eachFixAlone)].add(circle, identifier: "c\(k)")
+                alone[monitor, default: MonitorEngine(name: monitor, configuration: .eachFixAlone)].add(
+                    circle, identifier: "c\(k)")
             }
             #expect(set.names == ["a", "b", "c"])
             var position = depot
             for t in 0..<120 {
-                position = offset(position, metres: Double.random(in: 0...40, using: &random), bearing: Double.random(in: 0..<360, using: &random))
+                position = offset(
+                    position, metres: Double.random(in: 0...40, using: &random),
+                    bearing: Double.random(in: 0..<360, using: &random))
                 // Now and then a fix out of order, which every monitor refuses alike.
                 let time = Double(t) - (t % 17 == 16 ? 30 : 0)
                 let location = fix(position.latitude, position.longitude, t: time, accuracy: 5)
@@ -36,7 +42,11 @@ import TestSupport
                 for name in alone.keys.sorted() {
                     let outcome = alone[name]!.process(location)
                     if firstRejection == nil {
-                        if case .rejected(let r) = outcome { firstRejection = .some(r) } else { firstRejection = .some(nil) }
+                        if case .rejected(let r) = outcome {
+                            firstRejection = .some(r)
+                        } else {
+                            firstRejection = .some(nil)
+                        }
                     }
                     if case .accepted(let events) = outcome, !events.isEmpty { expected.append((name, events)) }
                 }

@@ -1,7 +1,8 @@
 import Foundation
 import PropertyBased
-import Testing
 import TestSupport
+import Testing
+
 @testable import GeofenceCore
 
 /// Speed zones (issue 20) under speed noise as a receiver makes it: Gaussian, correlated over tens of
@@ -21,15 +22,19 @@ import TestSupport
     }
 
     static func gaussian(_ rng: inout SplitMix64) -> Double {
-        let u = Double.random(in: Double.ulpOfOne..<1, using: &rng), v = Double.random(in: 0..<1, using: &rng)
+        let u = Double.random(in: Double.ulpOfOne..<1, using: &rng)
+        let v = Double.random(in: 0..<1, using: &rng)
         return (-2 * log(u)).squareRoot() * cos(2 * .pi * v)
     }
 
     func engine(zones: [(String, Double)]) throws -> MonitorEngine {
         var e = MonitorEngine(name: "m", configuration: .eachFixAlone)
         for (id, limit) in zones {
-            e.add(try Condition(geometry: .circle(center: depot, radius: 5000), name: id.uppercased(), rules: ConditionRules(speedLimit: limit)),
-                  identifier: id)
+            e.add(
+                try Condition(
+                    geometry: .circle(center: depot, radius: 5000), name: id.uppercased(),
+                    rules: ConditionRules(speedLimit: limit)),
+                identifier: id)
         }
         return e
     }
@@ -49,7 +54,8 @@ import TestSupport
     @Test func aVehicleAtTheLimitWithNoisySpeedsNeverOverspeeds() async throws {
         await propertyCheck(count: 12, input: Gen.double(in: 5...60), Gen.int(in: 0...Int(Int32.max))) { tau, seed in
             var e = try engine(zones: [("town", 50)])
-            let speeds = Self.noisySpeeds(truth: Array(repeating: 50 / 3.6, count: 3600), sigma: 1, tau: tau, seed: UInt64(seed))
+            let speeds = Self.noisySpeeds(
+                truth: Array(repeating: 50 / 3.6, count: 3600), sigma: 1, tau: tau, seed: UInt64(seed))
             let events = drive(&e, speeds: speeds, speedAccuracy: 1)
             #expect(events.isEmpty, "τ \(tau) s, seed \(seed): \(events.map(\.kind))")
         }
@@ -60,13 +66,17 @@ import TestSupport
     @Test func aSustainedExcessIsOneOverspeed() async throws {
         await propertyCheck(count: 12, input: Gen.double(in: 5...60), Gen.int(in: 0...Int(Int32.max))) { tau, seed in
             var e = try engine(zones: [("town", 50)])
-            let truth = Array(repeating: 50 / 3.6, count: 60) + Array(repeating: 80 / 3.6, count: 120) + Array(repeating: 40 / 3.6, count: 120)
-            let events = drive(&e, speeds: Self.noisySpeeds(truth: truth, sigma: 1, tau: tau, seed: UInt64(seed)), speedAccuracy: 1)
+            let truth =
+                Array(repeating: 50 / 3.6, count: 60) + Array(repeating: 80 / 3.6, count: 120)
+                + Array(repeating: 40 / 3.6, count: 120)
+            let events = drive(
+                &e, speeds: Self.noisySpeeds(truth: truth, sigma: 1, tau: tau, seed: UInt64(seed)), speedAccuracy: 1)
             #expect(events.map(\.kind) == [.overspeed, .overspeedEnded], "τ \(tau) s, seed \(seed)")
             guard events.count == 2, let start = events[0].overspeed, let end = events[1].overspeed else { return }
             #expect(events[0].identifier == "town" && events[0].conditionName == "TOWN")
             #expect(start.limit == 50 && start.peakSpeed >= start.meanSpeed && start.meanSpeed > 55)
-            #expect(events[0].date.timeIntervalSince1970 - 1_700_000_000 >= 70, "the excess must last the minimum duration")
+            #expect(
+                events[0].date.timeIntervalSince1970 - 1_700_000_000 >= 70, "the excess must last the minimum duration")
             let duration = try #require(end.duration)
             #expect(duration > 100 && duration < 160, "\(duration) s")
             #expect(end.distance == 0, "the test's fixes do not move")
@@ -82,7 +92,9 @@ import TestSupport
 
     @Test func leavingEveryZoneEndsTheOverspeedAtOnce() throws {
         var e = MonitorEngine(name: "m", configuration: .eachFixAlone)
-        e.add(try Condition(geometry: .circle(center: depot, radius: 300), rules: ConditionRules(speedLimit: 30)), identifier: "school")
+        e.add(
+            try Condition(geometry: .circle(center: depot, radius: 300), rules: ConditionRules(speedLimit: 30)),
+            identifier: "school")
         var kinds: [EventKind] = []
         // 20 m/s (72 km/h) eastwards from 280 m west of the centre: inside for about 29 s.
         for t in 0..<60 {
@@ -96,7 +108,8 @@ import TestSupport
 
     @Test func badSpeedLimitsAreRefused() {
         for bad in ["0", "-5", "1001", #""fast""#] {
-            let load = decode(feature("z", #"{"type":"Point","coordinates":[5.0,52.0]}"#, #"{"radius":100,"speedLimit":\#(bad)}"#))
+            let load = decode(
+                feature("z", #"{"type":"Point","coordinates":[5.0,52.0]}"#, #"{"radius":100,"speedLimit":\#(bad)}"#))
             #expect(load.errors.first?.path.hasSuffix("properties.speedLimit") == true, "\(bad): \(load.errors)")
         }
         let ok = decode(feature("z", #"{"type":"Point","coordinates":[5.0,52.0]}"#, #"{"radius":100,"speedLimit":50}"#))

@@ -1,18 +1,22 @@
 import Foundation
 import PropertyBased
 import ReceiverSimulation
-import Testing
 import TestSupport
+import Testing
+
 @testable import GeofenceCore
 
 /// The rules between gpsd's reports and the agent's locations.
 @Suite(.offTheCooperativePool(.computing)) struct PositioningTests {
     let t0 = Date(timeIntervalSince1970: 1_534_758_457)
 
-    func report(_ t: Double?, lat: Double = 52.85, mode: Int = 3, device: String = "/dev/ttyUSB0", at ns: UInt64 = 0,
-                speed: Double? = nil, track: Double? = nil) -> ReceiverReport {
-        ReceiverReport(mode: mode, device: device, time: t.map { t0.addingTimeInterval($0) }, latitude: lat, longitude: 5.31,
-                       eph: 10, speed: speed, track: track, receivedAtNanoseconds: ns)
+    func report(
+        _ t: Double?, lat: Double = 52.85, mode: Int = 3, device: String = "/dev/ttyUSB0", at ns: UInt64 = 0,
+        speed: Double? = nil, track: Double? = nil
+    ) -> ReceiverReport {
+        ReceiverReport(
+            mode: mode, device: device, time: t.map { t0.addingTimeInterval($0) }, latitude: lat, longitude: 5.31,
+            eph: 10, speed: speed, track: track, receivedAtNanoseconds: ns)
     }
 
     @Test func theLastReportOfAnEpochStandsForIt() {
@@ -118,7 +122,9 @@ import TestSupport
     @Test func everyEpochIsDeliveredOnceByTheReportThatStandsForIt() async {
         await propertyCheck(count: 200, input: Gen.int(in: 0...Int(Int32.max))) { seed in
             var rng = SplitMix64(seed: UInt64(seed))
-            let sizes = (0..<40).map { _ in Int.random(in: 0..<10, using: &rng) < 7 ? 2 : Int.random(in: 1...4, using: &rng) }
+            let sizes = (0..<40).map { _ in
+                Int.random(in: 0..<10, using: &rng) < 7 ? 2 : Int.random(in: 1...4, using: &rng)
+            }
             var c = EpochCoalescer(quietPeriod: 0.05)
             var delivered: [Double] = []
             for (t, size) in sizes.enumerated() {
@@ -172,10 +178,12 @@ import TestSupport
 
     @Test func accuracyIsMappedToOneSigma() {
         // ublox-neo-m9n: GST 0.98 m and 1.00 m give 1.40 m where eph says 2.565.
-        let r = ReceiverReport(mode: 3, time: t0, latitude: 38.1, longitude: -122.6, epx: 1.619, epy: 2.077, eph: 2.565, epv: 4.772)
+        let r = ReceiverReport(
+            mode: 3, time: t0, latitude: 38.1, longitude: -122.6, epx: 1.619, epy: 2.077, eph: 2.565, epv: 4.772)
         let gst = PseudorangeNoise(time: t0, latitudeSigma: 0.98, longitudeSigma: 1.0, altitudeSigma: 3.1)
         #expect(abs(AccuracyModel.horizontal(r, noise: gst) - 1.40) < 0.005)
-        #expect(abs(AccuracyModel.horizontal(r, noise: nil) - (1.619 * 1.619 + 2.077 * 2.077).squareRoot() / 2.4477) < 1e-9)
+        #expect(
+            abs(AccuracyModel.horizontal(r, noise: nil) - (1.619 * 1.619 + 2.077 * 2.077).squareRoot() / 2.4477) < 1e-9)
         var onlyEph = r
         onlyEph.epx = nil
         #expect(abs(AccuracyModel.horizontal(onlyEph, noise: nil) - 0.58 * 2.565) < 1e-9)
@@ -267,13 +275,17 @@ import TestSupport
     @Test func noiseAtRestNeverReadsAsMotion() async {
         // A real receiver's error: Gaussian with its stated 1-sigma accuracy, correlated over 1 to 60 s, and
         // one epoch in ten claiming 1.5x better than it is. No Doppler speed: the position test alone.
-        await propertyCheck(count: 8, input: Gen.double(in: 1...30), Gen.double(in: 1...60), Gen.int(in: 0...Int(Int32.max))) { accuracy, tau, seed in
-            let profile = SimulatedReceiver.Profile(accuracy: accuracy, correlationTime: tau, underReportingRate: 0.1, speedSigma: nil)
+        await propertyCheck(
+            count: 8, input: Gen.double(in: 1...30), Gen.double(in: 1...60), Gen.int(in: 0...Int(Int32.max))
+        ) { accuracy, tau, seed in
+            let profile = SimulatedReceiver.Profile(
+                accuracy: accuracy, correlationTime: tau, underReportingRate: 0.1, speedSigma: nil)
             var receiver = SimulatedReceiver(profile, seed: UInt64(seed))
             var detector = StationaryDetector(duration: 10)
             var moving = 0
             for k in 0..<10_000 {
-                let stationary = detector.update(receiver.fix(truth: Self.rest, at: Date(timeIntervalSince1970: 1_700_000_000 + Double(k))))
+                let stationary = detector.update(
+                    receiver.fix(truth: Self.rest, at: Date(timeIntervalSince1970: 1_700_000_000 + Double(k))))
                 if k >= 10 && !stationary { moving += 1 }
             }
             #expect(moving == 0, "\(profile): \(moving) of 10,000 fixes at rest read as motion")
@@ -281,16 +293,21 @@ import TestSupport
     }
 
     @Test func drivingOffEndsTheRestWithinTwoFixes() async {
-        await propertyCheck(count: 50, input: Gen.double(in: 3...30), Gen.double(in: 1...15), Gen.double(in: 0...360)) { speed, accuracy, bearing in
+        await propertyCheck(count: 50, input: Gen.double(in: 3...30), Gen.double(in: 1...15), Gen.double(in: 0...360)) {
+            speed, accuracy, bearing in
             var detector = StationaryDetector(duration: 10)
-            for k in 0..<30 { _ = detector.update(fix(Self.rest.latitude, Self.rest.longitude, t: Double(k), accuracy: accuracy)) }
+            for k in 0..<30 {
+                _ = detector.update(fix(Self.rest.latitude, Self.rest.longitude, t: Double(k), accuracy: accuracy))
+            }
             do {
                 let value = detector.update(fix(Self.rest.latitude, Self.rest.longitude, t: 30, accuracy: accuracy))
                 #expect(value)
             }
             // Leaving: the first fix beyond the rest circle may be noise, the second is not.
             let circle = detector.radius(forAccuracy: accuracy)
-            var k = 31.0, moved = 0.0, stationaryFixes = 0
+            var k = 31.0
+            var moved = 0.0
+            var stationaryFixes = 0
             while moved < circle * 1.35 + 3 * speed {
                 moved += speed
                 let q = offset(Self.rest, metres: moved, bearing: bearing)

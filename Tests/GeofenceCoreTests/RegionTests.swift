@@ -1,7 +1,8 @@
 import Foundation
 import PropertyBased
-import Testing
 import TestSupport
+import Testing
+
 @testable import GeofenceCore
 
 @Suite(.offTheCooperativePool(.computing)) struct RegionTests {
@@ -15,7 +16,10 @@ import TestSupport
 
     @Test func circleContainmentMatchesTheExactDistance() async {
         // Whatever the chord shortcut decides must equal the exact ellipsoidal test.
-        await propertyCheck(count: 2000, input: Gen.double(in: -89.9...89.9), Gen.double(in: -180...180), Gen.double(in: 1...50_000), Gen.double(in: 0...360)) { lat, lon, radius, bearing in
+        await propertyCheck(
+            count: 2000, input: Gen.double(in: -89.9...89.9), Gen.double(in: -180...180), Gen.double(in: 1...50_000),
+            Gen.double(in: 0...360)
+        ) { lat, lon, radius, bearing in
             let center = Coordinate(latitude: lat, longitude: lon)
             let circle = CircleRegion(center: center, radius: radius)
             for factor in [0.5, 0.999, 1.0, 1.001, 1.5] {
@@ -26,10 +30,13 @@ import TestSupport
                 // point is on it and either answer is right: the chord bound and the exact solution round
                 // differently there (seen: 35 nm inside a 1 m circle at the equator, called outside).
                 if abs(exact - radius) > 1e-6 {
-                    #expect(circle.contains(PreparedPoint(q)) == (exact <= radius), "lat \(lat) lon \(lon) radius \(radius) bearing \(bearing) factor \(factor)")
+                    #expect(
+                        circle.contains(PreparedPoint(q)) == (exact <= radius),
+                        "lat \(lat) lon \(lon) radius \(radius) bearing \(bearing) factor \(factor)")
                 }
                 let margin = 10.0
-                let expected: Containment = exact < radius - margin ? .inside : (exact > radius + margin ? .outside : .uncertain)
+                let expected: Containment =
+                    exact < radius - margin ? .inside : (exact > radius + margin ? .outside : .uncertain)
                 #expect(circle.classify(PreparedPoint(q), margin: margin) == expected)
                 #expect(circle.boundingBox.contains(longitude: q.longitude, latitude: q.latitude) || exact > radius)
             }
@@ -46,7 +53,8 @@ import TestSupport
     }
 
     @Test func polygonAcrossTheAntimeridian() throws {
-        let r = try region(feature("dateline", #"{"type":"Polygon","coordinates":[[[179,-1],[-179,-1],[-179,1],[179,1],[179,-1]]]}"#))
+        let r = try region(
+            feature("dateline", #"{"type":"Polygon","coordinates":[[[179,-1],[-179,-1],[-179,1],[179,1],[179,-1]]]}"#))
         #expect(r.contains(p(0, 179.5)))
         #expect(r.contains(p(0, -179.5)))
         #expect(r.contains(p(0, 180)))
@@ -59,14 +67,22 @@ import TestSupport
     }
 
     @Test func multiPolygonSplitAtTheAntimeridianAsRFC7946Asks() throws {
-        let r = try region(feature("split", #"{"type":"MultiPolygon","coordinates":[[[[179,-1],[180,-1],[180,1],[179,1],[179,-1]]],[[[-180,-1],[-179,-1],[-179,1],[-180,1],[-180,-1]]]]}"#))
+        let r = try region(
+            feature(
+                "split",
+                #"{"type":"MultiPolygon","coordinates":[[[[179,-1],[180,-1],[180,1],[179,1],[179,-1]]],[[[-180,-1],[-179,-1],[-179,1],[-180,1],[-180,-1]]]]}"#
+            ))
         #expect(r.contains(p(0, 179.5)) && r.contains(p(0, -179.5)) && r.contains(p(0, 180)))
         #expect(!r.contains(p(0, 0)))
         #expect(abs(r.boundingBox.maxLongitude - r.boundingBox.minLongitude - 2) < 1e-6, "the box is the narrow one")
     }
 
     @Test func holesAreOutsideButTheirEdgesInside() throws {
-        let r = try region(feature("ring", #"{"type":"Polygon","coordinates":[[[0,0],[10,0],[10,10],[0,10],[0,0]],[[4,4],[6,4],[6,6],[4,6],[4,4]]]}"#))
+        let r = try region(
+            feature(
+                "ring",
+                #"{"type":"Polygon","coordinates":[[[0,0],[10,0],[10,10],[0,10],[0,0]],[[4,4],[6,4],[6,6],[4,6],[4,4]]]}"#
+            ))
         #expect(r.contains(p(2, 2)))
         #expect(!r.contains(p(5, 5)))
         #expect(r.contains(p(4, 5)), "the hole's edge belongs to the polygon")
@@ -75,7 +91,8 @@ import TestSupport
 
     @Test func polygonMarginIsMeasuredInMetres() throws {
         // A 0.01° square at the equator is about 1,113 m a side.
-        let r = try region(feature("sq", #"{"type":"Polygon","coordinates":[[[0,0],[0.01,0],[0.01,0.01],[0,0.01],[0,0]]]}"#))
+        let r = try region(
+            feature("sq", #"{"type":"Polygon","coordinates":[[[0,0],[0.01,0],[0.01,0.01],[0,0.01],[0,0]]]}"#))
         let edge = 0.01
         let metresPerDegree = 111_319.49
         #expect(r.classify(p(0.005, edge - 20 / metresPerDegree), margin: 10) == .inside)
@@ -85,11 +102,18 @@ import TestSupport
     }
 
     @Test func corridorHoldsPointsWithinItsWidth() async throws {
-        let line = [Coordinate(latitude: 52.0, longitude: 5.0), Coordinate(latitude: 52.02, longitude: 5.03), Coordinate(latitude: 52.05, longitude: 5.03)]
+        let line = [
+            Coordinate(latitude: 52.0, longitude: 5.0), Coordinate(latitude: 52.02, longitude: 5.03),
+            Coordinate(latitude: 52.05, longitude: 5.03),
+        ]
         let corridor = try Condition(geometry: .corridor(line: line, halfWidth: 30)).region
-        await propertyCheck(count: 500, input: Gen.double(in: 0...1), Gen.double(in: 0...80), Gen.int(in: 0...1)) { t, d, segment in
-            let a = line[segment], b = line[segment + 1]
-            let on = Coordinate(latitude: a.latitude + t * (b.latitude - a.latitude), longitude: a.longitude + t * (b.longitude - a.longitude))
+        await propertyCheck(count: 500, input: Gen.double(in: 0...1), Gen.double(in: 0...80), Gen.int(in: 0...1)) {
+            t, d, segment in
+            let a = line[segment]
+            let b = line[segment + 1]
+            let on = Coordinate(
+                latitude: a.latitude + t * (b.latitude - a.latitude),
+                longitude: a.longitude + t * (b.longitude - a.longitude))
             // Perpendicular to the segment, d metres away.
             let bearing = Geodesic.inverse(a, b).initialBearing + 90
             let q = offset(on, metres: d, bearing: bearing)
@@ -107,22 +131,40 @@ import TestSupport
     func distanceToSegment(_ q: Coordinate, _ a: Coordinate, _ b: Coordinate) -> Double {
         (0...2000).map { k -> Double in
             let t = Double(k) / 2000
-            return Geodesic.distance(q, Coordinate(latitude: a.latitude + t * (b.latitude - a.latitude), longitude: a.longitude + t * (b.longitude - a.longitude)))
+            return Geodesic.distance(
+                q,
+                Coordinate(
+                    latitude: a.latitude + t * (b.latitude - a.latitude),
+                    longitude: a.longitude + t * (b.longitude - a.longitude)))
         }.min()!
     }
 
     @Test func segmentsThroughRegions() throws {
-        let square = try region(feature("sq", #"{"type":"Polygon","coordinates":[[[0,0],[0.001,0],[0.001,0.001],[0,0.001],[0,0]]]}"#))
-        #expect(square.intersectsSegment(from: Coordinate(latitude: 0.0005, longitude: -0.001), to: Coordinate(latitude: 0.0005, longitude: 0.002)))
-        #expect(!square.intersectsSegment(from: Coordinate(latitude: 0.002, longitude: -0.001), to: Coordinate(latitude: 0.002, longitude: 0.002)))
+        let square = try region(
+            feature("sq", #"{"type":"Polygon","coordinates":[[[0,0],[0.001,0],[0.001,0.001],[0,0.001],[0,0]]]}"#))
+        #expect(
+            square.intersectsSegment(
+                from: Coordinate(latitude: 0.0005, longitude: -0.001),
+                to: Coordinate(latitude: 0.0005, longitude: 0.002)))
+        #expect(
+            !square.intersectsSegment(
+                from: Coordinate(latitude: 0.002, longitude: -0.001), to: Coordinate(latitude: 0.002, longitude: 0.002))
+        )
         let circle = Region.circle(CircleRegion(center: Coordinate(latitude: 0, longitude: 0), radius: 20))
-        #expect(circle.intersectsSegment(from: Coordinate(latitude: 0.0001, longitude: -0.001), to: Coordinate(latitude: 0.0001, longitude: 0.001)))
-        #expect(!circle.intersectsSegment(from: Coordinate(latitude: 0.001, longitude: -0.001), to: Coordinate(latitude: 0.001, longitude: 0.001)))
+        #expect(
+            circle.intersectsSegment(
+                from: Coordinate(latitude: 0.0001, longitude: -0.001),
+                to: Coordinate(latitude: 0.0001, longitude: 0.001)))
+        #expect(
+            !circle.intersectsSegment(
+                from: Coordinate(latitude: 0.001, longitude: -0.001), to: Coordinate(latitude: 0.001, longitude: 0.001))
+        )
     }
 
     @Test func exactOrientationFindsPointsOnEdges() {
         // 0.1 + 0.2 style values where the plain determinant rounds.
-        let a = SIMD2(0.1, 0.1), b = SIMD2(0.7, 0.7)
+        let a = SIMD2(0.1, 0.1)
+        let b = SIMD2(0.7, 0.7)
         let mid = SIMD2(0.30000000000000004, 0.30000000000000004)
         #expect(orientation(a, b, mid) == exactOrientation(a, b, mid))
         #expect(orientation(SIMD2(0, 0), SIMD2(1, 1), SIMD2(0.5, 0.5)) == 0)

@@ -1,7 +1,8 @@
 import Foundation
 import PropertyBased
-import Testing
 import TestSupport
+import Testing
+
 @testable import GeofenceCore
 
 @Suite(.offTheCooperativePool(.computing)) struct SpatialIndexTests {
@@ -10,7 +11,9 @@ import TestSupport
         var rng = SplitMix64(seed: seed)
         return (0..<count).map { _ in
             let lat = Double.random(in: -89...89, using: &rng)
-            let lon = Bool.random(using: &rng) ? Double.random(in: 179...180, using: &rng) : Double.random(in: -180...180, using: &rng)
+            let lon =
+                Bool.random(using: &rng)
+                ? Double.random(in: 179...180, using: &rng) : Double.random(in: -180...180, using: &rng)
             let size = exp(Double.random(in: log(20)...log(2_000_000), using: &rng))
             let center = Coordinate(latitude: lat, longitude: lon)
             if Bool.random(using: &rng) {
@@ -21,10 +24,13 @@ import TestSupport
             var ring = (0..<n).map { k -> Coordinate in
                 let a = Double(k) / Double(n) * 2 * .pi
                 let r = deg * Double.random(in: 0.5...1, using: &rng)
-                return Coordinate(latitude: max(min(lat + r * sin(a) * 0.5, 90), -90), longitude: wrappedLongitudeDelta(lon + r * cos(a)))
+                return Coordinate(
+                    latitude: max(min(lat + r * sin(a) * 0.5, 90), -90),
+                    longitude: wrappedLongitudeDelta(lon + r * cos(a)))
             }
             ring.append(ring[0])
-            return (try? Condition(geometry: .polygon(parts: [[ring]]))) ?? (try! Condition(geometry: .circle(center: center, radius: size)))
+            return (try? Condition(geometry: .polygon(parts: [[ring]])))
+                ?? (try! Condition(geometry: .circle(center: center, radius: size)))
         }
     }
 
@@ -37,7 +43,9 @@ import TestSupport
         await propertyCheck(count: 3000, input: Gen.double(in: -90...90), Gen.double(in: -180...180)) { lat, lon in
             let point = PreparedPoint(Coordinate(latitude: lat, longitude: lon))
             var viaIndex: [Int] = []
-            frozen.forEachCandidate(longitude: lon, latitude: lat) { if conditions[$0].region.contains(point) { viaIndex.append($0) } }
+            frozen.forEachCandidate(longitude: lon, latitude: lat) {
+                if conditions[$0].region.contains(point) { viaIndex.append($0) }
+            }
             let viaScan = conditions.indices.filter { conditions[$0].region.contains(point) }
             #expect(viaIndex.sorted() == viaScan)
         }
@@ -56,7 +64,9 @@ import TestSupport
                 guard q.isValid, abs(q.longitude) <= 180 else { continue }
                 let point = PreparedPoint(q)
                 var viaIndex: [Int] = []
-                index.forEachCandidate(longitude: q.longitude, latitude: q.latitude) { if conditions[$0].region.contains(point) { viaIndex.append($0) } }
+                index.forEachCandidate(longitude: q.longitude, latitude: q.latitude) {
+                    if conditions[$0].region.contains(point) { viaIndex.append($0) }
+                }
                 let viaScan = conditions.indices.filter { conditions[$0].region.contains(point) }
                 #expect(viaIndex.sorted() == viaScan)
                 hits += viaScan.count
@@ -74,7 +84,8 @@ import TestSupport
         var found: [Int] = []
         index.forEachCandidate(longitude: 1.0005, latitude: 1.0005) { found.append($0) }
         #expect(found == [1])
-        index.insert(slot: 1, box: BoundingBox(minLongitude: 2, minLatitude: 2, maxLongitude: 2.001, maxLatitude: 2.001))
+        index.insert(
+            slot: 1, box: BoundingBox(minLongitude: 2, minLatitude: 2, maxLongitude: 2.001, maxLatitude: 2.001))
         found = []
         index.forEachCandidate(longitude: 1.0005, latitude: 1.0005) { found.append($0) }
         #expect(found.isEmpty)
@@ -85,15 +96,22 @@ import TestSupport
         let conditions = Self.conditions(seed: 13, count: 3000)
         var index = SpatialIndex()
         for (i, c) in conditions.enumerated() { index.insert(slot: i, box: c.region.boundingBox) }
-        await propertyCheck(count: 150, input: Gen.double(in: -89...89), Gen.double(in: -180...180), Gen.double(in: -0.05...0.05), Gen.double(in: -0.05...0.05)) { lat, lon, dLat, dLon in
+        await propertyCheck(
+            count: 150, input: Gen.double(in: -89...89), Gen.double(in: -180...180), Gen.double(in: -0.05...0.05),
+            Gen.double(in: -0.05...0.05)
+        ) { lat, lon, dLat, dLon in
             let a = Coordinate(latitude: lat, longitude: lon)
             let b = Coordinate(latitude: lat + dLat, longitude: wrappedLongitudeDelta(lon + dLon))
             var found = Set<Int>()
             var copy = index
             copy.forEachCandidate(alongSegmentFrom: a, to: b) { found.insert($0) }
             // Sample the segment densely: every box holding a sample point must have been offered.
-            let near = conditions.indices.filter { conditions[$0].region.boundingBox.intersects(
-                BoundingBox(minLongitude: lon - 0.06, minLatitude: lat - 0.06, maxLongitude: lon + 0.06, maxLatitude: lat + 0.06)) }
+            let near = conditions.indices.filter {
+                conditions[$0].region.boundingBox.intersects(
+                    BoundingBox(
+                        minLongitude: lon - 0.06, minLatitude: lat - 0.06, maxLongitude: lon + 0.06,
+                        maxLatitude: lat + 0.06))
+            }
             for k in 0...100 {
                 let t = Double(k) / 100
                 let q = (lat + t * dLat, wrappedLongitudeDelta(lon + t * dLon))
@@ -111,7 +129,10 @@ import TestSupport
         var index = SpatialIndex()
         for (i, c) in conditions.enumerated() { index.insert(slot: i, region: c.region) }
         var meetings = 0
-        await propertyCheck(count: 400, input: Gen.int(in: 0...2999), Gen.double(in: 0...360), Gen.double(in: 0...1), Gen.double(in: -1...1)) { which, bearing, scale, shift in
+        await propertyCheck(
+            count: 400, input: Gen.int(in: 0...2999), Gen.double(in: 0...360), Gen.double(in: 0...1),
+            Gen.double(in: -1...1)
+        ) { which, bearing, scale, shift in
             // A point on or near the chosen condition's boundary, and a segment through it.
             let near: Coordinate
             switch conditions[which].region {
@@ -147,12 +168,16 @@ import TestSupport
         let origin = Coordinate(latitude: 47.5, longitude: 6)
         var records: [(identifier: String, record: MonitorRecord)] = []
         for k in 0..<2_000 {
-            let c = offset(origin, metres: Double.random(in: 0..<50_000, using: &rng), bearing: Double.random(in: 0..<360, using: &rng))
+            let c = offset(
+                origin, metres: Double.random(in: 0..<50_000, using: &rng),
+                bearing: Double.random(in: 0..<360, using: &rng))
             let condition = try! Condition.circle(center: c, radius: Double.random(in: 20...3_000, using: &rng))
             records.append(("c\(k)", MonitorRecord(condition: condition)))
         }
         let fixes = (0..<300).map { k in
-            offset(origin, metres: Double.random(in: 0..<50_000, using: &rng), bearing: Double.random(in: 0..<360, using: &rng))
+            offset(
+                origin, metres: Double.random(in: 0..<50_000, using: &rng),
+                bearing: Double.random(in: 0..<360, using: &rng))
         }
         func events(floor: Int?) -> [String] {
             var engine = MonitorEngine(name: "m", configuration: .eachFixAlone)
@@ -160,7 +185,9 @@ import TestSupport
             var out: [String] = []
             for (k, p) in fixes.enumerated() {
                 // Far apart in time, so that no fix is refused for speed.
-                for e in engine.process(fix(p.latitude, p.longitude, t: Double(k) * 10_000)).events { out.append("\(k) \(e.identifier) \(e.kind)") }
+                for e in engine.process(fix(p.latitude, p.longitude, t: Double(k) * 10_000)).events {
+                    out.append("\(k) \(e.identifier) \(e.kind)")
+                }
             }
             return out.sorted()
         }

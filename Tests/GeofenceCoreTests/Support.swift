@@ -1,4 +1,5 @@
 import Foundation
+
 @testable import GeofenceCore
 
 enum Fixtures {
@@ -14,10 +15,10 @@ enum Fixtures {
     }
 }
 
-
 func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Location {
-    Location(coordinate: Coordinate(latitude: lat, longitude: lon), horizontalAccuracy: accuracy,
-             timestamp: Date(timeIntervalSince1970: 1_700_000_000 + t))
+    Location(
+        coordinate: Coordinate(latitude: lat, longitude: lon), horizontalAccuracy: accuracy,
+        timestamp: Date(timeIntervalSince1970: 1_700_000_000 + t))
 }
 
 /// The point `metres` from `origin` along `bearing` degrees, on a local tangent plane (fine below a few km).
@@ -36,4 +37,3 @@ func feature(_ id: String, _ geometry: String, _ properties: String = "{}") -> S
 func decode(_ json: String, limits: GeoJSONLimits = .default) -> GeoJSONLoad {
     GeoJSONConditions.decode(Array(json.utf8), limits: limits)
 }
-

@@ -2,6 +2,7 @@ import Foundation
 import GeofenceCore
 import SQLite
 import Testing
+
 @testable import GeofenceStore
 
 /// The outbox's owner decides the same over either repository: numbers that never repeat, payloads made
@@ -96,7 +97,8 @@ import Testing
         do {
             let db = try Database(path: path)
             try Migrations.migrate(db, to: 2, now: 0)
-            try db.execute("""
+            try db.execute(
+                """
                 INSERT INTO outbox (sequence, event_id, kind, topic, payload, qos, retain, created_at)
                     VALUES (41, 'x', 'transition', 'events', X'7B7D', 1, 0, 0);
                 INSERT INTO settings (key, value) VALUES ('outbox.nextSequence', '40'), ('outbox.droppedLocations', '7'),

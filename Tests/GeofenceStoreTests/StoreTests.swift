@@ -4,6 +4,7 @@ import Logging
 import PropertyBased
 import SQLite
 import Testing
+
 @testable import GeofenceStore
 
 func temporaryStorePath() -> String {
@@ -33,8 +34,9 @@ func reopenStore(path: String) async throws -> AgentStore {
 let depot = Coordinate(latitude: 52.37, longitude: 4.89)
 
 func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Location {
-    Location(coordinate: Coordinate(latitude: lat, longitude: lon), horizontalAccuracy: accuracy,
-             timestamp: Date(timeIntervalSince1970: 1_700_000_000 + t))
+    Location(
+        coordinate: Coordinate(latitude: lat, longitude: lon), horizontalAccuracy: accuracy,
+        timestamp: Date(timeIntervalSince1970: 1_700_000_000 + t))
 }
 
 @Suite struct MigrationTests {
@@ -61,20 +63,27 @@ func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Locat
             let db = try Database(path: path)
             try Migrations.migrate(db, to: 1, now: 0)
             try db.execute("INSERT INTO monitors (name, created_at) VALUES ('default', 0)")
-            try db.statement("""
+            try db.statement(
+                """
                 INSERT INTO conditions (monitor, identifier, definition, compiled, version, source, updated_at, state, since)
                 VALUES ('default', 'depot', '{"text":"as written"}', ?1, 3, 'local:x', 0, 'satisfied', 1700000000)
-                """).bind(.blob(ConditionCodec.encode(circle))).run()
+                """
+            ).bind(.blob(ConditionCodec.encode(circle))).run()
         }
         let store = try await AgentStore.open(path: path, logger: quietLogger)
         let listed = try await store.conditions()
         #expect(listed.map(\.identifier) == ["depot"])
-        #expect(listed.first?.definition == #"{"text":"as written"}"#, "a version-1 definition is read as it was stored")
+        #expect(
+            listed.first?.definition == #"{"text":"as written"}"#, "a version-1 definition is read as it was stored")
         #expect(listed.first?.state == .satisfied && listed.first?.version == 3)
         let engine = try await store.openMonitor("default")
         #expect(engine.record(for: "depot")?.state == .satisfied, "the record is restored")
         // A new write stores the definition deflated; both read back the same through the reader.
-        _ = try await store.putConditions([.init(monitor: "default", identifier: "gate", condition: circle, definition: #"{"id":"gate"}"#, source: "local:y")])
+        _ = try await store.putConditions([
+            .init(
+                monitor: "default", identifier: "gate", condition: circle, definition: #"{"id":"gate"}"#,
+                source: "local:y")
+        ])
         await store.close()
         let reader = try #require(try StoreReader.open(path))
         #expect(try reader.definitions(of: "gate").map(\.definition) == [#"{"id":"gate"}"#])
@@ -100,15 +109,27 @@ func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Locat
     @Test func conditionsRecordsAndTheLastFixSurviveAReopen() async throws {
         let path = temporaryStorePath()
         let circle = try Condition.circle(center: depot, radius: 150, name: "Depot", dwell: 30)
-        let square = try Condition(geometry: .polygon(parts: [[[
-            Coordinate(latitude: 52.36, longitude: 4.88), Coordinate(latitude: 52.36, longitude: 4.90),
-            Coordinate(latitude: 52.38, longitude: 4.90), Coordinate(latitude: 52.38, longitude: 4.88),
-            Coordinate(latitude: 52.36, longitude: 4.88)]]]), name: "Square", version: 7)
+        let square = try Condition(
+            geometry: .polygon(parts: [
+                [
+                    [
+                        Coordinate(latitude: 52.36, longitude: 4.88), Coordinate(latitude: 52.36, longitude: 4.90),
+                        Coordinate(latitude: 52.38, longitude: 4.90), Coordinate(latitude: 52.38, longitude: 4.88),
+                        Coordinate(latitude: 52.36, longitude: 4.88),
+                    ]
+                ]
+            ]), name: "Square", version: 7)
         var engine: MonitorEngine
         do {
             let store = try await AgentStore.open(path: path, logger: quietLogger)
-            #expect(try await store.putCondition(monitor: "fleet", identifier: "depot", condition: circle, definition: "{}", source: "local") == .stored)
-            #expect(try await store.putCondition(monitor: "fleet", identifier: "square", condition: square, definition: "{}", source: "mqtt") == .stored)
+            #expect(
+                try await store.putCondition(
+                    monitor: "fleet", identifier: "depot", condition: circle, definition: "{}", source: "local")
+                    == .stored)
+            #expect(
+                try await store.putCondition(
+                    monitor: "fleet", identifier: "square", condition: square, definition: "{}", source: "mqtt")
+                    == .stored)
             engine = try await store.openMonitor("fleet", configuration: .eachFixAlone)
             let outcome = engine.process(fix(52.37, 4.89, t: 0))
             #expect(outcome.events.count == 2)
@@ -120,10 +141,13 @@ func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Locat
         let restored = try await store.openMonitor("fleet", configuration: .eachFixAlone)
         #expect(restored.identifiers == ["depot", "square"])
         for id in restored.identifiers {
-            let a = try #require(engine.record(for: id)), b = try #require(restored.record(for: id))
+            let a = try #require(engine.record(for: id))
+            let b = try #require(restored.record(for: id))
             #expect(a.state == b.state && a.since == b.since && a.dwellReported == b.dwellReported)
             #expect(a.lastEvent?.kind == b.lastEvent?.kind && a.lastEvent?.date == b.lastEvent?.date)
-            #expect(a.condition.name == b.condition.name && a.condition.version == b.condition.version && a.condition.dwell == b.condition.dwell)
+            #expect(
+                a.condition.name == b.condition.name && a.condition.version == b.condition.version
+                    && a.condition.dwell == b.condition.dwell)
             #expect(a.condition.geometry == b.condition.geometry)
         }
         #expect(restored.lastAcceptedFix == engine.lastAcceptedFix)
@@ -138,10 +162,16 @@ func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Locat
         let ids = ["b", "Ärhus depot", "a", "Zürich", "zz", "日本"]
         do {
             let store = try await AgentStore.open(path: path, logger: quietLogger)
-            for id in ids { _ = try await store.putCondition(monitor: "m", identifier: id, condition: try .circle(center: depot, radius: 100), definition: "{}", source: "local") }
+            for id in ids {
+                _ = try await store.putCondition(
+                    monitor: "m", identifier: id, condition: try .circle(center: depot, radius: 100), definition: "{}",
+                    source: "local")
+            }
             var engine = try await store.openMonitor("m", configuration: .eachFixAlone)
             let outcome = engine.process(fix(52.37, 4.89, t: 0))
-            _ = try await store.commit(monitor: "m", records: outcome.events.map { ($0.identifier, engine.record(for: $0.identifier)!) }, lastFix: nil)
+            _ = try await store.commit(
+                monitor: "m", records: outcome.events.map { ($0.identifier, engine.record(for: $0.identifier)!) },
+                lastFix: nil)
             await store.close()
         }
         let store = try await reopenStore(path: path)
@@ -161,25 +191,33 @@ func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Locat
             for k in 0..<n {
                 let center = Coordinate(latitude: 52 + Double(k % 100) * 0.01, longitude: 4 + Double(k / 100) * 0.01)
                 let condition = try Condition.circle(center: center, radius: 100 + Double(k % 7), name: "n\(k)")
-                inputs.append(.init(monitor: "m", identifier: "c\(k)", condition: condition, definition: "{}", source: "local"))
+                inputs.append(
+                    .init(monitor: "m", identifier: "c\(k)", condition: condition, definition: "{}", source: "local"))
             }
             _ = try await store.putConditions(inputs)
             engine = try await store.openMonitor("m", configuration: .eachFixAlone)
             let outcome = engine.process(fix(52.5, 4.5, t: 0))
             let changed = Set(outcome.events.map(\.identifier))
             #expect(changed.count == n)
-            _ = try await store.commit(monitor: "m", records: engine.records.filter { changed.contains($0.identifier) }, lastFix: engine.lastAcceptedFix,
-                                       indexFloor: engine.indexFloor)
+            _ = try await store.commit(
+                monitor: "m", records: engine.records.filter { changed.contains($0.identifier) },
+                lastFix: engine.lastAcceptedFix,
+                indexFloor: engine.indexFloor)
             await store.close()
         }
         let store = try await reopenStore(path: path)
         let restored = try await store.openMonitor("m", configuration: .eachFixAlone)
         #expect(restored.count == n)
         for k in stride(from: 0, to: n, by: 97) {
-            let a = try #require(engine.record(for: "c\(k)")), b = try #require(restored.record(for: "c\(k)"))
-            #expect(a.state == b.state && a.condition.name == b.condition.name && a.condition.geometry == b.condition.geometry)
+            let a = try #require(engine.record(for: "c\(k)"))
+            let b = try #require(restored.record(for: "c\(k)"))
+            #expect(
+                a.state == b.state && a.condition.name == b.condition.name
+                    && a.condition.geometry == b.condition.geometry)
         }
-        #expect(restored.records.filter { $0.record.state == .satisfied }.map(\.identifier) == engine.records.filter { $0.record.state == .satisfied }.map(\.identifier))
+        #expect(
+            restored.records.filter { $0.record.state == .satisfied }.map(\.identifier)
+                == engine.records.filter { $0.record.state == .satisfied }.map(\.identifier))
         await store.close()
     }
 
@@ -189,8 +227,12 @@ func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Locat
         v5.version = 5
         var v4 = v5
         v4.version = 4
-        #expect(try await store.putCondition(monitor: "m", identifier: "a", condition: v5, definition: "v5", source: "mqtt") == .stored)
-        #expect(try await store.putCondition(monitor: "m", identifier: "a", condition: v4, definition: "v4", source: "mqtt") == .olderVersion(stored: 5))
+        #expect(
+            try await store.putCondition(monitor: "m", identifier: "a", condition: v5, definition: "v5", source: "mqtt")
+                == .stored)
+        #expect(
+            try await store.putCondition(monitor: "m", identifier: "a", condition: v4, definition: "v4", source: "mqtt")
+                == .olderVersion(stored: 5))
         #expect(try await store.conditions().map(\.definition) == ["v5"])
         await store.close()
     }
@@ -222,7 +264,9 @@ func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Locat
         } else {
             let store = try await AgentStore.open(path: path, logger: quietLogger)
             for i in 0..<200 {
-                _ = try await store.putCondition(monitor: "m", identifier: "c\(i)", condition: try .circle(center: depot, radius: 100), definition: String(repeating: "x", count: 500), source: "local")
+                _ = try await store.putCondition(
+                    monitor: "m", identifier: "c\(i)", condition: try .circle(center: depot, radius: 100),
+                    definition: String(repeating: "x", count: 500), source: "local")
             }
             await store.close()
             // Scribble over the middle of the file, past the header.
@@ -292,8 +336,11 @@ func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Locat
         let padding = String(repeating: "x", count: 6_000)
         var entries: [OutboxEntry] = []
         for k in 0..<1_000 { entries += try await outbox.enqueue([item(.location, "\(padding) \(k)")]) }
-        func logBytes() -> Int { (try? FileManager.default.attributesOfItem(atPath: StorePaths(path).writeAheadLog)[.size] as? Int) ?? 0 }
-        let grown = logBytes(), frames = await store.logFrames
+        func logBytes() -> Int {
+            (try? FileManager.default.attributesOfItem(atPath: StorePaths(path).writeAheadLog)[.size] as? Int) ?? 0
+        }
+        let grown = logBytes()
+        let frames = await store.logFrames
         #expect(grown > 2 * AgentStore.logSizeLimit, "the outage grew the log to \(grown) bytes, \(frames) frames")
         try await acknowledge(entries, in: outbox)
         // The next commit after the checkpoint starts the log again, and cuts the file back.
@@ -337,7 +384,9 @@ func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Locat
         var stats = await outbox.stats
         #expect(stats.rows == 10 && stats.transitions == 6 && stats.locations == 4)
         #expect(stats.droppedLocations == 4 && stats.droppedTransitions == 0 && stats.capReached)
-        let left = try await store.pending().filter { $0.kind == .location }.map { String(decoding: $0.payload, as: UTF8.self).prefix(2) }
+        let left = try await store.pending().filter { $0.kind == .location }.map {
+            String(decoding: $0.payload, as: UTF8.self).prefix(2)
+        }
         #expect(left == ["l4", "l5", "l6", "l7"], "the oldest locations went first")
         for i in 6..<20 { try await outbox.enqueue([item(.transition, "t\(i)")]) }
         stats = await outbox.stats
@@ -386,11 +435,15 @@ extension OutboxStats {
             var rng = SplitMix64(seed: UInt64(seed))
             func maybe(_ value: Double) -> Double? { Bool.random(using: &rng) ? value : nil }
             let fix = Location(
-                coordinate: Coordinate(latitude: .random(in: -90...90, using: &rng), longitude: .random(in: -180...180, using: &rng)),
-                altitudeHAE: maybe(.random(in: -500...9000, using: &rng)), altitudeMSL: maybe(.random(in: -500...9000, using: &rng)),
-                horizontalAccuracy: .random(in: -1...1e4, using: &rng), verticalAccuracy: .random(in: -1...100, using: &rng),
+                coordinate: Coordinate(
+                    latitude: .random(in: -90...90, using: &rng), longitude: .random(in: -180...180, using: &rng)),
+                altitudeHAE: maybe(.random(in: -500...9000, using: &rng)),
+                altitudeMSL: maybe(.random(in: -500...9000, using: &rng)),
+                horizontalAccuracy: .random(in: -1...1e4, using: &rng),
+                verticalAccuracy: .random(in: -1...100, using: &rng),
                 speed: [-1, 0, 1e-7, .random(in: 0...90, using: &rng)][Int.random(in: 0..<4, using: &rng)],
-                speedAccuracy: .random(in: -1...5, using: &rng), course: .random(in: -1...360, using: &rng), courseAccuracy: -1,
+                speedAccuracy: .random(in: -1...5, using: &rng), course: .random(in: -1...360, using: &rng),
+                courseAccuracy: -1,
                 climb: maybe(.random(in: -50...50, using: &rng)),
                 timestamp: Date(timeIntervalSince1970: .random(in: 0...4e9, using: &rng)),
                 gpsTime: maybe(.random(in: 0...4e9, using: &rng)).map(Date.init(timeIntervalSince1970:)),

@@ -12,8 +12,14 @@ struct ThreadExecutorTests {
         /// The kernel's id and name of the thread this runs on.
         func thread() -> (id: Int32, name: String) {
             // /proc/thread-self links to PID/task/TID.
-            (Int32((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self"))?.split(separator: "/").last ?? "") ?? -1,
-             ((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines))
+            (
+                Int32(
+                    (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self"))?.split(
+                        separator: "/"
+                    ).last ?? "") ?? -1,
+                ((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "").trimmingCharacters(
+                    in: .whitespacesAndNewlines)
+            )
         }
     }
 

@@ -1,13 +1,16 @@
 import Foundation
 import GeofenceCore
 import LocalServers
-@testable import Maps
 import Testing
+
+@testable import Maps
 
 /// The snapshot's geometry, its determinism, and what a rasteriser makes of it: pixels inside a circle,
 /// inside a polygon's hole and along the track.
 struct MapSnapshotTests {
-    @Test(arguments: [(52.37, 4.89, 150.0), (78.2, 15.6, 5_000), (-33.9, 151.2, 25), (-17.0, 179.999, 2_000), (0, 0, 40_000)])
+    @Test(arguments: [
+        (52.37, 4.89, 150.0), (78.2, 15.6, 5_000), (-33.9, 151.2, 25), (-17.0, 179.999, 2_000), (0, 0, 40_000),
+    ])
     func aCircleOutlineLiesAtItsRadiusAlongTheEllipsoid(lat: Double, lon: Double, radius: Double) {
         let center = Coordinate(latitude: lat, longitude: lon)
         let outline = GeodesicCircle.outline(center: center, radius: radius, count: 36)
@@ -31,14 +34,17 @@ struct MapSnapshotTests {
     }
 
     @Test func theSameContentGivesTheSameBytes() {
-        let a = MapSnapshot().svg(Self.content()), b = MapSnapshot().svg(Self.content())
+        let a = MapSnapshot().svg(Self.content())
+        let b = MapSnapshot().svg(Self.content())
         #expect(a == b)
         #expect(a.hasPrefix("<?xml") && a.hasSuffix("</svg>\n"))
     }
 
     @Test func aPolygonAcrossTheAntimeridianStaysWhole() throws {
         var content = MapContent()
-        let ring = [(178.0, -17.0), (-178.0, -17.0), (-178.0, -19.0), (178.0, -19.0), (178.0, -17.0)].map { Coordinate(latitude: $0.1, longitude: $0.0) }
+        let ring = [(178.0, -17.0), (-178.0, -17.0), (-178.0, -19.0), (178.0, -19.0), (178.0, -17.0)].map {
+            Coordinate(latitude: $0.1, longitude: $0.0)
+        }
         content.conditions = [.init(identifier: "fiji", geometry: .polygon(parts: [[ring]]))]
         let snapshot = MapSnapshot()
         let view = snapshot.view(for: content)
@@ -55,13 +61,19 @@ struct MapSnapshotTests {
 
     static func content() -> MapContent {
         var content = MapContent()
-        let outer = [(5.03, 51.99), (5.05, 51.99), (5.05, 52.01), (5.03, 52.01), (5.03, 51.99)].map { Coordinate(latitude: $0.1, longitude: $0.0) }
-        let hole = [(5.035, 51.995), (5.035, 52.005), (5.045, 52.005), (5.045, 51.995), (5.035, 51.995)].map { Coordinate(latitude: $0.1, longitude: $0.0) }
+        let outer = [(5.03, 51.99), (5.05, 51.99), (5.05, 52.01), (5.03, 52.01), (5.03, 51.99)].map {
+            Coordinate(latitude: $0.1, longitude: $0.0)
+        }
+        let hole = [(5.035, 51.995), (5.035, 52.005), (5.045, 52.005), (5.045, 51.995), (5.035, 51.995)].map {
+            Coordinate(latitude: $0.1, longitude: $0.0)
+        }
         content.conditions = [
             .init(identifier: "depot", name: "Depot", geometry: .circle(center: center, radius: 800)),
             .init(identifier: "yard", geometry: .polygon(parts: [[outer, hole]])),
         ]
-        content.track = (0...20).map { k in .init(coordinate: Coordinate(latitude: 51.975, longitude: 4.99 + Double(k) * 0.003), speed: 20) }
+        content.track = (0...20).map { k in
+            .init(coordinate: Coordinate(latitude: 51.975, longitude: 4.99 + Double(k) * 0.003), speed: 20)
+        }
         return content
     }
 
@@ -75,7 +87,8 @@ struct MapSnapshotTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("map-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let svg = directory.appendingPathComponent("map.svg"), png = directory.appendingPathComponent("map.png")
+        let svg = directory.appendingPathComponent("map.svg")
+        let png = directory.appendingPathComponent("map.png")
         try snapshot.svg(content).write(to: svg, atomically: true, encoding: .utf8)
         let pid = try LocalProcess.spawn(Self.rasteriser, [svg.path, "-o", png.path])
         #expect(LocalProcess.reap(pid, within: 60))
@@ -85,19 +98,28 @@ struct MapSnapshotTests {
         func colour(_ lat: Double, _ lon: Double) -> (r: Int, g: Int, b: Int) {
             // The median of a 5×5 patch: a dashed graticule line through the spot does not decide.
             let p = view.pixel(longitude: lon, latitude: lat)
-            var rs: [Int] = [], gs: [Int] = [], bs: [Int] = []
-            for dy in -2...2 { for dx in -2...2 {
-                let c = image[Int(p.x.rounded()) + dx, Int(p.y.rounded()) + dy]
-                rs.append(c.r); gs.append(c.g); bs.append(c.b)
-            } }
+            var rs: [Int] = []
+            var gs: [Int] = []
+            var bs: [Int] = []
+            for dy in -2...2 {
+                for dx in -2...2 {
+                    let c = image[Int(p.x.rounded()) + dx, Int(p.y.rounded()) + dy]
+                    rs.append(c.r)
+                    gs.append(c.g)
+                    bs.append(c.b)
+                }
+            }
             return (rs.sorted()[12], gs.sorted()[12], bs.sorted()[12])
         }
         func blend(_ over: String, _ alpha: Double, on under: String) -> (r: Int, g: Int, b: Int) {
-            let o = Self.rgb(over), u = Self.rgb(under)
+            let o = Self.rgb(over)
+            let u = Self.rgb(under)
             func mix(_ a: Int, _ b: Int) -> Int { Int((Double(a) * alpha + Double(b) * (1 - alpha)).rounded()) }
             return (mix(o.r, u.r), mix(o.g, u.g), mix(o.b, u.b))
         }
-        func near(_ a: (r: Int, g: Int, b: Int), _ b: (r: Int, g: Int, b: Int)) -> Bool { abs(a.r - b.r) + abs(a.g - b.g) + abs(a.b - b.b) <= 12 }
+        func near(_ a: (r: Int, g: Int, b: Int), _ b: (r: Int, g: Int, b: Int)) -> Bool {
+            abs(a.r - b.r) + abs(a.g - b.g) + abs(a.b - b.b) <= 12
+        }
 
         let water = Self.rgb(MapSnapshot.Colors.water)
         // Inside the circle, away from its label: the circle's fill over the water.

@@ -2,11 +2,15 @@ import Foundation
 import LocalServers
 import Logging
 import Testing
+
 @testable import Mosquitto
 
 /// Every test runs its own mosquitto on a free loopback port.
 @Suite(.serialized) struct MQTTClientTests {
-    func client(_ broker: TestBroker, id: String, _ edit: (inout MQTTConfiguration) -> Void = { _ in }, logger: Logger = testLogger()) throws -> MQTTClient {
+    func client(
+        _ broker: TestBroker, id: String, _ edit: (inout MQTTConfiguration) -> Void = { _ in },
+        logger: Logger = testLogger()
+    ) throws -> MQTTClient {
         var c = MQTTConfiguration(host: "127.0.0.1", port: broker.port, clientID: id)
         c.connectTimeout = 3
         edit(&c)
@@ -21,9 +25,12 @@ import Testing
         let broker = try TestBroker()
         defer { broker.stop() }
         try broker.start()
-        let sub = try client(broker, id: "sub"), pub = try client(broker, id: "pub")
-        await sub.start(); await pub.start()
-        #expect(await connected(sub)); #expect(await connected(pub))
+        let sub = try client(broker, id: "sub")
+        let pub = try client(broker, id: "pub")
+        await sub.start()
+        await pub.start()
+        #expect(await connected(sub))
+        #expect(await connected(pub))
         let messages = try await sub.subscribe("fleet/test/#")
         for k in 0..<50 {
             let code = try await pub.publish("fleet/test/\(k % 3)", text: "m\(k)")
@@ -35,7 +42,8 @@ import Testing
             if got.count == 50 { break }
         }
         #expect(got == (0..<50).map { "m\($0)" })
-        await sub.shutdown(); await pub.shutdown()
+        await sub.shutdown()
+        await pub.shutdown()
     }
 
     /// One task keeps many messages in flight with `issue` and they still arrive in call order.
@@ -43,9 +51,12 @@ import Testing
         let broker = try TestBroker()
         defer { broker.stop() }
         try broker.start()
-        let sub = try client(broker, id: "sub"), pub = try client(broker, id: "pub") { $0.maximumInflight = 50 }
-        await sub.start(); await pub.start()
-        #expect(await connected(sub)); #expect(await connected(pub))
+        let sub = try client(broker, id: "sub")
+        let pub = try client(broker, id: "pub") { $0.maximumInflight = 50 }
+        await sub.start()
+        await pub.start()
+        #expect(await connected(sub))
+        #expect(await connected(pub))
         let messages = try await sub.subscribe("outbox/#")
         var tickets: [PublishTicket] = []
         for k in 0..<2_000 { tickets.append(try await pub.issue("outbox/\(k % 7)", payload: Array("m\(k)".utf8))) }
@@ -56,7 +67,8 @@ import Testing
             if got.count == 2_000 { break }
         }
         #expect(got == (0..<2_000).map { "m\($0)" })
-        await sub.shutdown(); await pub.shutdown()
+        await sub.shutdown()
+        await pub.shutdown()
     }
 
     @Test func retainedMessagesArriveAtSubscribe() async throws {
@@ -75,7 +87,8 @@ import Testing
         #expect(first?.retained == true)
         #expect(first?.text == "{\"v\":1}")
         #expect(first?.topic == "fleet/f1/geofences/depot")
-        await pub.shutdown(); await late.shutdown()
+        await pub.shutdown()
+        await late.shutdown()
     }
 
     @Test func tenThousandQoS1PublishesAreAllAcknowledged() async throws {
@@ -99,17 +112,24 @@ import Testing
     @Test func passwordFromAFileAndAnACLThatConfinesEachVehicle() async throws {
         let broker = try TestBroker(settings: "")
         defer { broker.stop() }
-        try LocalProcess.run("/usr/bin/mosquitto_passwd", ["-c", "-b", broker.path("passwd"), "vehicle-1", "s3cret-pw"], in: broker.directory)
-        try "pattern readwrite fleet/f1/vehicles/%u/#\n".write(toFile: broker.path("acl"), atomically: true, encoding: .utf8)
+        try LocalProcess.run(
+            "/usr/bin/mosquitto_passwd", ["-c", "-b", broker.path("passwd"), "vehicle-1", "s3cret-pw"],
+            in: broker.directory)
+        try "pattern readwrite fleet/f1/vehicles/%u/#\n".write(
+            toFile: broker.path("acl"), atomically: true, encoding: .utf8)
         try "s3cret-pw\n".write(toFile: broker.path("password"), atomically: true, encoding: .utf8)
-        let broker2 = try TestBroker(settings: "allow_anonymous false\npassword_file \(broker.path("passwd"))\nacl_file \(broker.path("acl"))", port: broker.port)
+        let broker2 = try TestBroker(
+            settings: "allow_anonymous false\npassword_file \(broker.path("passwd"))\nacl_file \(broker.path("acl"))",
+            port: broker.port)
         defer { broker2.stop() }
         try broker2.start()
         let logs = CapturingLogHandler()
-        let vehicle = try client(broker2, id: "vehicle-1", {
-            $0.username = "vehicle-1"
-            $0.password = .file(broker.path("password"))
-        }, logger: testLogger(logs))
+        let vehicle = try client(
+            broker2, id: "vehicle-1",
+            {
+                $0.username = "vehicle-1"
+                $0.password = .file(broker.path("password"))
+            }, logger: testLogger(logs))
         await vehicle.start()
         #expect(await connected(vehicle))
         #expect(try await vehicle.publish("fleet/f1/vehicles/vehicle-1/events", text: "ok").isSuccess)
@@ -125,19 +145,26 @@ import Testing
     @Test func wrongCredentialsAreReportedNotHung() async throws {
         let broker = try TestBroker(settings: "")
         defer { broker.stop() }
-        try LocalProcess.run("/usr/bin/mosquitto_passwd", ["-c", "-b", broker.path("passwd"), "vehicle-1", "right"], in: broker.directory)
-        let secured = try TestBroker(settings: "allow_anonymous false\npassword_file \(broker.path("passwd"))", port: broker.port)
+        try LocalProcess.run(
+            "/usr/bin/mosquitto_passwd", ["-c", "-b", broker.path("passwd"), "vehicle-1", "right"], in: broker.directory
+        )
+        let secured = try TestBroker(
+            settings: "allow_anonymous false\npassword_file \(broker.path("passwd"))", port: broker.port)
         defer { secured.stop() }
         try secured.start()
         setenv("GEOFENCE_TEST_MQTT_PASSWORD", "wrong", 1)
-        let vehicle = try client(secured, id: "vehicle-1", {
-            $0.username = "vehicle-1"
-            $0.password = .environment("GEOFENCE_TEST_MQTT_PASSWORD")
-        })
+        let vehicle = try client(
+            secured, id: "vehicle-1",
+            {
+                $0.username = "vehicle-1"
+                $0.password = .environment("GEOFENCE_TEST_MQTT_PASSWORD")
+            })
         await vehicle.start()
         let refused = await eventually(5) { if case .refused = vehicle.status { true } else { false } }
         #expect(refused, "status: \(vehicle.status)")
-        if case .refused(let reason) = vehicle.status { #expect(reason.contains("135") || reason.contains("134") || reason.lowercased().contains("not authorized")) }
+        if case .refused(let reason) = vehicle.status {
+            #expect(reason.contains("135") || reason.contains("134") || reason.lowercased().contains("not authorized"))
+        }
         await vehicle.shutdown()
     }
 
@@ -145,9 +172,14 @@ import Testing
         var c = MQTTConfiguration(clientID: "x")
         c.username = "u"
         c.password = .file("/nonexistent/password")
-        #expect(throws: MQTTError.configuration("password file '/nonexistent/password' cannot be read")) { try MQTTClient(configuration: c, logger: testLogger()) }
+        #expect(throws: MQTTError.configuration("password file '/nonexistent/password' cannot be read")) {
+            try MQTTClient(configuration: c, logger: testLogger())
+        }
         c.password = .environment("GEOFENCE_SURELY_UNSET_VARIABLE")
-        #expect(throws: MQTTError.configuration("environment variable GEOFENCE_SURELY_UNSET_VARIABLE (the broker password) is not set")) {
+        #expect(
+            throws: MQTTError.configuration(
+                "environment variable GEOFENCE_SURELY_UNSET_VARIABLE (the broker password) is not set")
+        ) {
             try MQTTClient(configuration: c, logger: testLogger())
         }
     }
@@ -156,13 +188,14 @@ import Testing
         let broker = try TestBroker(settings: "")
         defer { broker.stop() }
         let certificates = try TestCertificates(in: broker.directory)
-        let secured = try TestBroker(settings: """
-            allow_anonymous true
-            cafile \(certificates.caFile)
-            certfile \(certificates.certificateFile)
-            keyfile \(certificates.keyFile)
-            tls_version tlsv1.2
-            """, port: broker.port)
+        let secured = try TestBroker(
+            settings: """
+                allow_anonymous true
+                cafile \(certificates.caFile)
+                certfile \(certificates.certificateFile)
+                keyfile \(certificates.keyFile)
+                tls_version tlsv1.2
+                """, port: broker.port)
         try secured.start()
         let good = try client(secured, id: "tls-good", { $0.tls = MQTTTLS(caFile: certificates.caFile) })
         await good.start()
@@ -172,7 +205,9 @@ import Testing
 
         let wrong = try client(secured, id: "tls-wrong", { $0.tls = MQTTTLS(caFile: certificates.otherCAFile) })
         await wrong.start()
-        let reported = await eventually(8) { if case .unreachable(let r) = wrong.status { r.contains("TLS") } else { false } }
+        let reported = await eventually(8) {
+            if case .unreachable(let r) = wrong.status { r.contains("TLS") } else { false }
+        }
         #expect(reported, "status: \(wrong.status)")
         #expect(!wrong.status.isConnected)
         await wrong.shutdown()
@@ -196,9 +231,12 @@ import Testing
         let broker = try TestBroker()
         defer { broker.stop() }
         try broker.start()
-        let sub = try client(broker, id: "restart-sub"), pub = try client(broker, id: "restart-pub")
-        await sub.start(); await pub.start()
-        #expect(await connected(sub)); #expect(await connected(pub))
+        let sub = try client(broker, id: "restart-sub")
+        let pub = try client(broker, id: "restart-pub")
+        await sub.start()
+        await pub.start()
+        #expect(await connected(sub))
+        #expect(await connected(pub))
         let messages = try await sub.subscribe("restart/#")
         let total = 2000
         let acked = Counter()
@@ -230,14 +268,18 @@ import Testing
         }
         let received = try await withThrowingTaskGroup(of: Int.self) { group in
             group.addTask { await receiving.value }
-            group.addTask { try await Task.sleep(for: .seconds(30)); return -1 }
+            group.addTask {
+                try await Task.sleep(for: .seconds(30))
+                return -1
+            }
             let first = try await group.next()!
             group.cancelAll()
             return first
         }
         receiving.cancel()
         #expect(received == total, "the persistent subscriber got every message")
-        await sub.shutdown(); await pub.shutdown()
+        await sub.shutdown()
+        await pub.shutdown()
     }
 
     @Test func subscriptionsComeBackWhenTheBrokerLostTheSession() async throws {
@@ -271,16 +313,19 @@ import Testing
             return first
         }
         #expect(text == "still subscribed")
-        await sub.shutdown(); await pub.shutdown()
+        await sub.shutdown()
+        await pub.shutdown()
     }
 
     @Test func shutdownPublishesOfflineExplicitly() async throws {
         let broker = try TestBroker()
         defer { broker.stop() }
         try broker.start()
-        let vehicle = try client(broker, id: "v-offline", {
-            $0.will = MQTTWill(topic: "fleet/f1/vehicles/v/status", payload: Array("offline".utf8), retain: true)
-        })
+        let vehicle = try client(
+            broker, id: "v-offline",
+            {
+                $0.will = MQTTWill(topic: "fleet/f1/vehicles/v/status", payload: Array("offline".utf8), retain: true)
+            })
         await vehicle.start()
         #expect(await connected(vehicle))
         try await vehicle.publish("fleet/f1/vehicles/v/status", text: "online", retain: true)
@@ -313,6 +358,14 @@ import Testing
 final class Counter: @unchecked Sendable {
     private let lock = NSLock()
     private var count = 0
-    func increment() { lock.lock(); count += 1; lock.unlock() }
-    var value: Int { lock.lock(); defer { lock.unlock() }; return count }
+    func increment() {
+        lock.lock()
+        count += 1
+        lock.unlock()
+    }
+    var value: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return count
+    }
 }

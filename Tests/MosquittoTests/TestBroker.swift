@@ -1,8 +1,9 @@
 import Foundation
 import LocalServers
 import Logging
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The tests' broker: our own mosquitto on a free loopback port.

@@ -25,7 +25,9 @@ public struct OffTheCooperativePool: TestTrait, SuiteTrait, TestScoping {
 
     private static let computing = SerialQueueExecutor(label: "tests: computing")
 
-    public func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
+    public func provideScope(
+        for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
+    ) async throws {
         guard !test.isSuite else { return try await function() }
         let executor = kind == .computing ? Self.computing : SerialQueueExecutor(label: "test: \(test.name)")
         try await withTaskExecutorPreference(executor) { try await function() }

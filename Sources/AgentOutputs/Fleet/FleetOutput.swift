@@ -14,13 +14,24 @@ struct FleetOutput: AgentOutput {
     func messages(for happening: Happening) -> [OutputMessage] {
         switch happening {
         case .event(let e):
-            return [OutputMessage(topic: topics.events, payload: .stamped { [fleet, vehicle] id, sequence in
-                Payloads.event(e.event, monitor: e.monitor, fleet: fleet, vehicle: vehicle, eventID: id, sequence: sequence, place: e.place)
-            }, delivery: .durable)]
+            return [
+                OutputMessage(
+                    topic: topics.events,
+                    payload: .stamped { [fleet, vehicle] id, sequence in
+                        Payloads.event(
+                            e.event, monitor: e.monitor, fleet: fleet, vehicle: vehicle, eventID: id,
+                            sequence: sequence, place: e.place)
+                    }, delivery: .durable)
+            ]
         case .location(let l) where l.reason != .transition:
-            return [OutputMessage(topic: topics.location, payload: .stamped { [fleet, vehicle] id, sequence in
-                Payloads.location(l.update, fleet: fleet, vehicle: vehicle, eventID: id, sequence: sequence, place: l.place)
-            }, retain: true, delivery: .droppable)]
+            return [
+                OutputMessage(
+                    topic: topics.location,
+                    payload: .stamped { [fleet, vehicle] id, sequence in
+                        Payloads.location(
+                            l.update, fleet: fleet, vehicle: vehicle, eventID: id, sequence: sequence, place: l.place)
+                    }, retain: true, delivery: .droppable)
+            ]
         default:
             return []
         }

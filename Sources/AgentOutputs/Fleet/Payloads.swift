@@ -1,8 +1,8 @@
 import AgentFormats
 import Foundation
+import GPSD
 import GeofenceCore
 import GeofenceStore
-import GPSD
 
 /// The JSON payloads of the topic contract (docs/topics.md). Keys keep their order for people reading
 /// `mosquitto_sub`; consumers must not depend on it.
@@ -10,8 +10,10 @@ public enum Payloads {
     /// A transition or dwell on `.../events`. `eventId` is unique; `sequence` grows per vehicle and never
     /// repeats, so a consumer drops duplicates after a redelivery by either.
     /// `place`: nil leaves the key out (places are off); `.some(nil)` writes null (no answer).
-    public static func event(_ event: MonitorEvent, monitor: String, fleet: String, vehicle: String, eventID: String, sequence: Int64,
-                             place: PlaceSummary?? = nil) -> [UInt8] {
+    public static func event(
+        _ event: MonitorEvent, monitor: String, fleet: String, vehicle: String, eventID: String, sequence: Int64,
+        place: PlaceSummary?? = nil
+    ) -> [UInt8] {
         var line = JSONLine()
         line.add("eventId", eventID)
         line.add("sequence", Int(sequence))
@@ -36,8 +38,10 @@ public enum Payloads {
     }
 
     /// A live update on `.../location` (retained: the latest).
-    public static func location(_ update: LiveUpdate, fleet: String, vehicle: String, eventID: String, sequence: Int64,
-                                place: PlaceSummary?? = nil) -> [UInt8] {
+    public static func location(
+        _ update: LiveUpdate, fleet: String, vehicle: String, eventID: String, sequence: Int64,
+        place: PlaceSummary?? = nil
+    ) -> [UInt8] {
         var line = JSONLine()
         line.add("eventId", eventID)
         line.add("sequence", Int(sequence))
@@ -85,7 +89,9 @@ public enum Payloads {
     }
 
     /// A refused definition or command, or a store failure, on `.../errors`.
-    public static func error(kind: ErrorKind, topic: String, identifier: String?, reason: String, vehicle: String) -> [UInt8] {
+    public static func error(kind: ErrorKind, topic: String, identifier: String?, reason: String, vehicle: String)
+        -> [UInt8]
+    {
         var line = JSONLine()
         line.add("time", iso8601(Date()))
         line.add("vehicle", vehicle)

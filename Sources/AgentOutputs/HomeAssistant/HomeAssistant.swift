@@ -51,28 +51,67 @@ package enum HomeAssistant {
             "model": "geofence-agent (fleet \(identity.topics.fleet))", "sw_version": version,
         ]
         // Available while the vehicle's own status says `online` (its will says `offline`).
-        let availability: [[String: Any]] = [["topic": identity.topics.status, "value_template": "{{ value_json.status }}"]]
+        let availability: [[String: Any]] = [
+            ["topic": identity.topics.status, "value_template": "{{ value_json.status }}"]
+        ]
         func entity(_ role: String, _ name: String, _ keys: [String: Any]) -> [String: Any] {
-            keys.merging(["unique_id": "\(node)_\(role)", "name": name, "device": device, "availability": availability]) { a, _ in a }
+            keys.merging(["unique_id": "\(node)_\(role)", "name": name, "device": device, "availability": availability])
+            { a, _ in a }
         }
         let entities: [(component: String, object: String, config: [String: Any])] = [
             // Location from the attributes alone: no `state_topic`, no `payload_home` (deprecated for trackers).
-            ("device_tracker", "location", entity("location", "Location", [
-                "json_attributes_topic": identity.attributes, "source_type": "gps", "icon": "mdi:map-marker"])),
-            ("event", "geofence", entity("geofence", "Geofence event", [
-                "state_topic": identity.events, "event_types": eventTypes, "icon": "mdi:map-marker-radius"])),
-            ("sensor", "gps", entity("gps", "GPS", [
-                "state_topic": identity.topics.status, "value_template": "{{ value_json.gps.state }}", "icon": "mdi:crosshairs-gps",
-                "entity_category": "diagnostic"])),
-            ("sensor", "outbox", entity("outbox", "Outbox depth", [
-                "state_topic": identity.topics.status, "value_template": "{{ value_json.outbox.rows }}", "state_class": "measurement",
-                "unit_of_measurement": "messages", "icon": "mdi:tray-full", "entity_category": "diagnostic"])),
-            ("sensor", "satisfied", entity("satisfied", "Conditions inside", [
-                "state_topic": identity.topics.status, "value_template": "{{ value_json.monitors | sum(attribute='satisfied') }}",
-                "state_class": "measurement", "icon": "mdi:vector-polygon"])),
+            (
+                "device_tracker", "location",
+                entity(
+                    "location", "Location",
+                    [
+                        "json_attributes_topic": identity.attributes, "source_type": "gps", "icon": "mdi:map-marker",
+                    ])
+            ),
+            (
+                "event", "geofence",
+                entity(
+                    "geofence", "Geofence event",
+                    [
+                        "state_topic": identity.events, "event_types": eventTypes, "icon": "mdi:map-marker-radius",
+                    ])
+            ),
+            (
+                "sensor", "gps",
+                entity(
+                    "gps", "GPS",
+                    [
+                        "state_topic": identity.topics.status, "value_template": "{{ value_json.gps.state }}",
+                        "icon": "mdi:crosshairs-gps",
+                        "entity_category": "diagnostic",
+                    ])
+            ),
+            (
+                "sensor", "outbox",
+                entity(
+                    "outbox", "Outbox depth",
+                    [
+                        "state_topic": identity.topics.status, "value_template": "{{ value_json.outbox.rows }}",
+                        "state_class": "measurement",
+                        "unit_of_measurement": "messages", "icon": "mdi:tray-full", "entity_category": "diagnostic",
+                    ])
+            ),
+            (
+                "sensor", "satisfied",
+                entity(
+                    "satisfied", "Conditions inside",
+                    [
+                        "state_topic": identity.topics.status,
+                        "value_template": "{{ value_json.monitors | sum(attribute='satisfied') }}",
+                        "state_class": "measurement", "icon": "mdi:vector-polygon",
+                    ])
+            ),
         ]
         return entities.map { e in
-            (identity.configTopic(e.component, e.object), Array((try? JSONSerialization.data(withJSONObject: e.config, options: [.sortedKeys])) ?? Data()))
+            (
+                identity.configTopic(e.component, e.object),
+                Array((try? JSONSerialization.data(withJSONObject: e.config, options: [.sortedKeys])) ?? Data())
+            )
         }
     }
 

@@ -11,7 +11,9 @@ struct HomeAssistantOutput: AgentOutput {
 
     static func make(_ context: OutputContext) -> HomeAssistantOutput? {
         let h = context.settings[HomeAssistantSettings.self]
-        return h.enabled ? HomeAssistantOutput(identity: HomeAssistant.Identity(discoveryPrefix: h.discoveryPrefix, topics: context.topics))
+        return h.enabled
+            ? HomeAssistantOutput(
+                identity: HomeAssistant.Identity(discoveryPrefix: h.discoveryPrefix, topics: context.topics))
             : nil
     }
 
@@ -25,7 +27,9 @@ struct HomeAssistantOutput: AgentOutput {
         case .location(let l):
             // The tracker shows what the vehicle is inside: its attributes follow every transition too.
             let payload = HomeAssistant.attributes(l.update.location, inside: l.inside.map(\.identifier))
-            return [OutputMessage(topic: identity.attributes, payload: .bytes(payload), retain: true, delivery: .droppable)]
+            return [
+                OutputMessage(topic: identity.attributes, payload: .bytes(payload), retain: true, delivery: .droppable)
+            ]
         default:
             return []
         }

@@ -1,6 +1,6 @@
 import Foundation
-import GeofenceCore
 import GPSD
+import GeofenceCore
 import Prometheus
 import Synchronization
 
@@ -24,38 +24,69 @@ package final class AgentMetrics: Sendable {
     private let fixAge: Gauge
     private let residentBytes: Gauge
     /// Per-monitor gauges, made when a monitor is first seen; and what the store had dropped when last read.
-    private let perMonitor = Mutex<(conditions: [String: Gauge], satisfied: [String: Gauge], dropped: (Int64, Int64))>(([:], [:], (0, 0)))
+    private let perMonitor = Mutex<(conditions: [String: Gauge], satisfied: [String: Gauge], dropped: (Int64, Int64))>(
+        ([:], [:], (0, 0)))
 
     /// Seconds: from 0.1 ms (a commit on a quiet disk) to 10 s (a broker far away).
-    static let latencyBuckets: [Duration] = [.microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2.5),
-                                             .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
-                                             .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(10)]
+    static let latencyBuckets: [Duration] = [
+        .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2.5),
+        .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
+        .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(10),
+    ]
 
     package init() {
         let r = registry
-        fixesReceived = r.makeCounter(name: "geofence_agent_fixes_received_total", help: "Fixes offered to the monitors.")
-        fixesRejected = Dictionary(uniqueKeysWithValues: FixRejection.allCases.map { reason in
-            (reason, r.makeCounter(name: "geofence_agent_fixes_rejected_total", labels: [("reason", reason.rawValue)],
-                                   help: "Fixes that never reached the conditions, by reason."))
-        })
-        events = Dictionary(uniqueKeysWithValues: EventKind.allCases.filter { $0 != .initial }.map { kind in
-            (kind, r.makeCounter(name: "geofence_agent_events_total", labels: [("kind", kind.rawValue)], help: "Events published, by kind."))
-        })
-        commitLatency = r.makeDurationHistogram(name: "geofence_agent_store_commit_seconds", buckets: Self.latencyBuckets,
-                                                help: "SQLite commit of a fix's state changes and events.")
-        acknowledgementLatency = r.makeDurationHistogram(name: "geofence_agent_outbox_ack_seconds", buckets: Self.latencyBuckets,
-                                                         help: "From handing an outbox entry to the MQTT client to the broker's acknowledgement.")
+        fixesReceived = r.makeCounter(
+            name: "geofence_agent_fixes_received_total", help: "Fixes offered to the monitors.")
+        fixesRejected = Dictionary(
+            uniqueKeysWithValues: FixRejection.allCases.map { reason in
+                (
+                    reason,
+                    r.makeCounter(
+                        name: "geofence_agent_fixes_rejected_total", labels: [("reason", reason.rawValue)],
+                        help: "Fixes that never reached the conditions, by reason.")
+                )
+            })
+        events = Dictionary(
+            uniqueKeysWithValues: EventKind.allCases.filter { $0 != .initial }.map { kind in
+                (
+                    kind,
+                    r.makeCounter(
+                        name: "geofence_agent_events_total", labels: [("kind", kind.rawValue)],
+                        help: "Events published, by kind.")
+                )
+            })
+        commitLatency = r.makeDurationHistogram(
+            name: "geofence_agent_store_commit_seconds", buckets: Self.latencyBuckets,
+            help: "SQLite commit of a fix's state changes and events.")
+        acknowledgementLatency = r.makeDurationHistogram(
+            name: "geofence_agent_outbox_ack_seconds", buckets: Self.latencyBuckets,
+            help: "From handing an outbox entry to the MQTT client to the broker's acknowledgement.")
         brokerConnected = r.makeGauge(name: "geofence_agent_broker_connected", help: "1 while connected to the broker.")
-        brokerConnections = r.makeCounter(name: "geofence_agent_broker_connections_total",
-                                          help: "Connections made to the broker; more than one means reconnects.")
+        brokerConnections = r.makeCounter(
+            name: "geofence_agent_broker_connections_total",
+            help: "Connections made to the broker; more than one means reconnects.")
         outboxRows = r.makeGauge(name: "geofence_agent_outbox_rows", help: "Entries waiting in the outbox.")
         outboxBytes = r.makeGauge(name: "geofence_agent_outbox_bytes", help: "Bytes waiting in the outbox.")
-        dropped = (r.makeCounter(name: "geofence_agent_outbox_dropped_total", labels: [("kind", "location")], help: "Outbox entries dropped at its caps."),
-                   r.makeCounter(name: "geofence_agent_outbox_dropped_total", labels: [("kind", "transition")], help: "Outbox entries dropped at its caps."))
-        gpsState = Dictionary(uniqueKeysWithValues: GPSStatus.State.allCases.map { state in
-            (state, r.makeGauge(name: "geofence_agent_gps_state", labels: [("state", state.rawValue)], help: "1 for the receiver's present state."))
-        })
-        fixAge = r.makeGauge(name: "geofence_agent_gps_fix_age_seconds", help: "Seconds since the last fix (NaN before the first).")
+        dropped = (
+            r.makeCounter(
+                name: "geofence_agent_outbox_dropped_total", labels: [("kind", "location")],
+                help: "Outbox entries dropped at its caps."),
+            r.makeCounter(
+                name: "geofence_agent_outbox_dropped_total", labels: [("kind", "transition")],
+                help: "Outbox entries dropped at its caps.")
+        )
+        gpsState = Dictionary(
+            uniqueKeysWithValues: GPSStatus.State.allCases.map { state in
+                (
+                    state,
+                    r.makeGauge(
+                        name: "geofence_agent_gps_state", labels: [("state", state.rawValue)],
+                        help: "1 for the receiver's present state.")
+                )
+            })
+        fixAge = r.makeGauge(
+            name: "geofence_agent_gps_fix_age_seconds", help: "Seconds since the last fix (NaN before the first).")
         residentBytes = r.makeGauge(name: "process_resident_memory_bytes", help: "Resident memory size in bytes.")
         fixAge.set(Double.nan)
     }
@@ -88,9 +119,12 @@ package final class AgentMetrics: Sendable {
             m.dropped = (max(locations, m.dropped.0), max(transitions, m.dropped.1))
             for monitor in status.monitors {
                 if m.conditions[monitor.name] == nil {
-                    m.conditions[monitor.name] = r.makeGauge(name: "geofence_agent_conditions", labels: [("monitor", monitor.name)], help: "Conditions per monitor.")
-                    m.satisfied[monitor.name] = r.makeGauge(name: "geofence_agent_conditions_satisfied", labels: [("monitor", monitor.name)],
-                                                            help: "Conditions the vehicle is inside, per monitor.")
+                    m.conditions[monitor.name] = r.makeGauge(
+                        name: "geofence_agent_conditions", labels: [("monitor", monitor.name)],
+                        help: "Conditions per monitor.")
+                    m.satisfied[monitor.name] = r.makeGauge(
+                        name: "geofence_agent_conditions_satisfied", labels: [("monitor", monitor.name)],
+                        help: "Conditions the vehicle is inside, per monitor.")
                 }
                 m.conditions[monitor.name]?.set(Double(monitor.conditions))
                 m.satisfied[monitor.name]?.set(Double(monitor.satisfied))

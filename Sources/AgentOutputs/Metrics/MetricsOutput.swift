@@ -36,13 +36,17 @@ struct MetricsOutput: AgentOutput {
         var services: [any Service] = []
         if settings.enabled {
             do {
-                services.append(try MetricsServer(host: settings.host, port: settings.port, logger: logger) { [metrics] in metrics.text() })
+                services.append(
+                    try MetricsServer(host: settings.host, port: settings.port, logger: logger) { [metrics] in
+                        metrics.text()
+                    })
             } catch {
                 logger.error("metrics are not served", metadata: ["reason": "\(error)"])
             }
         }
         if let path = settings.textfile {
-            services.append(MetricsTextfileService(textfile: MetricsTextfile(path: path), metrics: metrics, logger: logger))
+            services.append(
+                MetricsTextfileService(textfile: MetricsTextfile(path: path), metrics: metrics, logger: logger))
         }
         return services
     }
@@ -58,7 +62,8 @@ struct MetricsTextfileService: Service {
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 do { try textfile.write(metrics.text()) } catch {
-                    logger.warning("metrics textfile not written", metadata: ["path": "\(textfile.path)", "error": "\(error)"])
+                    logger.warning(
+                        "metrics textfile not written", metadata: ["path": "\(textfile.path)", "error": "\(error)"])
                 }
                 do { try await Task.sleep(for: .seconds(15)) } catch { return }
             }

@@ -3,8 +3,9 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Serves `GET /metrics` in Prometheus' text format over plain HTTP/1.1, one request per connection.
@@ -34,7 +35,9 @@ package final class MetricsServer: Service, Sendable {
             throw AgentError("metrics.listen: '\(host)' is not an IPv4 address")
         }
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0, listen(fd, 16) == 0 else {
             let reason = String(cString: strerror(errno))
@@ -44,7 +47,9 @@ package final class MetricsServer: Service, Sendable {
         // Port 0: the kernel's choice, read back.
         var actual = sockaddr_in()
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &actual) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        _ = withUnsafeMutablePointer(to: &actual) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
         self.port = Int(UInt16(bigEndian: actual.sin_port))
         socket.withLock { $0 = fd }
     }
@@ -95,15 +100,22 @@ package final class MetricsServer: Service, Sendable {
         }
         let requestLine = String(decoding: head.prefix { $0 != 13 && $0 != 10 }, as: UTF8.self).split(separator: " ")
         let (status, contentType, text): (String, String, String)
-        if requestLine.count >= 2, requestLine[0] == "GET", requestLine[1] == "/metrics" || requestLine[1].hasPrefix("/metrics?") {
+        if requestLine.count >= 2, requestLine[0] == "GET",
+            requestLine[1] == "/metrics" || requestLine[1].hasPrefix("/metrics?")
+        {
             (status, contentType, text) = ("200 OK", "text/plain; version=0.0.4; charset=utf-8", body())
         } else if requestLine.count >= 2, requestLine[0] != "GET" {
             (status, contentType, text) = ("405 Method Not Allowed", "text/plain; charset=utf-8", "only GET /metrics\n")
         } else {
-            (status, contentType, text) = ("404 Not Found", "text/plain; charset=utf-8", "only /metrics is served here\n")
+            (status, contentType, text) = (
+                "404 Not Found", "text/plain; charset=utf-8", "only /metrics is served here\n"
+            )
         }
         let payload = Array(text.utf8)
-        let response = Array("HTTP/1.1 \(status)\r\nContent-Type: \(contentType)\r\nContent-Length: \(payload.count)\r\nConnection: close\r\n\r\n".utf8) + payload
+        let response =
+            Array(
+                "HTTP/1.1 \(status)\r\nContent-Type: \(contentType)\r\nContent-Length: \(payload.count)\r\nConnection: close\r\n\r\n"
+                    .utf8) + payload
         var sent = 0
         while sent < response.count {
             let n = response[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -113,6 +125,8 @@ package final class MetricsServer: Service, Sendable {
     }
 }
 
-private extension Array where Element == UInt8 {
-    func ends(with suffix: [UInt8]) -> Bool { count >= suffix.count && Array(self[(count - suffix.count)...]) == suffix }
+extension Array where Element == UInt8 {
+    fileprivate func ends(with suffix: [UInt8]) -> Bool {
+        count >= suffix.count && Array(self[(count - suffix.count)...]) == suffix
+    }
 }

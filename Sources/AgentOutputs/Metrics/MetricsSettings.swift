@@ -22,16 +22,22 @@ public struct MetricsSettings: OutputSettings {
         s.enabled = try o.bool("enabled") ?? s.enabled
         if let listen = try o.string("listen") {
             let parts = listen.split(separator: ":", omittingEmptySubsequences: false)
-            guard parts.count == 2, let port = Int(parts[1]), (0...65535).contains(port), parts[0].split(separator: ".").count == 4,
-                  parts[0].split(separator: ".").allSatisfy({ UInt8($0) != nil }) else {
-                throw ConfigError(path: o.key("listen"), message: "expected IPV4ADDRESS:PORT such as \"127.0.0.1:9465\", found \"\(listen.clipped)\"")
+            guard parts.count == 2, let port = Int(parts[1]), (0...65535).contains(port),
+                parts[0].split(separator: ".").count == 4,
+                parts[0].split(separator: ".").allSatisfy({ UInt8($0) != nil })
+            else {
+                throw ConfigError(
+                    path: o.key("listen"),
+                    message: "expected IPV4ADDRESS:PORT such as \"127.0.0.1:9465\", found \"\(listen.clipped)\"")
             }
             s.host = String(parts[0])
             s.port = port
         }
         s.textfile = try o.string("textfile")
         if let textfile = s.textfile, !textfile.hasSuffix(".prom") {
-            throw ConfigError(path: o.key("textfile"), message: "node_exporter reads only *.prom files, found \"\(textfile.clipped)\"")
+            throw ConfigError(
+                path: o.key("textfile"), message: "node_exporter reads only *.prom files, found \"\(textfile.clipped)\""
+            )
         }
         try o.finish()
         self = s

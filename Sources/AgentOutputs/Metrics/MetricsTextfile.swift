@@ -10,7 +10,8 @@ struct MetricsTextfile: Sendable {
         let temporary = path + ".tmp"
         try text.write(toFile: temporary, atomically: false, encoding: .utf8)
         guard rename(temporary, path) == 0 else {
-            throw AgentError("metrics.textfile: cannot rename \(temporary) to \(path): \(String(cString: strerror(errno)))")
+            throw AgentError(
+                "metrics.textfile: cannot rename \(temporary) to \(path): \(String(cString: strerror(errno)))")
         }
     }
 }

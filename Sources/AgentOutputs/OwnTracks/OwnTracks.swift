@@ -60,7 +60,9 @@ package enum OwnTracks {
     /// `_type: location`. Integers where the booklet has them: `tst` and `created_at` in epoch seconds,
     /// `acc`, `alt` and `vac` in metres, `vel` in km/h, `cog` in degrees. A value the receiver did not give
     /// is left out, as the apps do.
-    package static func location(_ l: Location, identity: Identity, trigger: Trigger, inside: [Region], createdAt: Date) -> [UInt8] {
+    package static func location(_ l: Location, identity: Identity, trigger: Trigger, inside: [Region], createdAt: Date)
+        -> [UInt8]
+    {
         var line = JSONLine()
         line.add("_type", "location")
         line.add("lat", l.coordinate.latitude)
@@ -85,7 +87,9 @@ package enum OwnTracks {
     /// OwnTracks consumers reject. Every field Recorder needs is there (it fails on a transition without
     /// `event` or `desc`). `wtst` is the region's own time: its `properties.version` (a region imported
     /// with `setWaypoints` keeps the waypoint's `tst` there), 0 when it has none.
-    package static func transition(_ e: MonitorEvent, identity: Identity, waypointTime: Int64?, createdAt: Date) -> [UInt8]? {
+    package static func transition(_ e: MonitorEvent, identity: Identity, waypointTime: Int64?, createdAt: Date)
+        -> [UInt8]?
+    {
         let event: String
         switch e.kind {
         case .enter: event = "enter"
@@ -127,7 +131,9 @@ package enum OwnTracks {
         package var time: Int64
         package var regionID: String?
 
-        package init(description: String, latitude: Double, longitude: Double, radius: Int, time: Int64, regionID: String?) {
+        package init(
+            description: String, latitude: Double, longitude: Double, radius: Int, time: Int64, regionID: String?
+        ) {
             self.description = description
             self.latitude = latitude
             self.longitude = longitude
@@ -160,8 +166,9 @@ package enum OwnTracks {
     /// The waypoint for a circle condition; nil for a polygon or corridor.
     package static func waypoint(identifier: String, condition: Condition) -> Waypoint? {
         guard case .circle(let c) = condition.region else { return nil }
-        return Waypoint(description: condition.name ?? identifier, latitude: c.center.latitude, longitude: c.center.longitude,
-                        radius: max(1, Int(c.radius.rounded())), time: condition.version ?? 0, regionID: identifier)
+        return Waypoint(
+            description: condition.name ?? identifier, latitude: c.center.latitude, longitude: c.center.longitude,
+            radius: max(1, Int(c.radius.rounded())), time: condition.version ?? 0, regionID: identifier)
     }
 
     static func epochSeconds(_ date: Date) -> Int { Int(date.timeIntervalSince1970.rounded(.down)) }

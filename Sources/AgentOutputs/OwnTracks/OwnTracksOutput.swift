@@ -19,15 +19,17 @@ struct OwnTracksOutput: AgentOutput {
     static func make(_ context: OutputContext) -> OwnTracksOutput? {
         let settings = context.settings[OwnTracksSettings.self]
         guard settings.enabled else { return nil }
-        return OwnTracksOutput(identity: settings.identity(fleet: context.fleet, vehicle: context.vehicle), mqtt: context.mqtt,
-                               logger: context.logger)
+        return OwnTracksOutput(
+            identity: settings.identity(fleet: context.fleet, vehicle: context.vehicle), mqtt: context.mqtt,
+            logger: context.logger)
     }
 
     /// The will's connection: it publishes nothing else, and its will explicitly on a clean stop.
     func services() throws -> [any Service] {
         var m = mqtt
         m.clientID += "-owntracks"
-        m.will = MQTTWill(topic: identity.base, payload: OwnTracks.lastWill(connectedAt: Date()), qos: .atLeastOnce, retain: false)
+        m.will = MQTTWill(
+            topic: identity.base, payload: OwnTracks.lastWill(connectedAt: Date()), qos: .atLeastOnce, retain: false)
         do {
             return [try MQTTClient(configuration: m, logger: logger)]
         } catch {
@@ -41,7 +43,9 @@ struct OwnTracksOutput: AgentOutput {
         switch happening {
         // A removal's exit has no OwnTracks transition: the region is gone from `waypoints` instead.
         case .event(let e) where e.origin == .fix:
-            guard let payload = OwnTracks.transition(e.event, identity: identity, waypointTime: e.conditionVersion, createdAt: Date())
+            guard
+                let payload = OwnTracks.transition(
+                    e.event, identity: identity, waypointTime: e.conditionVersion, createdAt: Date())
             else { return [] }
             return [OutputMessage(topic: identity.event, payload: .bytes(payload), delivery: .durable)]
         case .location(let l):
@@ -53,7 +57,8 @@ struct OwnTracksOutput: AgentOutput {
             }
             let inside = l.inside.map { OwnTracks.Region(identifier: $0.identifier, name: $0.name) }
             // Retained as the apps publish it: a late subscriber sees the latest.
-            let payload = OwnTracks.location(l.update.location, identity: identity, trigger: trigger, inside: inside, createdAt: Date())
+            let payload = OwnTracks.location(
+                l.update.location, identity: identity, trigger: trigger, inside: inside, createdAt: Date())
             return [OutputMessage(topic: identity.base, payload: .bytes(payload), retain: true, delivery: .droppable)]
         default:
             return []

@@ -27,7 +27,9 @@ public struct OwnTracksSettings: OutputSettings {
         s.enabled = try o.bool("enabled") ?? s.enabled
         func level(_ key: String) throws(ConfigError) -> String? {
             guard let v = try o.string(key) else { return nil }
-            if let problem = IdentifierRules.problem(with: v, what: key) { throw ConfigError(path: o.key(key), message: problem) }
+            if let problem = IdentifierRules.problem(with: v, what: key) {
+                throw ConfigError(path: o.key(key), message: problem)
+            }
             return v
         }
         s.topicPrefix = try level("topicPrefix") ?? s.topicPrefix
@@ -35,7 +37,8 @@ public struct OwnTracksSettings: OutputSettings {
         s.device = try level("device")
         if let tid = try level("tid") {
             guard (1...2).contains(tid.count) else {
-                throw ConfigError(path: o.key("tid"), message: "a tracker id is one or two characters, found \(tid.count)")
+                throw ConfigError(
+                    path: o.key("tid"), message: "a tracker id is one or two characters, found \(tid.count)")
             }
             s.tid = tid
         }

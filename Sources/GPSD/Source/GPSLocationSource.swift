@@ -68,7 +68,8 @@ public final class GPSLocationSource: Service, Sendable {
         var pipeline = GPSPipeline(configuration: configuration)
         let connection = GPSConnection()
         var backoff = configuration.initialBackoff
-        let host = configuration.host, port = String(configuration.port)
+        let host = configuration.host
+        let port = String(configuration.port)
         while !stopRequested {
             do {
                 try connection.open(host: host, port: port)
@@ -82,7 +83,8 @@ public final class GPSLocationSource: Service, Sendable {
                 continue
             }
             backoff = configuration.initialBackoff
-            logger.info("watching gpsd", metadata: ["gpsd": "\(host):\(port)", "device": "\(configuration.device ?? "any")"])
+            logger.info(
+                "watching gpsd", metadata: ["gpsd": "\(host):\(port)", "device": "\(configuration.device ?? "any")"])
             emit(pipeline.connected(now: MonotonicClock.now()))
             do {
                 try readMessages(connection, &pipeline)
@@ -120,7 +122,8 @@ public final class GPSLocationSource: Service, Sendable {
                 locationBroadcast.yield(location)
             case .status(let status):
                 state.withLock { $0.status = status }
-                logger.info("gps status", metadata: ["state": "\(status.state.rawValue)", "detail": "\(status.detail ?? "")"])
+                logger.info(
+                    "gps status", metadata: ["state": "\(status.state.rawValue)", "detail": "\(status.detail ?? "")"])
                 statusBroadcast.yield(status)
             }
         }

@@ -18,7 +18,8 @@ struct GPSPipeline {
     private(set) var status = GPSStatus(state: .connecting)
 
     init(configuration: GPSSourceConfiguration) {
-        coalescer = EpochCoalescer(quietPeriod: configuration.epochQuietPeriod, closesEarly: configuration.epochEarlyClose)
+        coalescer = EpochCoalescer(
+            quietPeriod: configuration.epochQuietPeriod, closesEarly: configuration.epochEarlyClose)
         assembler = LocationAssembler(settings: configuration.assembly)
         noDataTimeout = UInt64(configuration.noDataTimeout * 1e9)
     }
@@ -113,16 +114,20 @@ struct GPSPipeline {
             }
             return out
         case .noFix(let device)?:
-            return status.state == .noFix ? [] : setStatus(.noFix, detail: "the receiver reports no fix", device: device)
+            return status.state == .noFix
+                ? [] : setStatus(.noFix, detail: "the receiver reports no fix", device: device)
         case nil:
             return []
         }
     }
 
-    private mutating func setStatus(_ state: GPSStatus.State, detail: String? = nil, device: String? = nil) -> [GPSOutput] {
-        let next = GPSStatus(state: state, detail: detail, device: device ?? status.device,
-                             lastFixAtNanoseconds: status.lastFixAtNanoseconds,
-                             lastHorizontalAccuracy: status.lastHorizontalAccuracy)
+    private mutating func setStatus(_ state: GPSStatus.State, detail: String? = nil, device: String? = nil)
+        -> [GPSOutput]
+    {
+        let next = GPSStatus(
+            state: state, detail: detail, device: device ?? status.device,
+            lastFixAtNanoseconds: status.lastFixAtNanoseconds,
+            lastHorizontalAccuracy: status.lastHorizontalAccuracy)
         guard next != status else { return [] }
         status = next
         return [.status(next)]

@@ -28,8 +28,10 @@ public struct GPSStatus: Sendable, Equatable, Codable {
     public var lastFixAtNanoseconds: UInt64?
     public var lastHorizontalAccuracy: Double?
 
-    public init(state: State, detail: String? = nil, device: String? = nil,
-                lastFixAtNanoseconds: UInt64? = nil, lastHorizontalAccuracy: Double? = nil) {
+    public init(
+        state: State, detail: String? = nil, device: String? = nil,
+        lastFixAtNanoseconds: UInt64? = nil, lastHorizontalAccuracy: Double? = nil
+    ) {
         self.state = state
         self.detail = detail
         self.device = device

@@ -72,20 +72,23 @@ final class GPSConnection {
     private static func decode(_ r: gfa_report, receivedAt: UInt64) -> GPSMessage {
         let device = r.device.map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
         if r.set & gfa_mask_tpv() != 0 {
-            return .fix(ReceiverReport(
-                mode: Int(r.mode), status: Int(r.status), device: device,
-                time: r.has_time != 0 ? Self.date(r.time_sec, r.time_nsec) : nil,
-                latitude: finite(r.latitude), longitude: finite(r.longitude),
-                altitudeHAE: finite(r.alt_hae), altitudeMSL: finite(r.alt_msl),
-                epx: finite(r.epx), epy: finite(r.epy), eph: finite(r.eph), epv: finite(r.epv),
-                eps: finite(r.eps), epd: finite(r.epd), epc: finite(r.epc),
-                speed: finite(r.speed), track: finite(r.track), climb: finite(r.climb),
-                receivedAtNanoseconds: receivedAt))
+            return .fix(
+                ReceiverReport(
+                    mode: Int(r.mode), status: Int(r.status), device: device,
+                    time: r.has_time != 0 ? Self.date(r.time_sec, r.time_nsec) : nil,
+                    latitude: finite(r.latitude), longitude: finite(r.longitude),
+                    altitudeHAE: finite(r.alt_hae), altitudeMSL: finite(r.alt_msl),
+                    epx: finite(r.epx), epy: finite(r.epy), eph: finite(r.eph), epv: finite(r.epv),
+                    eps: finite(r.eps), epd: finite(r.epd), epc: finite(r.epc),
+                    speed: finite(r.speed), track: finite(r.track), climb: finite(r.climb),
+                    receivedAtNanoseconds: receivedAt))
         }
         if r.set & gfa_mask_gst() != 0 {
-            return .noise(PseudorangeNoise(
-                device: device, time: r.gst_has_time != 0 ? Self.date(r.gst_time_sec, r.gst_time_nsec) : nil,
-                latitudeSigma: finite(r.gst_lat), longitudeSigma: finite(r.gst_lon), altitudeSigma: finite(r.gst_alt)))
+            return .noise(
+                PseudorangeNoise(
+                    device: device, time: r.gst_has_time != 0 ? Self.date(r.gst_time_sec, r.gst_time_nsec) : nil,
+                    latitudeSigma: finite(r.gst_lat), longitudeSigma: finite(r.gst_lon),
+                    altitudeSigma: finite(r.gst_alt)))
         }
         if r.set & gfa_mask_device() != 0, let device {
             return .device(path: device, active: r.device_activated == 1)
@@ -105,7 +108,8 @@ final class GPSConnection {
         guard let base = raw.baseAddress else { return nil }
         let line = String(cString: base)
         guard line.hasPrefix("{\"class\":\"DEVICE\""), line.contains("\"activated\":0"),
-              let start = line.range(of: "\"path\":\"") else { return nil }
+            let start = line.range(of: "\"path\":\"")
+        else { return nil }
         let rest = line[start.upperBound...]
         guard let end = rest.firstIndex(of: "\"") else { return nil }
         return String(rest[..<end])

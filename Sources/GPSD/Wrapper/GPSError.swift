@@ -15,13 +15,13 @@ public enum GPSError: Error, Equatable, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case let .cannotConnect(host, port, code, message):
+        case .cannotConnect(let host, let port, let code, let message):
             return "cannot connect to gpsd at \(host):\(port): \(message) (libgps code \(code))"
-        case let .watchFailed(e):
+        case .watchFailed(let e):
             return "gpsd did not accept WATCH: \(String(cString: strerror(e)))"
         case .connectionClosed:
             return "gpsd closed the connection"
-        case let .readFailed(e):
+        case .readFailed(let e):
             return "reading from gpsd failed: \(String(cString: strerror(e)))"
         }
     }

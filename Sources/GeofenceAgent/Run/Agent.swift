@@ -1,9 +1,9 @@
-import AgentOutputs
 import AgentFormats
+import AgentOutputs
 import Foundation
+import GPSD
 import GeofenceCore
 import GeofenceStore
-import GPSD
 import Logging
 import Mosquitto
 import ServiceLifecycle
@@ -21,7 +21,8 @@ public enum AgentRunner {
         await agent.runToEnd()
     }
     package static func mqttConfiguration(_ c: AgentConfiguration, topics: Topics) -> MQTTConfiguration {
-        var m = MQTTConfiguration(host: c.mqtt.host, port: c.mqtt.port, clientID: c.mqtt.clientID ?? "geofence-agent-\(c.fleet)-\(c.vehicle)")
+        var m = MQTTConfiguration(
+            host: c.mqtt.host, port: c.mqtt.port, clientID: c.mqtt.clientID ?? "geofence-agent-\(c.fleet)-\(c.vehicle)")
         m.protocolVersion = c.mqtt.protocolVersion == "mqttv311" ? .v311 : .v5
         m.keepAlive = c.mqtt.keepAlive
         m.failover = c.mqtt.failover

@@ -19,7 +19,9 @@ package enum AgentCommand: Sendable, Equatable {
         var monitor: String?
         if let json = try? JSONParser.parse(payload) {
             guard case .string(let c)? = json["command"] else {
-                return .failure(CommandRefusal("a JSON command needs a string \"command\"; known: \(names.joined(separator: ", "))"))
+                return .failure(
+                    CommandRefusal("a JSON command needs a string \"command\"; known: \(names.joined(separator: ", "))")
+                )
             }
             name = c
             if case .string(let m)? = json["monitor"] { monitor = m }
@@ -31,7 +33,8 @@ package enum AgentCommand: Sendable, Equatable {
         case "stopLiveUpdates": return .success(.setLiveUpdates(started: false))
         case "resync": return .success(.resync)
         default:
-            return .failure(CommandRefusal("unknown command '\(name.clipped)'; known: \(names.joined(separator: ", "))"))
+            return .failure(
+                CommandRefusal("unknown command '\(name.clipped)'; known: \(names.joined(separator: ", "))"))
         }
     }
 }

@@ -25,12 +25,14 @@ extension AgentConfiguration {
     public var json: JSONValue {
         var mqttKeys: [String: JSONValue] = [
             "port": .number(Double(mqtt.port)), "topicPrefix": .string(mqtt.topicPrefix),
-            "protocol": .string(mqtt.protocolVersion), "keepAlive": .number(Double(mqtt.keepAlive)), "failoverAfter": .number(mqtt.failoverAfter),
+            "protocol": .string(mqtt.protocolVersion), "keepAlive": .number(Double(mqtt.keepAlive)),
+            "failoverAfter": .number(mqtt.failoverAfter),
         ]
         if mqtt.failover.isEmpty {
             mqttKeys["host"] = .string(mqtt.host)
         } else {
-            mqttKeys["hosts"] = .array(([MQTTBroker(host: mqtt.host, port: mqtt.port)] + mqtt.failover).map { .string($0.description) })
+            mqttKeys["hosts"] = .array(
+                ([MQTTBroker(host: mqtt.host, port: mqtt.port)] + mqtt.failover).map { .string($0.description) })
         }
         mqttKeys["username"] = mqtt.username.map(JSONValue.string)
         mqttKeys["passwordFile"] = mqtt.passwordFile.map(JSONValue.string)
@@ -42,7 +44,8 @@ extension AgentConfiguration {
             mqttKeys["tls"] = .object(t)
         }
         var gpsdKeys: [String: JSONValue] = [
-            "host": .string(gpsd.host), "port": .number(Double(gpsd.port)), "noDataTimeout": .number(gpsd.noDataTimeout),
+            "host": .string(gpsd.host), "port": .number(Double(gpsd.port)),
+            "noDataTimeout": .number(gpsd.noDataTimeout),
             "epochQuietPeriod": .number(gpsd.epochQuietPeriod), "epochEarlyClose": .bool(gpsd.epochEarlyClose),
         ]
         gpsdKeys["device"] = gpsd.device.map(JSONValue.string)
@@ -56,22 +59,28 @@ extension AgentConfiguration {
             "filters": .object([
                 "confidence": .number(m.confidence), "minimumMargin": .number(m.minimumMargin),
                 "unknownAccuracy": .number(m.unknownAccuracy), "restAveraging": .bool(m.restAveraging),
-                "noiseCorrelationTime": .number(m.noiseCorrelationTime), "restMinimumMargin": .number(m.restMinimumMargin),
+                "noiseCorrelationTime": .number(m.noiseCorrelationTime),
+                "restMinimumMargin": .number(m.restMinimumMargin),
                 "restDuration": .number(m.rest.duration), "movingSpeed": .number(m.rest.movingSpeed),
-                "minimumDuration": .number(m.minimumDuration), "maximumHorizontalAccuracy": .number(m.maximumHorizontalAccuracy),
+                "minimumDuration": .number(m.minimumDuration),
+                "maximumHorizontalAccuracy": .number(m.maximumHorizontalAccuracy),
                 "maximumSpeed": .number(m.maximumSpeed),
             ]),
             "overspeed": .object([
                 "tolerance": .number(m.overspeed.tolerance), "minimumDuration": .number(m.overspeed.minimumDuration),
-                "hysteresis": .number(m.overspeed.hysteresis), "unknownSpeedAccuracy": .number(m.overspeed.unknownSpeedAccuracy),
+                "hysteresis": .number(m.overspeed.hysteresis),
+                "unknownSpeedAccuracy": .number(m.overspeed.unknownSpeedAccuracy),
             ]),
             "liveUpdates": .object([
-                "configuration": .string(liveUpdates.configuration.rawValue), "startedByDefault": .bool(liveUpdates.startedByDefault),
+                "configuration": .string(liveUpdates.configuration.rawValue),
+                "startedByDefault": .bool(liveUpdates.startedByDefault),
             ]),
             "places": .object(placesKeys),
             "outbox": .object([
-                "maximumRows": .number(Double(outbox.maximumRows)), "maximumBytes": .number(Double(outbox.maximumBytes)),
-                "hardMaximumRows": .number(Double(outbox.hardMaximumRows)), "hardMaximumBytes": .number(Double(outbox.hardMaximumBytes)),
+                "maximumRows": .number(Double(outbox.maximumRows)),
+                "maximumBytes": .number(Double(outbox.maximumBytes)),
+                "hardMaximumRows": .number(Double(outbox.hardMaximumRows)),
+                "hardMaximumBytes": .number(Double(outbox.hardMaximumBytes)),
             ]),
         ]
         if let replay {

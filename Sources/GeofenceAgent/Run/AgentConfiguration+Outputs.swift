@@ -10,7 +10,8 @@ extension AgentConfiguration {
 
     /// Where outputs are built from.
     package func outputContext(topics: Topics, logger: Logger) -> OutputContext {
-        OutputContext(fleet: fleet, vehicle: vehicle, topics: topics, settings: outputs,
-                      mqtt: AgentRunner.mqttConfiguration(self, topics: topics), logger: logger)
+        OutputContext(
+            fleet: fleet, vehicle: vehicle, topics: topics, settings: outputs,
+            mqtt: AgentRunner.mqttConfiguration(self, topics: topics), logger: logger)
     }
 }

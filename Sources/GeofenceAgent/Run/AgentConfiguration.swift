@@ -89,11 +89,15 @@ public struct AgentConfiguration: Sendable, Equatable {
     /// Reads and validates a configuration file. Relative paths inside it are taken from the file's directory.
     public static func load(_ path: String) throws(AgentError) -> AgentConfiguration {
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw AgentError("\(path): cannot read the configuration file (\(FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file"))")
+            throw AgentError(
+                "\(path): cannot read the configuration file (\(FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file"))"
+            )
         }
         var c = try parse(Array(data), name: path)
         let base = (path as NSString).deletingLastPathComponent
-        func resolve(_ p: String) -> String { p.hasPrefix("/") || base.isEmpty ? p : (base as NSString).appendingPathComponent(p) }
+        func resolve(_ p: String) -> String {
+            p.hasPrefix("/") || base.isEmpty ? p : (base as NSString).appendingPathComponent(p)
+        }
         c.storePath = resolve(c.storePath)
         c.conditionsFile = c.conditionsFile.map(resolve)
         if var replay = c.replay {
@@ -127,18 +131,32 @@ public struct AgentConfiguration: Sendable, Equatable {
             c.mqtt.host = try m.string("host") ?? c.mqtt.host
             c.mqtt.port = try m.integer("port", in: 1...65535) ?? c.mqtt.port
             if let hosts = m.raw("hosts") {
-                guard m.values["host"] == nil else { throw ConfigError(path: "mqtt.hosts", message: "give the brokers in mqtt.hosts or one in mqtt.host, not both") }
-                guard case .array(let list) = hosts, !list.isEmpty else { throw ConfigError(path: "mqtt.hosts", message: "expected a list of \"HOST\" or \"HOST:PORT\"") }
+                guard m.values["host"] == nil else {
+                    throw ConfigError(
+                        path: "mqtt.hosts", message: "give the brokers in mqtt.hosts or one in mqtt.host, not both")
+                }
+                guard case .array(let list) = hosts, !list.isEmpty else {
+                    throw ConfigError(path: "mqtt.hosts", message: "expected a list of \"HOST\" or \"HOST:PORT\"")
+                }
                 var brokers: [MQTTBroker] = []
                 for (k, item) in list.enumerated() {
-                    guard case .string(let text) = item else { throw ConfigError(path: "mqtt.hosts[\(k)]", message: "expected \"HOST\" or \"HOST:PORT\", found \(item.typeName)") }
+                    guard case .string(let text) = item else {
+                        throw ConfigError(
+                            path: "mqtt.hosts[\(k)]",
+                            message: "expected \"HOST\" or \"HOST:PORT\", found \(item.typeName)")
+                    }
                     let parts = text.split(separator: ":", omittingEmptySubsequences: false)
                     guard !text.isEmpty, parts.count <= 2, !parts[0].isEmpty else {
-                        throw ConfigError(path: "mqtt.hosts[\(k)]", message: "expected \"HOST\" or \"HOST:PORT\", found \"\(text.clipped)\"")
+                        throw ConfigError(
+                            path: "mqtt.hosts[\(k)]",
+                            message: "expected \"HOST\" or \"HOST:PORT\", found \"\(text.clipped)\"")
                     }
                     var port = c.mqtt.port
                     if parts.count == 2 {
-                        guard let p = Int(parts[1]), (1...65535).contains(p) else { throw ConfigError(path: "mqtt.hosts[\(k)]", message: "port '\(String(parts[1]).clipped)' is not 1–65535") }
+                        guard let p = Int(parts[1]), (1...65535).contains(p) else {
+                            throw ConfigError(
+                                path: "mqtt.hosts[\(k)]", message: "port '\(String(parts[1]).clipped)' is not 1–65535")
+                        }
                         port = p
                     }
                     brokers.append(MQTTBroker(host: String(parts[0]), port: port))
@@ -159,12 +177,18 @@ public struct AgentConfiguration: Sendable, Equatable {
             c.mqtt.username = try m.string("username")
             c.mqtt.passwordFile = try m.string("passwordFile")
             if var t = try m.object("tls") {
-                guard let ca = try t.string("caFile") else { throw ConfigError(path: "mqtt.tls.caFile", message: "is required when mqtt.tls is set") }
-                c.mqtt.tls = TLS(caFile: ca, certificateFile: try t.string("certificateFile"), keyFile: try t.string("keyFile"))
+                guard let ca = try t.string("caFile") else {
+                    throw ConfigError(path: "mqtt.tls.caFile", message: "is required when mqtt.tls is set")
+                }
+                c.mqtt.tls = TLS(
+                    caFile: ca, certificateFile: try t.string("certificateFile"), keyFile: try t.string("keyFile"))
                 try t.finish()
             }
             if let p = try m.string("protocol") {
-                guard ["mqttv5", "mqttv311"].contains(p) else { throw ConfigError(path: "mqtt.protocol", message: "expected \"mqttv5\" or \"mqttv311\", found \"\(p.clipped)\"") }
+                guard ["mqttv5", "mqttv311"].contains(p) else {
+                    throw ConfigError(
+                        path: "mqtt.protocol", message: "expected \"mqttv5\" or \"mqttv311\", found \"\(p.clipped)\"")
+                }
                 c.mqtt.protocolVersion = p
             }
             c.mqtt.keepAlive = try m.integer("keepAlive", in: 5...3600) ?? c.mqtt.keepAlive
@@ -181,10 +205,13 @@ public struct AgentConfiguration: Sendable, Equatable {
             try g.finish()
         }
         if var r = try top.object("replay") {
-            guard let gpx = try r.string("gpx") else { throw ConfigError(path: "replay.gpx", message: "is required when replay is set") }
-            c.replay = Replay(gpx: gpx, speedFactor: try r.number("speedFactor", in: 0.001...1_000_000) ?? 1,
-                              horizontalAccuracy: try r.number("horizontalAccuracy", in: 0...10_000) ?? 5,
-                              exitAtEnd: try r.bool("exitAtEnd") ?? false)
+            guard let gpx = try r.string("gpx") else {
+                throw ConfigError(path: "replay.gpx", message: "is required when replay is set")
+            }
+            c.replay = Replay(
+                gpx: gpx, speedFactor: try r.number("speedFactor", in: 0.001...1_000_000) ?? 1,
+                horizontalAccuracy: try r.number("horizontalAccuracy", in: 0...10_000) ?? 5,
+                exitAtEnd: try r.bool("exitAtEnd") ?? false)
             try r.finish()
         }
         if var s = try top.object("store") {
@@ -197,33 +224,46 @@ public struct AgentConfiguration: Sendable, Equatable {
         }
         if var f = try top.object("filters") {
             if f.values["accuracyFactor"] != nil {
-                throw ConfigError(path: "filters.accuracyFactor", message: "was replaced by filters.confidence (a probability such as 0.999; docs/monitoring.md)")
+                throw ConfigError(
+                    path: "filters.accuracyFactor",
+                    message: "was replaced by filters.confidence (a probability such as 0.999; docs/monitoring.md)")
             }
             c.monitor.confidence = try f.number("confidence", in: 0.5...0.999_999_999) ?? c.monitor.confidence
-            guard c.monitor.confidence > 0.5 else { throw ConfigError(path: "filters.confidence", message: "must be above 0.5") }
+            guard c.monitor.confidence > 0.5 else {
+                throw ConfigError(path: "filters.confidence", message: "must be above 0.5")
+            }
             c.monitor.minimumMargin = try f.number("minimumMargin", in: 0...10_000) ?? c.monitor.minimumMargin
             c.monitor.unknownAccuracy = try f.number("unknownAccuracy", in: 0.1...10_000) ?? c.monitor.unknownAccuracy
             c.monitor.restAveraging = try f.bool("restAveraging") ?? c.monitor.restAveraging
-            c.monitor.noiseCorrelationTime = try f.number("noiseCorrelationTime", in: 0.1...86_400) ?? c.monitor.noiseCorrelationTime
-            c.monitor.restMinimumMargin = try f.number("restMinimumMargin", in: 0...10_000) ?? c.monitor.restMinimumMargin
+            c.monitor.noiseCorrelationTime =
+                try f.number("noiseCorrelationTime", in: 0.1...86_400) ?? c.monitor.noiseCorrelationTime
+            c.monitor.restMinimumMargin =
+                try f.number("restMinimumMargin", in: 0...10_000) ?? c.monitor.restMinimumMargin
             c.monitor.rest.duration = try f.number("restDuration", in: 1...3600) ?? c.monitor.rest.duration
             c.monitor.rest.movingSpeed = try f.number("movingSpeed", in: 0.05...100) ?? c.monitor.rest.movingSpeed
             c.monitor.minimumDuration = try f.number("minimumDuration", in: 0...86_400) ?? c.monitor.minimumDuration
-            c.monitor.maximumHorizontalAccuracy = try f.number("maximumHorizontalAccuracy", in: 1...1_000_000) ?? c.monitor.maximumHorizontalAccuracy
+            c.monitor.maximumHorizontalAccuracy =
+                try f.number("maximumHorizontalAccuracy", in: 1...1_000_000) ?? c.monitor.maximumHorizontalAccuracy
             c.monitor.maximumSpeed = try f.number("maximumSpeed", in: 1...100_000) ?? c.monitor.maximumSpeed
             try f.finish()
         }
         if var o = try top.object("overspeed") {
             c.monitor.overspeed.tolerance = try o.number("tolerance", in: 0...200) ?? c.monitor.overspeed.tolerance
-            c.monitor.overspeed.minimumDuration = try o.number("minimumDuration", in: 0...3600) ?? c.monitor.overspeed.minimumDuration
+            c.monitor.overspeed.minimumDuration =
+                try o.number("minimumDuration", in: 0...3600) ?? c.monitor.overspeed.minimumDuration
             c.monitor.overspeed.hysteresis = try o.number("hysteresis", in: 0...200) ?? c.monitor.overspeed.hysteresis
-            c.monitor.overspeed.unknownSpeedAccuracy = try o.number("unknownSpeedAccuracy", in: 0...50) ?? c.monitor.overspeed.unknownSpeedAccuracy
+            c.monitor.overspeed.unknownSpeedAccuracy =
+                try o.number("unknownSpeedAccuracy", in: 0...50) ?? c.monitor.overspeed.unknownSpeedAccuracy
             try o.finish()
         }
         if var l = try top.object("liveUpdates") {
             if let name = try l.string("configuration") {
                 guard let preset = LiveConfiguration(rawValue: name) else {
-                    throw ConfigError(path: "liveUpdates.configuration", message: "expected one of \(LiveConfiguration.allCases.map(\.rawValue).joined(separator: ", ")), found \"\(name.clipped)\"")
+                    throw ConfigError(
+                        path: "liveUpdates.configuration",
+                        message:
+                            "expected one of \(LiveConfiguration.allCases.map(\.rawValue).joined(separator: ", ")), found \"\(name.clipped)\""
+                    )
                 }
                 c.liveUpdates.configuration = preset
             }
@@ -240,9 +280,14 @@ public struct AgentConfiguration: Sendable, Equatable {
             c.outbox.maximumRows = try o.integer("maximumRows", in: 1...100_000_000) ?? c.outbox.maximumRows
             c.outbox.maximumBytes = try o.integer("maximumBytes", in: 1024...(1 << 40)) ?? c.outbox.maximumBytes
             c.outbox.hardMaximumRows = try o.integer("hardMaximumRows", in: 1...100_000_000) ?? c.outbox.hardMaximumRows
-            c.outbox.hardMaximumBytes = try o.integer("hardMaximumBytes", in: 1024...(1 << 40)) ?? c.outbox.hardMaximumBytes
-            guard c.outbox.hardMaximumRows >= c.outbox.maximumRows else { throw ConfigError(path: "outbox.hardMaximumRows", message: "must be at least outbox.maximumRows") }
-            guard c.outbox.hardMaximumBytes >= c.outbox.maximumBytes else { throw ConfigError(path: "outbox.hardMaximumBytes", message: "must be at least outbox.maximumBytes") }
+            c.outbox.hardMaximumBytes =
+                try o.integer("hardMaximumBytes", in: 1024...(1 << 40)) ?? c.outbox.hardMaximumBytes
+            guard c.outbox.hardMaximumRows >= c.outbox.maximumRows else {
+                throw ConfigError(path: "outbox.hardMaximumRows", message: "must be at least outbox.maximumRows")
+            }
+            guard c.outbox.hardMaximumBytes >= c.outbox.maximumBytes else {
+                throw ConfigError(path: "outbox.hardMaximumBytes", message: "must be at least outbox.maximumBytes")
+            }
             try o.finish()
         }
         try top.finish()

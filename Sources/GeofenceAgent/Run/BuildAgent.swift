@@ -1,9 +1,9 @@
 import AgentFormats
 import AgentOutputs
 import Foundation
+import GPSD
 import GeofenceCore
 import GeofenceStore
-import GPSD
 import Logging
 import Mosquitto
 import ServiceLifecycle
@@ -12,12 +12,15 @@ import ServiceLifecycle
 /// the store opened and migrated, the outbox and the monitors restored, the outputs the configuration
 /// turns on, every part wired into one service group. A configuration or store that cannot work fails
 /// here, before anything is published.
-public func buildAgent(_ configuration: AgentConfiguration, logger: Logger) async throws(AgentError) -> AgentApplication {
-    let topics = Topics(prefix: configuration.mqtt.topicPrefix, fleet: configuration.fleet, vehicle: configuration.vehicle)
+public func buildAgent(_ configuration: AgentConfiguration, logger: Logger) async throws(AgentError) -> AgentApplication
+{
+    let topics = Topics(
+        prefix: configuration.mqtt.topicPrefix, fleet: configuration.fleet, vehicle: configuration.vehicle)
     // What needs no store first: a failure here leaves nothing to close.
     let client: MQTTClient
     do {
-        client = try MQTTClient(configuration: AgentRunner.mqttConfiguration(configuration, topics: topics), logger: logger)
+        client = try MQTTClient(
+            configuration: AgentRunner.mqttConfiguration(configuration, topics: topics), logger: logger)
     } catch {
         throw AgentError("cannot start the MQTT client: \(error)")
     }
@@ -42,8 +45,9 @@ public func buildAgent(_ configuration: AgentConfiguration, logger: Logger) asyn
     } catch {
         throw AgentError("cannot start: \(error)")
     }
-    let build = AgentBuild(configuration: configuration, topics: topics, logger: logger, store: store, client: client,
-                           outputServices: outputServices, replay: replay, outputs: outputs, places: places)
+    let build = AgentBuild(
+        configuration: configuration, topics: topics, logger: logger, store: store, client: client,
+        outputServices: outputServices, replay: replay, outputs: outputs, places: places)
     do {
         return try await build.application()
     } catch {
@@ -92,28 +96,32 @@ struct AgentBuild {
     func application() async throws -> AgentApplication {
         let outbox = try await Outbox.open(store, limits: configuration.outbox, logger: logger)
         let publisher = OutboxPublisher(outbox: outbox, client: client, outputs: outputs, logger: logger)
-        let processor = try await FixProcessor(configuration: configuration, store: store, outbox: outbox, outputs: outputs,
-                                               places: places, logger: logger)
+        let processor = try await FixProcessor(
+            configuration: configuration, store: store, outbox: outbox, outputs: outputs,
+            places: places, logger: logger)
         // Restoring 100,000 conditions decodes them in parallel parts and leaves freed heap behind.
         HeapTrim.giveBackFreedMemory()
         let reporter = StateReporter(
-            source: processor, publisher: client, topics: topics, configuration: configuration, outputs: outputs, logger: logger,
+            source: processor, publisher: client, topics: topics, configuration: configuration, outputs: outputs,
+            logger: logger,
             brokerDescription: { [configuration] in
                 configuration.mqtt.failover.isEmpty ? "\(client.status)" : "\(client.status) (\(client.broker))"
             })
         let conditions = OutboxConditionStore(store: store, outbox: outbox, outputs: outputs, places: places)
         let ownTracks = configuration.ownTracksIdentity
-        let applier = ChangeApplier(store: conditions, host: processor, publisher: client, topics: topics, logger: logger,
-                                    ownTracks: ownTracks,
-                                    stateRequest: { await reporter.publishDetail(monitor: $0) },
-                                    conditionsChanged: { await reporter.conditionsChanged() })
+        let applier = ChangeApplier(
+            store: conditions, host: processor, publisher: client, topics: topics, logger: logger,
+            ownTracks: ownTracks,
+            stateRequest: { await reporter.publishDetail(monitor: $0) },
+            conditionsChanged: { await reporter.conditionsChanged() })
         if let file = configuration.conditionsFile { try await applier.importLocalConditions(file) }
         let source: LocationFeed
         if let replay {
             source = .replay(replay)
         } else {
-            var gps = GPSSourceConfiguration(host: configuration.gpsd.host, port: configuration.gpsd.port,
-                                             device: configuration.gpsd.device)
+            var gps = GPSSourceConfiguration(
+                host: configuration.gpsd.host, port: configuration.gpsd.port,
+                device: configuration.gpsd.device)
             gps.noDataTimeout = configuration.gpsd.noDataTimeout
             gps.epochQuietPeriod = configuration.gpsd.epochQuietPeriod
             gps.epochEarlyClose = configuration.gpsd.epochEarlyClose
@@ -133,33 +141,43 @@ struct AgentBuild {
             announcementRequests.append((try await client.subscribe(request.topic), request.payload))
         }
 
-        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: client), .init(service: publisher)]
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: client), .init(service: publisher),
+        ]
         if case .gpsd(let gps) = source { services.append(.init(service: gps)) }
         services += outputServices.map { .init(service: $0) }
         // The agent's own loops: each ends at the graceful shutdown, and the end of one (a replay that exits
         // at its end) stops the agent.
         let loops: [any Service] = [
-            ReportingService(processor: processor, applier: applier, reporter: reporter, inbox: StorePaths(configuration.storePath).inbox),
-            ConnectionService(client: client, reporter: reporter, outputs: outputs, announcementRequests: announcementRequests,
-                              logger: logger),
+            ReportingService(
+                processor: processor, applier: applier, reporter: reporter,
+                inbox: StorePaths(configuration.storePath).inbox),
+            ConnectionService(
+                client: client, reporter: reporter, outputs: outputs, announcementRequests: announcementRequests,
+                logger: logger),
             GeofenceSyncService(subscriptions: geofences, applier: applier),
-            CommandService(commands: commands, ownTracksCommands: ownTracksCommands, applier: applier, geofenceFilters: geofenceFilters,
-                           client: client, logger: logger),
-            FixService(processor: processor, reporter: reporter, outbox: outbox, source: source,
-                       exitAtReplayEnd: configuration.replay?.exitAtEnd ?? false),
+            CommandService(
+                commands: commands, ownTracksCommands: ownTracksCommands, applier: applier,
+                geofenceFilters: geofenceFilters,
+                client: client, logger: logger),
+            FixService(
+                processor: processor, reporter: reporter, outbox: outbox, source: source,
+                exitAtReplayEnd: configuration.replay?.exitAtEnd ?? false),
         ]
         services += loops.map { .init(service: $0, successTerminationBehavior: .gracefullyShutdownGroup) }
         services.append(.init(service: SystemdNotifier(logger: logger)))
-        var groupConfiguration = ServiceGroupConfiguration(services: services, gracefulShutdownSignals: [.sigterm, .sigint],
-                                                           logger: logger)
+        var groupConfiguration = ServiceGroupConfiguration(
+            services: services, gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger)
         // A stop must always finish (systemd and a reboot wait for it): what has not ended gracefully after
         // 3 s is cancelled, and every part ends promptly on cancellation (AgentStopTests). Should one ever
         // not, service-lifecycle ends the process 5 s later rather than hang; the outbox is intact either
         // way, it is a transaction log.
         groupConfiguration.maximumGracefulShutdownDuration = .seconds(3)
         groupConfiguration.maximumCancellationDuration = .seconds(5)
-        return AgentApplication(group: ServiceGroup(configuration: groupConfiguration), store: store, reporter: reporter,
-                                logger: logger)
+        return AgentApplication(
+            group: ServiceGroup(configuration: groupConfiguration), store: store, reporter: reporter,
+            logger: logger)
     }
 
     /// The gazetteer, when places are on. Without it the agent still runs; its messages then say

@@ -1,5 +1,5 @@
-import AgentOutputs
 import AgentFormats
+import AgentOutputs
 import Foundation
 import GeofenceCore
 import GeofenceStore
@@ -23,9 +23,13 @@ actor ChangeApplier {
     /// Called after conditions changed, so the state is published again.
     private let conditionsChanged: @Sendable () async -> Void
 
-    init(store: any ConditionStoring, host: any MonitorHost, publisher: any MessagePublishing, topics: Topics, logger: Logger,
-         ownTracks: OwnTracks.Identity? = nil,
-         stateRequest: @escaping @Sendable (String?) async -> Void = { _ in }, conditionsChanged: @escaping @Sendable () async -> Void = {}) {
+    init(
+        store: any ConditionStoring, host: any MonitorHost, publisher: any MessagePublishing, topics: Topics,
+        logger: Logger,
+        ownTracks: OwnTracks.Identity? = nil,
+        stateRequest: @escaping @Sendable (String?) async -> Void = { _ in },
+        conditionsChanged: @escaping @Sendable () async -> Void = {}
+    ) {
         self.store = store
         self.host = host
         self.publisher = publisher
@@ -103,7 +107,8 @@ actor ChangeApplier {
             count.rejected += 1
             await reject(.geofence, topic: r.topic, identifier: r.identifier, reason: r.reason)
         }
-        let changes = batch.changes.map(\.change), topicsOfChanges = batch.changes.map(\.topic)
+        let changes = batch.changes.map(\.change)
+        let topicsOfChanges = batch.changes.map(\.topic)
         guard !changes.isEmpty else { return count }
         let results: [Result<AgentStore.ChangeResult, StoreError>]
         do {
@@ -122,26 +127,40 @@ actor ChangeApplier {
             switch (change, result) {
             case (.put(let input), .success(.stored)):
                 count.stored += 1
-                monitorChanges.append(.add(monitor: input.monitor, identifier: input.identifier, condition: input.condition))
-                logger.debug("geofence stored", metadata: ["identifier": "\(input.identifier)", "version": "\(input.condition.version.map(String.init) ?? "none")"])
+                monitorChanges.append(
+                    .add(monitor: input.monitor, identifier: input.identifier, condition: input.condition))
+                logger.debug(
+                    "geofence stored",
+                    metadata: [
+                        "identifier": "\(input.identifier)",
+                        "version": "\(input.condition.version.map(String.init) ?? "none")",
+                    ])
             case (.put(let input), .success(.olderVersion(let stored))):
                 count.older += 1
-                logger.debug("older geofence version ignored", metadata: ["identifier": "\(input.identifier)", "stored": "\(stored)"])
+                logger.debug(
+                    "older geofence version ignored",
+                    metadata: ["identifier": "\(input.identifier)", "stored": "\(stored)"])
             case (.remove(let identifier, _), .success(.removed(let monitors))):
                 count.deleted += 1
                 monitorChanges += monitors.map { .remove(monitor: $0, identifier: identifier) }
-                logger.debug("geofence deleted", metadata: ["identifier": "\(identifier)", "existed": "\(!monitors.isEmpty)"])
+                logger.debug(
+                    "geofence deleted", metadata: ["identifier": "\(identifier)", "existed": "\(!monitors.isEmpty)"])
             case (_, .failure(let error)):
                 count.rejected += 1
-                await reject(.store, topic: topic, identifier: change.identifier, reason: "could not store it: \(error)")
+                await reject(
+                    .store, topic: topic, identifier: change.identifier, reason: "could not store it: \(error)")
             default:
                 break
             }
         }
         await host.apply(monitorChanges)
         if !monitorChanges.isEmpty { await conditionsChanged() }
-        logger.info("geofences synced", metadata: ["messages": "\(batch.messages)", "stored": "\(count.stored)", "deleted": "\(count.deleted)",
-                                                   "olderIgnored": "\(count.older)", "rejected": "\(count.rejected)"])
+        logger.info(
+            "geofences synced",
+            metadata: [
+                "messages": "\(batch.messages)", "stored": "\(count.stored)", "deleted": "\(count.deleted)",
+                "olderIgnored": "\(count.older)", "rejected": "\(count.rejected)",
+            ])
         return count
     }
 
@@ -153,14 +172,17 @@ actor ChangeApplier {
         let file = try ConditionFile.load(path, limits: .default)
         for line in file.errorLines { logger.error("local conditions: \(line)") }
         let changes = file.definitions.map { d in
-            AgentStore.ConditionChange.put(.init(monitor: d.monitor ?? MonitorSet.defaultMonitor, identifier: d.identifier, condition: d.condition,
-                                                 definition: file.featureText(d.identifier) ?? "{}", source: source ?? "local:\(path)"))
+            AgentStore.ConditionChange.put(
+                .init(
+                    monitor: d.monitor ?? MonitorSet.defaultMonitor, identifier: d.identifier, condition: d.condition,
+                    definition: file.featureText(d.identifier) ?? "{}", source: source ?? "local:\(path)"))
         }
         let results = try await store.apply(changes)
         var monitorChanges: [MonitorChange] = []
         for (change, result) in zip(changes, results) {
             if case .put(let input) = change, result == .stored {
-                monitorChanges.append(.add(monitor: input.monitor, identifier: input.identifier, condition: input.condition))
+                monitorChanges.append(
+                    .add(monitor: input.monitor, identifier: input.identifier, condition: input.condition))
             }
         }
         await host.apply(monitorChanges)
@@ -171,16 +193,25 @@ actor ChangeApplier {
     /// An applied request's file is deleted; a refused one is renamed `.rejected`, which the CLI reports.
     func processInbox(_ directory: String) async {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
-        for name in names.sorted() where (name.hasPrefix("add-") || name.hasPrefix("remove-")) && !name.hasSuffix(".rejected") && !name.hasSuffix(".tmp") {
+        for name in names.sorted()
+        where (name.hasPrefix("add-") || name.hasPrefix("remove-")) && !name.hasSuffix(".rejected")
+            && !name.hasSuffix(".tmp")
+        {
             let path = (directory as NSString).appendingPathComponent(name)
             do {
                 if name.hasPrefix("add-") {
                     try await importLocalConditions(path, source: "local:cli")
                 } else {
-                    guard let data = FileManager.default.contents(atPath: path) else { throw AgentError("cannot read \(path)") }
+                    guard let data = FileManager.default.contents(atPath: path) else {
+                        throw AgentError("cannot read \(path)")
+                    }
                     let request: InboxRemoval
-                    do { request = try JSONDecoder().decode(InboxRemoval.self, from: data) } catch { throw AgentError("\(name) is not a removal request: \(error)") }
-                    let results = try await store.apply([.remove(identifier: request.identifier, monitor: request.monitor)])
+                    do { request = try JSONDecoder().decode(InboxRemoval.self, from: data) } catch {
+                        throw AgentError("\(name) is not a removal request: \(error)")
+                    }
+                    let results = try await store.apply([
+                        .remove(identifier: request.identifier, monitor: request.monitor)
+                    ])
                     if case .removed(let monitors) = results.first {
                         await host.apply(monitors.map { .remove(monitor: $0, identifier: request.identifier) })
                         if !monitors.isEmpty { await conditionsChanged() }
@@ -189,7 +220,8 @@ actor ChangeApplier {
                 try? FileManager.default.removeItem(atPath: path)
                 logger.info("applied a local change", metadata: ["request": "\(name)"])
             } catch {
-                await reject(error is StoreError ? .store : .local, topic: "inbox/\(name)", identifier: nil, reason: "\(error)")
+                await reject(
+                    error is StoreError ? .store : .local, topic: "inbox/\(name)", identifier: nil, reason: "\(error)")
                 try? FileManager.default.moveItem(atPath: path, toPath: path + ".rejected")
             }
         }
@@ -207,7 +239,11 @@ actor ChangeApplier {
             await host.setLiveUpdates(started)
             logger.info("live updates \(started ? "started" : "stopped") by command")
             do { try await store.setSetting("liveUpdates.started", started ? "true" : "false") } catch {
-                await reject(.store, topic: message.topic, identifier: nil, reason: "live updates are \(started ? "on" : "off") until the agent stops, but the store could not record it: \(error)")
+                await reject(
+                    .store, topic: message.topic, identifier: nil,
+                    reason:
+                        "live updates are \(started ? "on" : "off") until the agent stops, but the store could not record it: \(error)"
+                )
             }
         case .success(.reportLocation):
             await host.reportLocation()
@@ -243,14 +279,19 @@ actor ChangeApplier {
                 batch.changes = held.map { (.remove(identifier: $0.identifier, monitor: $0.monitor), message.topic) }
                 await apply(batch)
             } catch {
-                await reject(.store, topic: message.topic, identifier: nil, reason: "could not list OwnTracks' regions: \(error)")
+                await reject(
+                    .store, topic: message.topic, identifier: nil, reason: "could not list OwnTracks' regions: \(error)"
+                )
             }
         case .success(.waypoints):
             guard let ownTracks, publisher.isConnected else { return }
             do {
-                try await publisher.publish(ownTracks.waypoints, payload: OwnTracks.waypoints(await host.heldConditions().compactMap {
-                    OwnTracks.waypoint(identifier: $0.identifier, condition: $0.condition)
-                }), retain: false)
+                try await publisher.publish(
+                    ownTracks.waypoints,
+                    payload: OwnTracks.waypoints(
+                        await host.heldConditions().compactMap {
+                            OwnTracks.waypoint(identifier: $0.identifier, condition: $0.condition)
+                        }), retain: false)
             } catch {
                 logger.error("could not publish the waypoints", metadata: ["error": "\(error)"])
             }
@@ -262,14 +303,21 @@ actor ChangeApplier {
     /// Logs a refusal and publishes it on `errors` when the broker is there (it is a reply, not kept).
     private func reject(_ kind: Payloads.ErrorKind, topic: String, identifier: String?, reason: String) async {
         switch kind {
-        case .geofence: logger.warning("geofence rejected; the previous version stays in force", metadata: ["topic": "\(topic)", "reason": "\(reason)"])
+        case .geofence:
+            logger.warning(
+                "geofence rejected; the previous version stays in force",
+                metadata: ["topic": "\(topic)", "reason": "\(reason)"])
         case .command: logger.warning("command rejected", metadata: ["topic": "\(topic)", "reason": "\(reason)"])
-        case .local: logger.error("could not apply a local change", metadata: ["request": "\(topic)", "reason": "\(reason)"])
+        case .local:
+            logger.error("could not apply a local change", metadata: ["request": "\(topic)", "reason": "\(reason)"])
         case .store: logger.error("the store refused a change", metadata: ["topic": "\(topic)", "reason": "\(reason)"])
         }
         guard publisher.isConnected else { return }
         do {
-            try await publisher.publish(topics.errors, payload: Payloads.error(kind: kind, topic: topic, identifier: identifier, reason: reason, vehicle: vehicle), retain: false)
+            try await publisher.publish(
+                topics.errors,
+                payload: Payloads.error(
+                    kind: kind, topic: topic, identifier: identifier, reason: reason, vehicle: vehicle), retain: false)
         } catch {
             logger.error("could not publish a rejection", metadata: ["error": "\(error)"])
         }

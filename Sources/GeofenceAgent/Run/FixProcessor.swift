@@ -1,8 +1,8 @@
 import AgentOutputs
 import Foundation
+import GPSD
 import GeofenceCore
 import GeofenceStore
-import GPSD
 import Logging
 
 /// The part of the agent that decides: every fix goes through every monitor, and what changed is
@@ -34,8 +34,10 @@ actor FixProcessor: MonitorHost, SnapshotSource {
     private(set) var generation = 0
 
     /// Restores every monitor the store holds (and the default one) before any fix is evaluated.
-    init(configuration: AgentConfiguration, store: AgentStore, outbox: Outbox, outputs: MultiplexOutput,
-         places: (any PlaceFinding)? = nil, logger: Logger) async throws {
+    init(
+        configuration: AgentConfiguration, store: AgentStore, outbox: Outbox, outputs: MultiplexOutput,
+        places: (any PlaceFinding)? = nil, logger: Logger
+    ) async throws {
         self.configuration = configuration
         self.places = places
         self.outputs = outputs
@@ -51,7 +53,9 @@ actor FixProcessor: MonitorHost, SnapshotSource {
         for name in names.sorted() {
             monitors.insert(try await store.openMonitor(name, configuration: configuration.monitor))
         }
-        logger.info("monitors restored", metadata: ["monitors": "\(monitors.names.count)", "conditions": "\(monitors.conditionCount)"])
+        logger.info(
+            "monitors restored",
+            metadata: ["monitors": "\(monitors.names.count)", "conditions": "\(monitors.conditionCount)"])
     }
 
     /// The latest time a restored monitor accepted a fix: the timeline resumes after it.
@@ -129,7 +133,8 @@ actor FixProcessor: MonitorHost, SnapshotSource {
         let result = monitors.process(location)
         if result.offered { tell(.fix(rejected: result.rejection)) }
         for step in result.steps {
-            let name = step.monitor, engine = monitors[name]!
+            let name = step.monitor
+            let engine = monitors[name]!
             generation &+= 1
             // Only the conditions that had events: reading every record would cost O(n) per fix at 100k.
             var seen: Set<String> = []
@@ -140,23 +145,31 @@ actor FixProcessor: MonitorHost, SnapshotSource {
             // Every event moved a record; only those the condition's `notify` asks for are published.
             let notified = step.events.filter(\.isPublished)
             var messages = notified.flatMap { event in
-                outputs.messages(for: .event(EventHappening(
-                    event: event, monitor: name, origin: .fix, conditionVersion: engine.record(for: event.identifier)?.condition.version,
-                    place: places.map { $0.place(at: event.location.coordinate) })))
+                outputs.messages(
+                    for: .event(
+                        EventHappening(
+                            event: event, monitor: name, origin: .fix,
+                            conditionVersion: engine.record(for: event.identifier)?.condition.version,
+                            place: places.map { $0.place(at: event.location.coordinate) })))
             }
             // Where the last transition happened: an output that shows what the vehicle is inside follows it.
             if let last = notified.last {
-                messages += outputs.messages(for: .location(LocationHappening(
-                    update: LiveUpdate(location: last.location, isStationary: false), reason: .transition, place: nil,
-                    inside: insideConditions())))
+                messages += outputs.messages(
+                    for: .location(
+                        LocationHappening(
+                            update: LiveUpdate(location: last.location, isStationary: false), reason: .transition,
+                            place: nil,
+                            inside: insideConditions())))
             }
             let items = messages.compactMap(\.outboxItem)
             if pending.count >= Self.maximumPendingCommits {
                 pending.removeFirst()
                 logger.error("too many state changes waiting for the store; the oldest is dropped")
             }
-            pending.append(PendingCommit(monitor: name, records: records, lastFix: engine.lastAcceptedFix, indexFloor: engine.indexFloor,
-                                         removing: step.expired, items: items))
+            pending.append(
+                PendingCommit(
+                    monitor: name, records: records, lastFix: engine.lastAcceptedFix, indexFloor: engine.indexFloor,
+                    removing: step.expired, items: items))
         }
         await flushPending()
         if liveUpdatesStarted, let update = liveFilter.update(location) {
@@ -176,14 +189,17 @@ actor FixProcessor: MonitorHost, SnapshotSource {
         while let next = pending.first {
             do {
                 let started = ContinuousClock.now
-                try await outbox.commit(monitor: next.monitor, records: next.records, lastFix: next.lastFix, indexFloor: next.indexFloor,
-                                        removing: next.removing, items: next.items)
+                try await outbox.commit(
+                    monitor: next.monitor, records: next.records, lastFix: next.lastFix, indexFloor: next.indexFloor,
+                    removing: next.removing, items: next.items)
                 tell(.committed(latency: ContinuousClock.now - started))
                 pending.removeFirst()
                 committed = true
             } catch {
                 if storeProblem == nil {
-                    logger.error("could not record a state change; it is kept and retried", metadata: ["error": "\(error)", "waiting": "\(pending.count)"])
+                    logger.error(
+                        "could not record a state change; it is kept and retried",
+                        metadata: ["error": "\(error)", "waiting": "\(pending.count)"])
                 }
                 storeProblem = "\(error)"
                 return
@@ -198,8 +214,11 @@ actor FixProcessor: MonitorHost, SnapshotSource {
     /// Queues what the outputs send for a location: a live update, or an answer to a request.
     private func enqueueLocation(_ update: LiveUpdate, reason: LocationHappening.Reason) async {
         let place = places.map { $0.place(at: update.location.coordinate) }
-        let messages = outputs.messages(for: .location(LocationHappening(update: update, reason: reason, place: place,
-                                                                          inside: insideConditions())))
+        let messages = outputs.messages(
+            for: .location(
+                LocationHappening(
+                    update: update, reason: reason, place: place,
+                    inside: insideConditions())))
         do {
             try await outbox.enqueue(messages.compactMap(\.outboxItem))
         } catch {
@@ -227,9 +246,12 @@ actor FixProcessor: MonitorHost, SnapshotSource {
     /// The present in bounded size: counts, and at most `limit` satisfied and unknown conditions per
     /// monitor. Costs O(watched conditions), never O(all conditions).
     func snapshot(listing limit: Int) async -> AgentSnapshot {
-        AgentSnapshot(generation: generation, monitors: monitors.names.map { monitors[$0]!.summary(listing: limit) },
-                      gps: gpsStatus, storeProblem: storeProblem, waitingStateChanges: pending.count, liveUpdates: liveUpdatesStarted,
-                      outbox: await outbox.stats, place: lastLocation.flatMap { location in places?.place(at: location.coordinate) })
+        AgentSnapshot(
+            generation: generation, monitors: monitors.names.map { monitors[$0]!.summary(listing: limit) },
+            gps: gpsStatus, storeProblem: storeProblem, waitingStateChanges: pending.count,
+            liveUpdates: liveUpdatesStarted,
+            outbox: await outbox.stats,
+            place: lastLocation.flatMap { location in places?.place(at: location.coordinate) })
     }
 
     /// Every record of one monitor (or of all), for a dashboard that asks for the full detail.

@@ -30,10 +30,13 @@ struct OutboxConditionStore: ConditionStoring {
     /// when the monitor never had a fix, the condition's `notify` leaves `exit` out, or its schedule had it
     /// inactive then.
     static func exit(_ removed: AgentStore.RemovedWhileInside, places: (any PlaceFinding)?) -> EventHappening? {
-        guard let fix = removed.lastFix, removed.condition?.rules.schedule?.isActive(at: fix.timestamp) ?? true else { return nil }
+        guard let fix = removed.lastFix, removed.condition?.rules.schedule?.isActive(at: fix.timestamp) ?? true else {
+            return nil
+        }
         let event = MonitorEvent.removalExit(removed.identifier, condition: removed.condition, at: fix)
         guard event.isNotified else { return nil }
-        return EventHappening(event: event, monitor: removed.monitor, origin: .removal, conditionVersion: removed.condition?.version,
-                              place: places.map { $0.place(at: fix.coordinate) })
+        return EventHappening(
+            event: event, monitor: removed.monitor, origin: .removal, conditionVersion: removed.condition?.version,
+            place: places.map { $0.place(at: fix.coordinate) })
     }
 }

@@ -37,8 +37,9 @@ package final class OutboxPublisher: Service, Sendable {
             } catch {
                 // The outbox keeps them for the next round (a full disk frees up).
                 if !failing {
-                    logger.error("could not delete acknowledged events; retrying",
-                                 metadata: ["count": "\(outbox.acknowledgedWaiting)", "error": "\(error)"])
+                    logger.error(
+                        "could not delete acknowledged events; retrying",
+                        metadata: ["count": "\(outbox.acknowledgedWaiting)", "error": "\(error)"])
                 }
                 failing = true
             }
@@ -102,8 +103,11 @@ package final class OutboxPublisher: Service, Sendable {
             } catch .shutDown, .cancelled {
                 return
             } catch {
-                logger.error("broker refused an event; it stays in the outbox", metadata: [
-                    "sequence": "\(entry.sequence)", "topic": "\(entry.topic)", "error": "\(error)"])
+                logger.error(
+                    "broker refused an event; it stays in the outbox",
+                    metadata: [
+                        "sequence": "\(entry.sequence)", "topic": "\(entry.topic)", "error": "\(error)",
+                    ])
             }
         }
     }

@@ -44,30 +44,46 @@ package enum OwnTracksCommand: Sendable, Equatable {
             }
             return .success(.setWaypoints(waypoints))
         default:
-            return .failure(CommandRefusal("action: unknown action '\(action.clipped)'; known: \(actions.joined(separator: ", "))"))
+            return .failure(
+                CommandRefusal("action: unknown action '\(action.clipped)'; known: \(actions.joined(separator: ", "))"))
         }
     }
 
     /// One `_type: waypoint`; the reason names the field ("lat: ...").
     static func waypoint(_ value: JSONValue) -> Result<OwnTracks.Waypoint, CommandRefusal> {
-        guard case .object(let w) = value else { return .failure(CommandRefusal("expected a waypoint object, found \(value.typeName)")) }
-        guard case .string(let desc)? = w["desc"], !desc.isEmpty else { return .failure(CommandRefusal("desc: a name is required")) }
+        guard case .object(let w) = value else {
+            return .failure(CommandRefusal("expected a waypoint object, found \(value.typeName)"))
+        }
+        guard case .string(let desc)? = w["desc"], !desc.isEmpty else {
+            return .failure(CommandRefusal("desc: a name is required"))
+        }
         func number(_ key: String) -> Double? { if case .number(let n)? = w[key] { n } else { nil } }
         guard let lat = number("lat"), let lon = number("lon"), let rad = number("rad") else {
-            return .failure(CommandRefusal("lat, lon, rad: a beacon waypoint (no lat, lon and rad) has no geofence form"))
+            return .failure(
+                CommandRefusal("lat, lon, rad: a beacon waypoint (no lat, lon and rad) has no geofence form"))
         }
-        guard (-90...90).contains(lat) else { return .failure(CommandRefusal("lat: latitude \(lat) is outside [-90, 90]")) }
-        guard (-180...180).contains(lon) else { return .failure(CommandRefusal("lon: longitude \(lon) is outside [-180, 180]")) }
-        guard rad >= 1, rad <= 20_000_000, rad == rad.rounded() else { return .failure(CommandRefusal("rad: expected whole metres from 1 to 20000000, found \(rad)")) }
+        guard (-90...90).contains(lat) else {
+            return .failure(CommandRefusal("lat: latitude \(lat) is outside [-90, 90]"))
+        }
+        guard (-180...180).contains(lon) else {
+            return .failure(CommandRefusal("lon: longitude \(lon) is outside [-180, 180]"))
+        }
+        guard rad >= 1, rad <= 20_000_000, rad == rad.rounded() else {
+            return .failure(CommandRefusal("rad: expected whole metres from 1 to 20000000, found \(rad)"))
+        }
         guard let tst = number("tst"), tst == tst.rounded(), tst >= 0, tst < 1e13 else {
             return .failure(CommandRefusal("tst: the region's time (whole epoch seconds) is required"))
         }
         var rid: String?
         if case .string(let r)? = w["rid"] {
-            if let problem = IdentifierRules.problem(with: r, what: "rid") { return .failure(CommandRefusal("rid: \(problem)")) }
+            if let problem = IdentifierRules.problem(with: r, what: "rid") {
+                return .failure(CommandRefusal("rid: \(problem)"))
+            }
             rid = r
         }
-        return .success(OwnTracks.Waypoint(description: desc, latitude: lat, longitude: lon, radius: Int(rad), time: Int64(tst), regionID: rid))
+        return .success(
+            OwnTracks.Waypoint(
+                description: desc, latitude: lat, longitude: lon, radius: Int(rad), time: Int64(tst), regionID: rid))
     }
 
     /// The condition a waypoint becomes: a circle named by the waypoint, identified by its `rid` (or
@@ -76,14 +92,25 @@ package enum OwnTracksCommand: Sendable, Equatable {
         let identifier = w.regionID ?? "owntracks-\(w.time)"
         let feature: JSONValue = .object([
             "type": .string("Feature"), "id": .string(identifier),
-            "geometry": .object(["type": .string("Point"), "coordinates": .array([.number(w.longitude), .number(w.latitude)])]),
-            "properties": .object(["radius": .number(Double(w.radius)), "name": .string(w.description), "version": .number(Double(w.time))]),
+            "geometry": .object([
+                "type": .string("Point"), "coordinates": .array([.number(w.longitude), .number(w.latitude)]),
+            ]),
+            "properties": .object([
+                "radius": .number(Double(w.radius)), "name": .string(w.description), "version": .number(Double(w.time)),
+            ]),
         ])
         let load = GeoJSONConditions.decode(feature)
-        if let error = load.errors.first { return .failure(CommandRefusal("waypoint '\(w.description.clipped)': \(error.description)")) }
-        guard let definition = load.definitions.first else { return .failure(CommandRefusal("waypoint '\(w.description.clipped)' gave no condition")) }
-        return .success(.put(.init(monitor: MonitorSet.defaultMonitor, identifier: identifier, condition: definition.condition,
-                                   definition: feature.jsonText, source: OwnTracksCommand.source)))
+        if let error = load.errors.first {
+            return .failure(CommandRefusal("waypoint '\(w.description.clipped)': \(error.description)"))
+        }
+        guard let definition = load.definitions.first else {
+            return .failure(CommandRefusal("waypoint '\(w.description.clipped)' gave no condition"))
+        }
+        return .success(
+            .put(
+                .init(
+                    monitor: MonitorSet.defaultMonitor, identifier: identifier, condition: definition.condition,
+                    definition: feature.jsonText, source: OwnTracksCommand.source)))
     }
 
     /// The `source` of the conditions that came from OwnTracks.

@@ -1,8 +1,8 @@
 import AgentOutputs
 import Foundation
+import GPSD
 import GeofenceCore
 import GeofenceStore
-import GPSD
 import Mosquitto
 
 // The small interfaces the parts of `run` meet each other through, so that each part can be tested
@@ -31,11 +31,14 @@ extension PublishTicket: PublishAcknowledgement {}
 
 /// Where the outbox publisher sends: messages go out in call order, several in flight at once.
 protocol OutboxTransport: Sendable {
-    func issueInOrder(_ topic: String, payload: [UInt8], retain: Bool) async throws(MQTTError) -> any PublishAcknowledgement
+    func issueInOrder(_ topic: String, payload: [UInt8], retain: Bool) async throws(MQTTError)
+        -> any PublishAcknowledgement
 }
 
 extension MQTTClient: OutboxTransport {
-    func issueInOrder(_ topic: String, payload: [UInt8], retain: Bool) async throws(MQTTError) -> any PublishAcknowledgement {
+    func issueInOrder(_ topic: String, payload: [UInt8], retain: Bool) async throws(MQTTError)
+        -> any PublishAcknowledgement
+    {
         try await issue(topic, payload: payload, retain: retain)
     }
 }

@@ -1,9 +1,9 @@
-import AgentOutputs
 import AgentFormats
+import AgentOutputs
 import Foundation
+import GPSD
 import GeofenceCore
 import GeofenceStore
-import GPSD
 import Logging
 import Mosquitto
 
@@ -33,8 +33,11 @@ actor StateReporter {
     /// Satisfied and unknown conditions listed per monitor in `state` before it says "truncated".
     static let listing = 500
 
-    init(source: any SnapshotSource, publisher: any MessagePublishing, topics: Topics, configuration: AgentConfiguration,
-         outputs: MultiplexOutput = MultiplexOutput([]), logger: Logger, brokerDescription: @escaping @Sendable () -> String) {
+    init(
+        source: any SnapshotSource, publisher: any MessagePublishing, topics: Topics, configuration: AgentConfiguration,
+        outputs: MultiplexOutput = MultiplexOutput([]), logger: Logger,
+        brokerDescription: @escaping @Sendable () -> String
+    ) {
         self.outputs = outputs
         self.source = source
         self.publisher = publisher
@@ -58,11 +61,15 @@ actor StateReporter {
             status: online ? "online" : "offline", fleet: configuration.fleet, vehicle: configuration.vehicle,
             version: AgentVersion.string, pid: getpid(), updated: iso8601(Date()), startedAt: iso8601(startedAt),
             broker: brokerDescription(),
-            gps: .init(state: s.gps.state.rawValue, detail: s.gps.detail, device: s.gps.device,
-                       fixAgeSeconds: s.gps.lastFixAtNanoseconds.map { Double(now &- $0) / 1e9 }, horizontalAccuracy: s.gps.lastHorizontalAccuracy),
+            gps: .init(
+                state: s.gps.state.rawValue, detail: s.gps.detail, device: s.gps.device,
+                fixAgeSeconds: s.gps.lastFixAtNanoseconds.map { Double(now &- $0) / 1e9 },
+                horizontalAccuracy: s.gps.lastHorizontalAccuracy),
             monitors: s.monitors.map { .init(name: $0.name, conditions: $0.conditions, satisfied: $0.satisfiedCount) },
-            conditions: s.conditions, outbox: s.outbox, outboxCaps: configuration.outbox, store: configuration.storePath,
-            storeProblem: s.storeProblem, waitingStateChanges: s.waitingStateChanges, liveUpdates: s.liveUpdates, place: s.place)
+            conditions: s.conditions, outbox: s.outbox, outboxCaps: configuration.outbox,
+            store: configuration.storePath,
+            storeProblem: s.storeProblem, waitingStateChanges: s.waitingStateChanges, liveUpdates: s.liveUpdates,
+            place: s.place)
     }
 
     /// The agent's services run from now on: the status file is kept from here.
@@ -111,7 +118,8 @@ actor StateReporter {
         guard force || generation != publishedGeneration else { return }
         let snapshot = await source.snapshot(listing: Self.listing)
         do {
-            try await publisher.publish(topics.state, payload: Self.stateSummary(snapshot, vehicle: configuration.vehicle), retain: true)
+            try await publisher.publish(
+                topics.state, payload: Self.stateSummary(snapshot, vehicle: configuration.vehicle), retain: true)
             publishedGeneration = snapshot.generation
         } catch {
             logger.debug("state not published", metadata: ["error": "\(error)"])
@@ -130,8 +138,10 @@ actor StateReporter {
             line.add("unsatisfied", m.unsatisfiedCount)
             line.add("unknown", m.unknownCount)
             var used = 200
-            let (inside, insideCut) = fit(m.satisfied, total: m.satisfiedCount, budget: budget / 2, used: &used, withSince: true)
-            let (unknown, unknownCut) = fit(m.unknown, total: m.unknownCount, budget: budget - used, used: &used, withSince: false)
+            let (inside, insideCut) = fit(
+                m.satisfied, total: m.satisfiedCount, budget: budget / 2, used: &used, withSince: true)
+            let (unknown, unknownCut) = fit(
+                m.unknown, total: m.unknownCount, budget: budget - used, used: &used, withSince: false)
             line.addRaw("inside", inside)
             line.addRaw("unknownConditions", unknown)
             line.add("truncated", insideCut || unknownCut)
@@ -146,11 +156,16 @@ actor StateReporter {
     }
 
     /// A JSON object (identifier → since) or array of identifiers, as many as fit in `budget` bytes.
-    private static func fit(_ entries: [MonitorSummary.Entry], total: Int, budget: Int, used: inout Int, withSince: Bool) -> (String, Bool) {
+    private static func fit(
+        _ entries: [MonitorSummary.Entry], total: Int, budget: Int, used: inout Int, withSince: Bool
+    ) -> (String, Bool) {
         var parts: [String] = []
         var size = 2
         for e in entries {
-            let part = withSince ? "\(JSONLine.quote(e.identifier)):\(e.since.map { JSONLine.quote(iso8601($0)) } ?? "null")" : JSONLine.quote(e.identifier)
+            let part =
+                withSince
+                ? "\(JSONLine.quote(e.identifier)):\(e.since.map { JSONLine.quote(iso8601($0)) } ?? "null")"
+                : JSONLine.quote(e.identifier)
             if size + part.utf8.count + 1 > budget { break }
             size += part.utf8.count + 1
             parts.append(part)
@@ -172,10 +187,14 @@ actor StateReporter {
                 return
             }
         }
-        logger.info("state detail published", metadata: ["monitor": "\(monitor ?? "all")", "conditions": "\(records.count)", "pages": "\(pages.count)"])
+        logger.info(
+            "state detail published",
+            metadata: ["monitor": "\(monitor ?? "all")", "conditions": "\(records.count)", "pages": "\(pages.count)"])
     }
 
-    static func detailPages(_ records: [(monitor: String, identifier: String, record: MonitorRecord)], vehicle: String) -> [[UInt8]] {
+    static func detailPages(_ records: [(monitor: String, identifier: String, record: MonitorRecord)], vehicle: String)
+        -> [[UInt8]]
+    {
         var pages: [[String]] = [[]]
         var size = 0
         for r in records {

@@ -1,8 +1,9 @@
 import Foundation
 import Logging
 import ServiceLifecycle
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// sd_notify without libsystemd: READY=1 once the agent runs, WATCHDOG=1 at half the watchdog interval,
@@ -32,7 +33,9 @@ package struct SystemdNotifier: Service {
         let length = socklen_t(MemoryLayout<sa_family_t>.size + path.count)
         let sent = Array(state.utf8).withUnsafeBytes { bytes in
             withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, bytes.baseAddress, bytes.count, 0, $0, length) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    sendto(fd, bytes.baseAddress, bytes.count, 0, $0, length)
+                }
             }
         }
         if sent < 0 { logger.warning("sd_notify failed", metadata: ["state": "\(state)", "errno": "\(errno)"]) }

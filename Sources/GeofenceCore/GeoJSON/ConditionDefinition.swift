@@ -21,7 +21,9 @@ public enum IdentifierRules {
     public static func problem(with value: String, what: String) -> String? {
         if value.isEmpty { return "\(what) is empty" }
         if value.utf8.count > maximumLength { return "\(what) is longer than \(maximumLength) bytes" }
-        for (character, reason) in [("/", "a topic level separator"), ("+", "an MQTT wildcard"), ("#", "an MQTT wildcard")]
+        for (character, reason) in [
+            ("/", "a topic level separator"), ("+", "an MQTT wildcard"), ("#", "an MQTT wildcard"),
+        ]
         where value.contains(character) {
             return "\(what) '\(value)' contains '\(character)', \(reason)"
         }

@@ -22,7 +22,9 @@ struct FeatureReader {
     }
 
     mutating func read(_ value: JSONValue) throws(GeoJSONError) -> ConditionDefinition {
-        guard case .object(let object) = value else { throw fail("", "expected a Feature object, found \(value.typeName)") }
+        guard case .object(let object) = value else {
+            throw fail("", "expected a Feature object, found \(value.typeName)")
+        }
         guard case .string("Feature") = object["type"] else { throw fail("type", "expected \"Feature\"") }
 
         // The id comes first so that every later error can name the feature.
@@ -56,18 +58,25 @@ struct FeatureReader {
 
         let speedLimit = try optionalNumber(properties["speedLimit"], "properties.speedLimit")
         if let speedLimit, !(speedLimit > 0 && speedLimit <= 1000) {
-            throw fail("properties.speedLimit", "speedLimit \(format(speedLimit)) must be a speed in km/h above 0 and at most 1000")
+            throw fail(
+                "properties.speedLimit",
+                "speedLimit \(format(speedLimit)) must be a speed in km/h above 0 and at most 1000")
         }
         var schedule: Schedule?
         if let value = properties["schedule"], value != .null {
             do {
                 schedule = try ScheduleParser.parse(value)
             } catch {
-                throw fail("properties.schedule" + (error.path.isEmpty ? "" : error.path.hasPrefix("[") ? error.path : "." + error.path), error.message)
+                throw fail(
+                    "properties.schedule"
+                        + (error.path.isEmpty ? "" : error.path.hasPrefix("[") ? error.path : "." + error.path),
+                    error.message)
             }
         }
-        let rules = ConditionRules(notify: try notify(properties["notify"]), expires: try expires(properties["expires"]), speedLimit: speedLimit,
-                                   schedule: schedule)
+        let rules = ConditionRules(
+            notify: try notify(properties["notify"]), expires: try expires(properties["expires"]),
+            speedLimit: speedLimit,
+            schedule: schedule)
 
         guard case .object(let geometry)? = object["geometry"] else {
             let found = object["geometry"]?.typeName ?? "nothing"
@@ -75,7 +84,9 @@ struct FeatureReader {
         }
         let shape = try readGeometry(geometry, properties: properties)
         do {
-            let condition = try Condition(geometry: shape, name: name, dwell: dwell, version: version, minimumDuration: minimumDuration, rules: rules)
+            let condition = try Condition(
+                geometry: shape, name: name, dwell: dwell, version: version, minimumDuration: minimumDuration,
+                rules: rules)
             return ConditionDefinition(identifier: id, condition: condition, monitor: monitor)
         } catch {
             // Radius and width live in properties; everything else is under the geometry.
@@ -89,7 +100,9 @@ struct FeatureReader {
         }
     }
 
-    private func readGeometry(_ geometry: [String: JSONValue], properties: [String: JSONValue]) throws(GeoJSONError) -> ConditionGeometry {
+    private func readGeometry(_ geometry: [String: JSONValue], properties: [String: JSONValue]) throws(GeoJSONError)
+        -> ConditionGeometry
+    {
         guard case .string(let type)? = geometry["type"] else { throw fail("geometry.type", "missing geometry type") }
         guard let coordinates = geometry["coordinates"] else {
             throw fail("geometry.coordinates", "missing coordinates")
@@ -105,25 +118,33 @@ struct FeatureReader {
         case "LineString":
             let line = try positions(coordinates, at, budget: limits.maximumVerticesPerCondition)
             guard let widthValue = properties["width"] else {
-                throw fail("properties.width", "a LineString needs properties.width (metres from the line) to be a corridor")
+                throw fail(
+                    "properties.width", "a LineString needs properties.width (metres from the line) to be a corridor")
             }
             return .corridor(line: line, halfWidth: try number(widthValue, "properties.width"))
         case "Polygon":
             var budget = limits.maximumVerticesPerCondition
             return .polygon(parts: [try rings(coordinates, at, budget: &budget)])
         case "MultiPolygon":
-            guard case .array(let polygons) = coordinates else { throw fail(at, "expected an array of polygons, found \(coordinates.typeName)") }
+            guard case .array(let polygons) = coordinates else {
+                throw fail(at, "expected an array of polygons, found \(coordinates.typeName)")
+            }
             var budget = limits.maximumVerticesPerCondition
             var parts: [[[Coordinate]]] = []
             for (i, p) in polygons.enumerated() { parts.append(try rings(p, at + "[\(i)]", budget: &budget)) }
             return .polygon(parts: parts)
         default:
-            throw fail("geometry.type", "unsupported geometry '\(type)'; use Point (with radius), LineString (with width), Polygon or MultiPolygon")
+            throw fail(
+                "geometry.type",
+                "unsupported geometry '\(type)'; use Point (with radius), LineString (with width), Polygon or MultiPolygon"
+            )
         }
     }
 
     private func rings(_ value: JSONValue, _ at: String, budget: inout Int) throws(GeoJSONError) -> [[Coordinate]] {
-        guard case .array(let items) = value else { throw fail(at, "expected an array of rings, found \(value.typeName)") }
+        guard case .array(let items) = value else {
+            throw fail(at, "expected an array of rings, found \(value.typeName)")
+        }
         guard !items.isEmpty else { throw fail(at, "a polygon needs at least an outer ring") }
         var out: [[Coordinate]] = []
         for (i, ring) in items.enumerated() {
@@ -135,9 +156,12 @@ struct FeatureReader {
     }
 
     private func positions(_ value: JSONValue, _ at: String, budget: Int) throws(GeoJSONError) -> [Coordinate] {
-        guard case .array(let items) = value else { throw fail(at, "expected an array of positions, found \(value.typeName)") }
+        guard case .array(let items) = value else {
+            throw fail(at, "expected an array of positions, found \(value.typeName)")
+        }
         guard items.count <= budget else {
-            throw fail(at, "more than \(limits.maximumVerticesPerCondition) positions in one condition (the configured limit)")
+            throw fail(
+                at, "more than \(limits.maximumVerticesPerCondition) positions in one condition (the configured limit)")
         }
         var out: [Coordinate] = []
         out.reserveCapacity(items.count)
@@ -146,8 +170,12 @@ struct FeatureReader {
     }
 
     private func position(_ value: JSONValue, _ at: String) throws(GeoJSONError) -> Coordinate {
-        guard case .array(let items) = value else { throw fail(at, "expected a position [longitude, latitude], found \(value.typeName)") }
-        guard items.count >= 2 else { throw fail(at, "a position needs at least 2 numbers [longitude, latitude], found \(items.count)") }
+        guard case .array(let items) = value else {
+            throw fail(at, "expected a position [longitude, latitude], found \(value.typeName)")
+        }
+        guard items.count >= 2 else {
+            throw fail(at, "a position needs at least 2 numbers [longitude, latitude], found \(items.count)")
+        }
         let lon = try number(items[0], at + "[0]")
         let lat = try number(items[1], at + "[1]")
         guard lon.isFinite else { throw fail(at, "longitude \(lon) is not finite") }
@@ -183,12 +211,16 @@ struct FeatureReader {
         case .array(let items)?:
             var kinds: Set<EventKind> = []
             for (i, item) in items.enumerated() {
-                guard case .string(let text) = item else { throw fail("properties.notify[\(i)]", "expected an event kind, found \(item.typeName)") }
+                guard case .string(let text) = item else {
+                    throw fail("properties.notify[\(i)]", "expected an event kind, found \(item.typeName)")
+                }
                 guard let kind = EventKind(rawValue: text) else {
                     let known = EventKind.allCases.map(\.rawValue).joined(separator: ", ")
                     throw fail("properties.notify[\(i)]", "'\(text)' is not an event kind (\(known))")
                 }
-                guard kinds.insert(kind).inserted else { throw fail("properties.notify[\(i)]", "'\(text)' is listed twice") }
+                guard kinds.insert(kind).inserted else {
+                    throw fail("properties.notify[\(i)]", "'\(text)' is listed twice")
+                }
             }
             return kinds
         case let v?:

@@ -32,7 +32,8 @@ public struct GeoJSONLoad: Sendable {
 public enum GeoJSONConditions {
     public static func decode(_ bytes: [UInt8], limits: GeoJSONLimits = .default) -> GeoJSONLoad {
         guard bytes.count <= limits.maximumPayloadBytes else {
-            return failure("", "payload of \(bytes.count) bytes exceeds the limit of \(limits.maximumPayloadBytes) bytes")
+            return failure(
+                "", "payload of \(bytes.count) bytes exceeds the limit of \(limits.maximumPayloadBytes) bytes")
         }
         let document: JSONValue
         do { document = try JSONParser.parse(bytes) } catch {
@@ -68,9 +69,11 @@ public enum GeoJSONConditions {
                     // Conditions are keyed by monitor and identifier; the first definition wins.
                     let key = (d.monitor ?? "") + "\u{0}" + d.identifier
                     if let first = firstPlace[key] {
-                        load.errors.append(GeoJSONError(
-                            path: path + ".id", message: "duplicate id '\(d.identifier)' (first at features[\(first)])",
-                            identifier: d.identifier))
+                        load.errors.append(
+                            GeoJSONError(
+                                path: path + ".id",
+                                message: "duplicate id '\(d.identifier)' (first at features[\(first)])",
+                                identifier: d.identifier))
                     } else {
                         firstPlace[key] = i
                         load.definitions.append(d)
@@ -93,7 +96,9 @@ public enum GeoJSONConditions {
     }
 
     /// Decodes and validates one Feature.
-    public static func feature(_ value: JSONValue, path: String, limits: GeoJSONLimits = .default) -> Result<ConditionDefinition, GeoJSONError> {
+    public static func feature(_ value: JSONValue, path: String, limits: GeoJSONLimits = .default) -> Result<
+        ConditionDefinition, GeoJSONError
+    > {
         var reader = FeatureReader(basePath: path, limits: limits)
         do {
             return .success(try reader.read(value))

@@ -9,7 +9,9 @@ public struct GeoJSONLimits: Sendable, Equatable {
     /// Most features in one collection.
     public var maximumFeatures: Int
 
-    public init(maximumPayloadBytes: Int = 64 << 20, maximumVerticesPerCondition: Int = 100_000, maximumFeatures: Int = 200_000) {
+    public init(
+        maximumPayloadBytes: Int = 64 << 20, maximumVerticesPerCondition: Int = 100_000, maximumFeatures: Int = 200_000
+    ) {
         self.maximumPayloadBytes = maximumPayloadBytes
         self.maximumVerticesPerCondition = maximumVerticesPerCondition
         self.maximumFeatures = maximumFeatures

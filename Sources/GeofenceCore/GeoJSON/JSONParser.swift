@@ -19,9 +19,15 @@ public struct JSONParser {
     private init(bytes: [UInt8]) { self.bytes = bytes }
 
     private func error(_ message: String) -> JSONSyntaxError {
-        var line = 1, column = 1
+        var line = 1
+        var column = 1
         for b in bytes[..<min(index, bytes.count)] {
-            if b == UInt8(ascii: "\n") { line += 1; column = 1 } else { column += 1 }
+            if b == UInt8(ascii: "\n") {
+                line += 1
+                column = 1
+            } else {
+                column += 1
+            }
         }
         return JSONSyntaxError(message: message, line: line, column: column)
     }
@@ -38,9 +44,15 @@ public struct JSONParser {
         case UInt8(ascii: "{"): return try parseObject()
         case UInt8(ascii: "["): return try parseArray()
         case UInt8(ascii: "\""): return .string(try parseString())
-        case UInt8(ascii: "t"): try expectLiteral("true"); return .bool(true)
-        case UInt8(ascii: "f"): try expectLiteral("false"); return .bool(false)
-        case UInt8(ascii: "n"): try expectLiteral("null"); return .null
+        case UInt8(ascii: "t"):
+            try expectLiteral("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try expectLiteral("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try expectLiteral("null")
+            return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try parseNumber())
         default: throw error("unexpected character '\(Character(Unicode.Scalar(c)))', expected a value")
         }
@@ -49,7 +61,10 @@ public struct JSONParser {
     private mutating func expectLiteral(_ literal: StaticString) throws(JSONSyntaxError) {
         let start = index
         for b in UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount) {
-            guard current == b else { index = start; throw error("invalid literal, expected '\(literal)'") }
+            guard current == b else {
+                index = start
+                throw error("invalid literal, expected '\(literal)'")
+            }
             index += 1
         }
     }
@@ -65,7 +80,10 @@ public struct JSONParser {
         index += 1
         var object: [String: JSONValue] = [:]
         skipWhitespace()
-        if current == UInt8(ascii: "}") { index += 1; return .object(object) }
+        if current == UInt8(ascii: "}") {
+            index += 1
+            return .object(object)
+        }
         while true {
             skipWhitespace()
             guard current == UInt8(ascii: "\"") else { throw error("expected a string key") }
@@ -78,7 +96,9 @@ public struct JSONParser {
             skipWhitespace()
             switch current {
             case UInt8(ascii: ","): index += 1
-            case UInt8(ascii: "}"): index += 1; return .object(object)
+            case UInt8(ascii: "}"):
+                index += 1
+                return .object(object)
             default: throw error("expected ',' or '}' in an object")
             }
         }
@@ -90,14 +110,19 @@ public struct JSONParser {
         index += 1
         var array: [JSONValue] = []
         skipWhitespace()
-        if current == UInt8(ascii: "]") { index += 1; return .array(array) }
+        if current == UInt8(ascii: "]") {
+            index += 1
+            return .array(array)
+        }
         while true {
             skipWhitespace()
             array.append(try parseValue())
             skipWhitespace()
             switch current {
             case UInt8(ascii: ","): index += 1
-            case UInt8(ascii: "]"): index += 1; return .array(array)
+            case UInt8(ascii: "]"):
+                index += 1
+                return .array(array)
             default: throw error("expected ',' or ']' in an array")
             }
         }
@@ -107,7 +132,10 @@ public struct JSONParser {
         let start = index
         func digits(_ p: inout JSONParser) -> Int {
             var n = 0
-            while let c = p.current, c >= UInt8(ascii: "0"), c <= UInt8(ascii: "9") { p.index += 1; n += 1 }
+            while let c = p.current, c >= UInt8(ascii: "0"), c <= UInt8(ascii: "9") {
+                p.index += 1
+                n += 1
+            }
             return n
         }
         if current == UInt8(ascii: "-") { index += 1 }
@@ -126,10 +154,16 @@ public struct JSONParser {
             if digits(&self) == 0 { throw error("invalid number: digits must follow the exponent") }
         }
         let text = String(decoding: bytes[start..<index], as: UTF8.self)
-        guard let value = Double(text) else { index = start; throw error("invalid number '\(text.clipped)'") }
+        guard let value = Double(text) else {
+            index = start
+            throw error("invalid number '\(text.clipped)'")
+        }
         // RFC 8259 lets a parser limit the range: a number beyond a Double's is refused, not read as
         // infinity (which no JSON can write back).
-        guard value.isFinite else { index = start; throw error("number '\(text.clipped)' is out of range") }
+        guard value.isFinite else {
+            index = start
+            throw error("number '\(text.clipped)' is out of range")
+        }
         return value
     }
 
@@ -158,7 +192,8 @@ public struct JSONParser {
                 case UInt8(ascii: "u"):
                     var scalar = try parseHex4()
                     if (0xD800...0xDBFF).contains(scalar) {
-                        guard current == UInt8(ascii: "\\"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "u")
+                        guard current == UInt8(ascii: "\\"), index + 1 < bytes.count,
+                            bytes[index + 1] == UInt8(ascii: "u")
                         else { throw error("unpaired UTF-16 surrogate") }
                         index += 2
                         let low = try parseHex4()

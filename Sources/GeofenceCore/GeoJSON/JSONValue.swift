@@ -44,7 +44,8 @@ extension JSONValue {
             return "\(n)"
         case .string(let s): return Self.quoted(s)
         case .array(let a): return "[" + a.map(\.jsonText).joined(separator: ",") + "]"
-        case .object(let o): return "{" + o.keys.sorted().map { Self.quoted($0) + ":" + o[$0]!.jsonText }.joined(separator: ",") + "}"
+        case .object(let o):
+            return "{" + o.keys.sorted().map { Self.quoted($0) + ":" + o[$0]!.jsonText }.joined(separator: ",") + "}"
         }
     }
 
@@ -58,7 +59,10 @@ extension JSONValue {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case _ where u.value < 0x20: out += "\\u" + String(repeating: "0", count: 4 - String(u.value, radix: 16).count) + String(u.value, radix: 16)
+            case _ where u.value < 0x20:
+                out +=
+                    "\\u" + String(repeating: "0", count: 4 - String(u.value, radix: 16).count)
+                    + String(u.value, radix: 16)
             default: out.unicodeScalars.append(u)
             }
         }

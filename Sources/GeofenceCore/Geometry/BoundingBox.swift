@@ -15,10 +15,15 @@ public struct BoundingBox: Sendable, Hashable {
 
     /// The box of unwrapped points, shifted so that its west edge lies in [-180, 180).
     init<S: Sequence>(unwrapped points: S) where S.Element == SIMD2<Double> {
-        var minX = Double.infinity, minY = Double.infinity, maxX = -Double.infinity, maxY = -Double.infinity
+        var minX = Double.infinity
+        var minY = Double.infinity
+        var maxX = -Double.infinity
+        var maxY = -Double.infinity
         for p in points {
-            minX = min(minX, p.x); maxX = max(maxX, p.x)
-            minY = min(minY, p.y); maxY = max(maxY, p.y)
+            minX = min(minX, p.x)
+            maxX = max(maxX, p.x)
+            minY = min(minY, p.y)
+            maxY = max(maxY, p.y)
         }
         let shift = minX < -180 ? 360.0 : (minX >= 180 ? -360.0 : 0)
         self.init(minLongitude: minX + shift, minLatitude: minY, maxLongitude: maxX + shift, maxLatitude: maxY)

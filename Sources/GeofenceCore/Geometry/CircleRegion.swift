@@ -43,7 +43,8 @@ public struct CircleRegion: Sendable {
         // 2% plus a metre of slack covers the change of the radii of curvature across the circle.
         let padded = radius * 1.02 + 1
         let dLat = padded / projection.metresPerDegreeLatitude
-        let south = center.latitude - dLat, north = center.latitude + dLat
+        let south = center.latitude - dLat
+        let north = center.latitude + dLat
         if south <= -90 || north >= 90 || radius > 2_000_000 {
             return BoundingBox(
                 minLongitude: -180, minLatitude: max(south, -90), maxLongitude: 180, maxLatitude: min(north, 90))
@@ -54,8 +55,12 @@ public struct CircleRegion: Sendable {
         if dLon >= 180 {
             return BoundingBox(minLongitude: -180, minLatitude: south, maxLongitude: 180, maxLatitude: north)
         }
-        var west = center.longitude - dLon, east = center.longitude + dLon
-        if west < -180 { west += 360; east += 360 }
+        var west = center.longitude - dLon
+        var east = center.longitude + dLon
+        if west < -180 {
+            west += 360
+            east += 360
+        }
         return BoundingBox(minLongitude: west, minLatitude: south, maxLongitude: east, maxLatitude: north)
     }
 }

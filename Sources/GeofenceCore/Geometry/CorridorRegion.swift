@@ -16,7 +16,8 @@ public struct CorridorRegion: Sendable {
         let padded = halfWidth * 1.02 + 1
         let dLat = padded / 110_574
         let farthest = min(max(abs(lineBox.minLatitude), abs(lineBox.maxLatitude)) + dLat, 90)
-        let dLon = padded / LocalProjection(origin: Coordinate(latitude: farthest, longitude: 0)).metresPerDegreeLongitude
+        let dLon =
+            padded / LocalProjection(origin: Coordinate(latitude: farthest, longitude: 0)).metresPerDegreeLongitude
         boundingBox = lineBox.expanded(longitude: dLon, latitude: dLat)
     }
 
@@ -52,7 +53,8 @@ public struct CorridorRegion: Sendable {
     }
 
     public func classify(_ p: PreparedPoint, margin: Double) -> Containment {
-        let inner = halfWidth - margin, outer = halfWidth + margin
+        let inner = halfWidth - margin
+        let outer = halfWidth + margin
         let d = distance(p, exactNear: nil)
         let slack = 0.01 * d + 1
         if d < inner - slack { return .inside }

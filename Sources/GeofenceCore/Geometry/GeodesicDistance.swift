@@ -20,12 +20,20 @@ public enum Geodesic {
         // Reduced latitudes via atan2 so that the poles need no special case.
         let u1 = atan2((1 - f) * sin(p.latitude * rad), cos(p.latitude * rad))
         let u2 = atan2((1 - f) * sin(q.latitude * rad), cos(q.latitude * rad))
-        let sinU1 = sin(u1), cosU1 = cos(u1), sinU2 = sin(u2), cosU2 = cos(u2)
+        let sinU1 = sin(u1)
+        let cosU1 = cos(u1)
+        let sinU2 = sin(u2)
+        let cosU2 = cos(u2)
 
         var lambda = l
-        var sinSigma = 0.0, cosSigma = 0.0, sigma = 0.0
-        var cos2Alpha = 0.0, cos2SigmaM = 0.0, sinAlpha = 0.0
-        var sinLambda = 0.0, cosLambda = 0.0
+        var sinSigma = 0.0
+        var cosSigma = 0.0
+        var sigma = 0.0
+        var cos2Alpha = 0.0
+        var cos2SigmaM = 0.0
+        var sinAlpha = 0.0
+        var sinLambda = 0.0
+        var cosLambda = 0.0
         for _ in 0..<1000 {
             sinLambda = sin(lambda)
             cosLambda = cos(lambda)
@@ -41,16 +49,19 @@ public enum Geodesic {
             cos2SigmaM = cos2Alpha != 0 ? cosSigma - 2 * sinU1 * sinU2 / cos2Alpha : 0
             let c = f / 16 * cos2Alpha * (4 + f * (4 - 3 * cos2Alpha))
             let previous = lambda
-            lambda = l + (1 - c) * f * sinAlpha
+            lambda =
+                l + (1 - c) * f * sinAlpha
                 * (sigma + c * sinSigma * (cos2SigmaM + c * cosSigma * (-1 + 2 * cos2SigmaM * cos2SigmaM)))
             if abs(lambda - previous) < 1e-13 { break }
         }
-        let a = WGS84.a, b = WGS84.b
+        let a = WGS84.a
+        let b = WGS84.b
         let u2sq = cos2Alpha * (a * a - b * b) / (b * b)
         let bigA = 1 + u2sq / 16384 * (4096 + u2sq * (-768 + u2sq * (320 - 175 * u2sq)))
         let bigB = u2sq / 1024 * (256 + u2sq * (-128 + u2sq * (74 - 47 * u2sq)))
         let c2 = cos2SigmaM * cos2SigmaM
-        let deltaSigma = bigB * sinSigma
+        let deltaSigma =
+            bigB * sinSigma
             * (cos2SigmaM + bigB / 4
                 * (cosSigma * (-1 + 2 * c2) - bigB / 6 * cos2SigmaM * (-3 + 4 * sinSigma * sinSigma) * (-3 + 4 * c2)))
         let s = b * bigA * (sigma - deltaSigma)

@@ -12,8 +12,10 @@ struct LocalProjection: Sendable {
 
     init(origin: Coordinate) {
         let rad = Double.pi / 180
-        self.init(origin: origin, primeVerticalRadius: WGS84.primeVerticalRadius(latitude: origin.latitude),
-                  meridionalRadius: WGS84.meridionalRadius(latitude: origin.latitude), cosLatitude: cos(origin.latitude * rad))
+        self.init(
+            origin: origin, primeVerticalRadius: WGS84.primeVerticalRadius(latitude: origin.latitude),
+            meridionalRadius: WGS84.meridionalRadius(latitude: origin.latitude), cosLatitude: cos(origin.latitude * rad)
+        )
     }
 
     /// From the ellipsoid's radii of curvature and the cosine at the origin's latitude, when the caller
@@ -37,8 +39,9 @@ struct LocalProjection: Sendable {
 
     /// The position `x` metres east and `y` north of the origin: the inverse of `project`.
     func unproject(x: Double, y: Double) -> Coordinate {
-        Coordinate(latitude: min(max(origin.latitude + y / metresPerDegreeLatitude, -90), 90),
-                   longitude: wrapLongitude(origin.longitude + x / metresPerDegreeLongitude))
+        Coordinate(
+            latitude: min(max(origin.latitude + y / metresPerDegreeLatitude, -90), 90),
+            longitude: wrapLongitude(origin.longitude + x / metresPerDegreeLongitude))
     }
 
     /// Degrees of longitude and latitude that span at least `metres` around the origin.
@@ -49,7 +52,8 @@ struct LocalProjection: Sendable {
 
 /// Distance from point `p` to segment `a`-`b` in a plane, and where along the segment it is closest.
 @inline(__always)
-func planarSegmentDistance(_ p: SIMD2<Double>, _ a: SIMD2<Double>, _ b: SIMD2<Double>) -> (distance: Double, t: Double) {
+func planarSegmentDistance(_ p: SIMD2<Double>, _ a: SIMD2<Double>, _ b: SIMD2<Double>) -> (distance: Double, t: Double)
+{
     let ab = b - a
     let len2 = (ab * ab).sum()
     var t = len2 > 0 ? ((p - a) * ab).sum() / len2 : 0

@@ -23,7 +23,7 @@ func exactOrientation(_ a: SIMD2<Double>, _ b: SIMD2<Double>, _ p: SIMD2<Double>
     terms.reserveCapacity(12)
     func addProduct(_ x: Double, _ y: Double) {
         let hi = x * y
-        let lo = (x * y).addingProduct(-x, y) // hi - x*y exactly, negated below
+        let lo = (x * y).addingProduct(-x, y)  // hi - x*y exactly, negated below
         terms.append(hi)
         terms.append(-lo)
     }
@@ -58,11 +58,15 @@ func exactOrientation(_ a: SIMD2<Double>, _ b: SIMD2<Double>, _ p: SIMD2<Double>
 /// True when closed segments a-b and c-d share at least one point.
 func segmentsIntersect(_ a: SIMD2<Double>, _ b: SIMD2<Double>, _ c: SIMD2<Double>, _ d: SIMD2<Double>) -> Bool {
     // Segments whose boxes are apart share nothing: most pairs end here, before any orientation.
-    if max(a.x, b.x) < min(c.x, d.x) || max(c.x, d.x) < min(a.x, b.x) || max(a.y, b.y) < min(c.y, d.y) || max(c.y, d.y) < min(a.y, b.y) {
+    if max(a.x, b.x) < min(c.x, d.x) || max(c.x, d.x) < min(a.x, b.x) || max(a.y, b.y) < min(c.y, d.y)
+        || max(c.y, d.y) < min(a.y, b.y)
+    {
         return false
     }
-    let o1 = orientation(a, b, c), o2 = orientation(a, b, d)
-    let o3 = orientation(c, d, a), o4 = orientation(c, d, b)
+    let o1 = orientation(a, b, c)
+    let o2 = orientation(a, b, d)
+    let o3 = orientation(c, d, a)
+    let o4 = orientation(c, d, b)
     if o1 != o2 && o3 != o4 && o1 != 0 && o2 != 0 && o3 != 0 && o4 != 0 { return true }
     if o1 == 0 && onSegment(a, b, c) { return true }
     if o2 == 0 && onSegment(a, b, d) { return true }

@@ -58,7 +58,9 @@ public struct PolygonRegion: Sendable {
     var coordinateParts: [[[Coordinate]]] {
         parts.map { part in
             (part.firstRing..<part.endRing).map { r in
-                vertices[rings[r].start..<rings[r].end].map { Coordinate(latitude: $0.y, longitude: wrapLongitude($0.x)) }
+                vertices[rings[r].start..<rings[r].end].map {
+                    Coordinate(latitude: $0.y, longitude: wrapLongitude($0.x))
+                }
             }
         }
     }
@@ -71,16 +73,21 @@ public struct PolygonRegion: Sendable {
         guard boxes.count > 1 else { return plain }
         let shifted = boxes.map { b in
             b.minLongitude < 0
-                ? BoundingBox(minLongitude: b.minLongitude + 360, minLatitude: b.minLatitude,
-                              maxLongitude: b.maxLongitude + 360, maxLatitude: b.maxLatitude) : b
+                ? BoundingBox(
+                    minLongitude: b.minLongitude + 360, minLatitude: b.minLatitude,
+                    maxLongitude: b.maxLongitude + 360, maxLatitude: b.maxLatitude) : b
         }
         var east = shifted.dropFirst().reduce(shifted[0]) { $0.union($1) }
-        if east.minLongitude >= 180 { east.minLongitude -= 360; east.maxLongitude -= 360 }
+        if east.minLongitude >= 180 {
+            east.minLongitude -= 360
+            east.maxLongitude -= 360
+        }
         east.minLongitude -= 1e-9
         east.maxLongitude += 1e-9
         let best = (east.maxLongitude - east.minLongitude) < (plain.maxLongitude - plain.minLongitude) ? east : plain
         if best.maxLongitude - best.minLongitude >= 360 {
-            return BoundingBox(minLongitude: -180, minLatitude: best.minLatitude, maxLongitude: 180, maxLatitude: best.maxLatitude)
+            return BoundingBox(
+                minLongitude: -180, minLatitude: best.minLatitude, maxLongitude: 180, maxLatitude: best.maxLatitude)
         }
         return best
     }
@@ -88,7 +95,9 @@ public struct PolygonRegion: Sendable {
     @inline(__always)
     func side(ofRing r: Int, _ q: SIMD2<Double>) -> RingSide {
         let ring = rings[r]
-        return vertices.withUnsafeBufferPointer { ringSide(UnsafeBufferPointer(rebasing: $0[ring.start..<ring.end]), q) }
+        return vertices.withUnsafeBufferPointer {
+            ringSide(UnsafeBufferPointer(rebasing: $0[ring.start..<ring.end]), q)
+        }
     }
 
     /// True when the point is inside or on the boundary.
@@ -101,12 +110,14 @@ public struct PolygonRegion: Sendable {
     func contains(longitude: Double, latitude: Double) -> Bool {
         if isSimple {
             guard latitude >= boundingBox.minLatitude, latitude <= boundingBox.maxLatitude,
-                  let lon = boundingBox.unwrappedLongitude(longitude) else { return false }
+                let lon = boundingBox.unwrappedLongitude(longitude)
+            else { return false }
             return vertices.withUnsafeBufferPointer { ringSide($0, SIMD2(lon, latitude)) } != .outside
         }
         for part in parts {
             guard latitude >= part.box.minLatitude, latitude <= part.box.maxLatitude,
-                  let lon = part.box.unwrappedLongitude(longitude) else { continue }
+                let lon = part.box.unwrappedLongitude(longitude)
+            else { continue }
             if partContains(part, SIMD2(lon, latitude)) { return true }
         }
         return false
@@ -135,9 +146,12 @@ public struct PolygonRegion: Sendable {
         for part in parts {
             let reach = part.box.expanded(longitude: span.longitude, latitude: span.latitude)
             guard let lon = reach.unwrappedLongitude(p.longitude),
-                  p.latitude >= reach.minLatitude, p.latitude <= reach.maxLatitude else { continue }
-            let south = p.latitude - span.latitude, north = p.latitude + span.latitude
-            let west = lon - span.longitude, east = lon + span.longitude
+                p.latitude >= reach.minLatitude, p.latitude <= reach.maxLatitude
+            else { continue }
+            let south = p.latitude - span.latitude
+            let north = p.latitude + span.latitude
+            let west = lon - span.longitude
+            let east = lon + span.longitude
             for r in part.firstRing..<part.endRing {
                 let ring = rings[r]
                 var a = vertices[ring.start]
@@ -166,7 +180,9 @@ public struct PolygonRegion: Sendable {
             let e = SIMD2(startLon + wrappedLongitudeDelta(b.longitude - a.longitude), b.latitude)
             for r in part.firstRing..<part.endRing {
                 let ring = rings[r]
-                for k in (ring.start + 1)..<ring.end where segmentsIntersect(s, e, vertices[k - 1], vertices[k]) { return true }
+                for k in (ring.start + 1)..<ring.end where segmentsIntersect(s, e, vertices[k - 1], vertices[k]) {
+                    return true
+                }
             }
             if partContains(part, s) || partContains(part, e) { return true }
         }

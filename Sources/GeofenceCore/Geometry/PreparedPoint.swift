@@ -11,8 +11,10 @@ public struct PreparedPoint: Sendable {
         // One sine and cosine of each angle, shared by the ECEF position and the projection's scales.
         let (x, y, z, n, w, cosPhi) = Self.ellipsoidTerms(coordinate)
         ecef = ECEF(x: x, y: y, z: z)
-        projection = LocalProjection(origin: coordinate, primeVerticalRadius: n, meridionalRadius: WGS84.a * (1 - WGS84.e2) / (w * w.squareRoot()),
-                                     cosLatitude: cosPhi)
+        projection = LocalProjection(
+            origin: coordinate, primeVerticalRadius: n,
+            meridionalRadius: WGS84.a * (1 - WGS84.e2) / (w * w.squareRoot()),
+            cosLatitude: cosPhi)
     }
 
     /// The position in earth-centred, earth-fixed metres on the WGS84 ellipsoid: the chord between two of
@@ -29,8 +31,10 @@ public struct PreparedPoint: Sendable {
     /// ECEF x, y, z, the prime-vertical radius, 1 - e² sin²φ and cos φ.
     @inlinable @inline(__always)
     static func ellipsoidTerms(_ coordinate: Coordinate) -> (Double, Double, Double, Double, Double, Double) {
-        let phi = coordinate.latitude * .pi / 180, lambda = coordinate.longitude * .pi / 180
-        let sinPhi = sin(phi), cosPhi = cos(phi)
+        let phi = coordinate.latitude * .pi / 180
+        let lambda = coordinate.longitude * .pi / 180
+        let sinPhi = sin(phi)
+        let cosPhi = cos(phi)
         let w = 1 - WGS84.e2 * sinPhi * sinPhi
         let n = WGS84.a / w.squareRoot()
         return (n * cosPhi * cos(lambda), n * cosPhi * sin(lambda), n * (1 - WGS84.e2) * sinPhi, n, w, cosPhi)

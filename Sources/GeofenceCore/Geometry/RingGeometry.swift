@@ -27,17 +27,20 @@ func unwrapLongitudes(_ coordinates: [Coordinate]) -> [SIMD2<Double>] {
 /// Checks a ring given as coordinates and returns it unwrapped, or the first problem found.
 func validatedRing(_ ring: [Coordinate]) -> Result<[SIMD2<Double>], RingProblem> {
     guard ring.count >= 4 else {
-        return .failure(RingProblem(
-            message: "ring has \(ring.count) positions; a closed ring needs at least 4", position: nil))
+        return .failure(
+            RingProblem(
+                message: "ring has \(ring.count) positions; a closed ring needs at least 4", position: nil))
     }
     guard let first = ring.first, let last = ring.last, first == last else {
-        return .failure(RingProblem(
-            message: "ring is not closed: the last position must equal the first", position: ring.count - 1))
+        return .failure(
+            RingProblem(
+                message: "ring is not closed: the last position must equal the first", position: ring.count - 1))
     }
     let points = unwrapLongitudes(ring)
     guard points[0] == points[points.count - 1] else {
-        return .failure(RingProblem(
-            message: "ring winds around a pole; split it into parts that do not enclose a pole", position: nil))
+        return .failure(
+            RingProblem(
+                message: "ring winds around a pole; split it into parts that do not enclose a pole", position: nil))
     }
     if let problem = selfIntersection(points) { return .failure(problem) }
     return .success(points)
@@ -59,7 +62,8 @@ func selfIntersection(_ ring: [SIMD2<Double>]) -> RingProblem? {
     }
     func problem(_ i: Int, _ j: Int) -> RingProblem {
         RingProblem(
-            message: "ring intersects itself: edge \(origin[i])–\(origin[i + 1]) meets edge \(origin[j])–\(origin[j + 1])",
+            message:
+                "ring intersects itself: edge \(origin[i])–\(origin[i + 1]) meets edge \(origin[j])–\(origin[j + 1])",
             position: origin[max(i, j)])
     }
     func adjacent(_ i: Int, _ j: Int) -> Bool {
@@ -68,20 +72,27 @@ func selfIntersection(_ ring: [SIMD2<Double>]) -> RingProblem? {
     // Adjacent edges meet at their shared vertex; they are wrong only when they fold back over each other.
     for i in 0..<edgeCount {
         let j = (i + 1) % edgeCount
-        let a = vertices[i], b = vertices[i + 1], c = vertices[j + 1]
+        let a = vertices[i]
+        let b = vertices[i + 1]
+        let c = vertices[j + 1]
         if orientation(a, b, c) == 0 && ((b - a) * (c - b)).sum() < 0 {
             return problem(i, j)
         }
     }
-    let order = (0..<edgeCount).sorted { min(vertices[$0].x, vertices[$0 + 1].x) < min(vertices[$1].x, vertices[$1 + 1].x) }
+    let order = (0..<edgeCount).sorted {
+        min(vertices[$0].x, vertices[$0 + 1].x) < min(vertices[$1].x, vertices[$1 + 1].x)
+    }
     var active: [Int] = []
     for i in order {
-        let a = vertices[i], b = vertices[i + 1]
+        let a = vertices[i]
+        let b = vertices[i + 1]
         let west = min(a.x, b.x)
         active.removeAll { max(vertices[$0].x, vertices[$0 + 1].x) < west }
-        let south = min(a.y, b.y), north = max(a.y, b.y)
+        let south = min(a.y, b.y)
+        let north = max(a.y, b.y)
         for j in active where !adjacent(i, j) {
-            let c = vertices[j], d = vertices[j + 1]
+            let c = vertices[j]
+            let d = vertices[j + 1]
             if max(c.y, d.y) < south || min(c.y, d.y) > north { continue }
             if segmentsIntersect(a, b, c, d) { return problem(min(i, j), max(i, j)) }
         }
@@ -104,7 +115,7 @@ func ringSide(_ ring: UnsafeBufferPointer<SIMD2<Double>>, _ p: SIMD2<Double>) ->
         defer { a = b }
         // Only edges whose latitude range reaches the point can hold it or cross its ray.
         if (a.y < p.y && b.y < p.y) || (a.y > p.y && b.y > p.y) { continue }
-        if (a.x < p.x && b.x < p.x) { continue }
+        if a.x < p.x && b.x < p.x { continue }
         let o = orientation(a, b, p)
         if o == 0 && onSegment(a, b, p) { return .boundary }
         if (a.y > p.y) != (b.y > p.y) && (o > 0) == (b.y > a.y) { inside.toggle() }

@@ -83,7 +83,9 @@ struct ECEF: Sendable {
     /// Straight-line (chord) distance: a lower bound of the geodesic distance.
     @inline(__always)
     func chord(to o: ECEF) -> Double {
-        let dx = x - o.x, dy = y - o.y, dz = z - o.z
+        let dx = x - o.x
+        let dy = y - o.y
+        let dz = z - o.z
         return (dx * dx + dy * dy + dz * dz).squareRoot()
     }
 }

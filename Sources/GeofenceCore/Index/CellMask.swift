@@ -53,10 +53,16 @@ extension CellMask {
                 // Each run of columns inside on every row from j0 to j1, as it grows.
                 var start = -1
                 for i in 0..<Self.side {
-                    guard columns >> UInt64(i) & 1 != 0 else { start = -1; continue }
+                    guard columns >> UInt64(i) & 1 != 0 else {
+                        start = -1
+                        continue
+                    }
                     if start < 0 { start = i }
                     let area = (i - start + 1) * (j1 - j0 + 1)
-                    if area > bestArea { bestArea = area; best = (start, j0, i, j1) }
+                    if area > bestArea {
+                        bestArea = area
+                        best = (start, j0, i, j1)
+                    }
                 }
             }
         }
@@ -109,12 +115,15 @@ extension CircleRegion {
         meridians.reserveCapacity(CellMask.side)
         for i in 0..<CellMask.side { meridians.append(ECEF.Meridian(longitude: cell.west + (Double(i) + 0.5) * s)) }
         for j in 0..<CellMask.side {
-            let south = cell.south + Double(j) * s, north = south + s
+            let south = cell.south + Double(j) * s
+            let north = south + s
             var parallel: ECEF.Parallel?
             let nearestEquator = south <= 0 && north >= 0 ? 0 : min(abs(south), abs(north))
             // From the centre along its meridian, then along the point's parallel: a path, so no shorter
             // than the geodesic. Padded for the sub-cell pad and rounding.
-            let reach = (s / 2 + Region.subcellPad) * metresPerDegree * (1 + cos(nearestEquator * .pi / 180)) * (1 + 1e-9) + 0.01
+            let reach =
+                (s / 2 + Region.subcellPad) * metresPerDegree * (1 + cos(nearestEquator * .pi / 180)) * (1 + 1e-9)
+                + 0.01
             for i in 0..<CellMask.side {
                 let box = cell.subcell(i, j, pad: Region.subcellPad)
                 guard boundingBox.intersects(box) else { continue }
@@ -137,12 +146,14 @@ extension PolygonRegion {
     /// Sub-cells that any edge touches are boundary. Between them, along a row, a run of untouched
     /// sub-cells lies wholly on one side, so one point-in-polygon test decides the whole run.
     func mask(in cell: GridCell) -> CellMask {
-        let s = cell.subcellSize, pad = Region.subcellPad
+        let s = cell.subcellSize
+        let pad = Region.subcellPad
         var boundary: UInt64 = 0
         var touched: UInt64 = 0  // sub-cells that meet some part's box
         for part in parts {
             // The cell in this part's longitude frame.
-            let shift = 360 * ((part.box.minLongitude + part.box.maxLongitude - 2 * cell.west - cell.size) / 720).rounded()
+            let shift =
+                360 * ((part.box.minLongitude + part.box.maxLongitude - 2 * cell.west - cell.size) / 720).rounded()
             let west = cell.west + shift
             for i in 0..<CellMask.side {
                 for j in 0..<CellMask.side {
@@ -150,7 +161,8 @@ extension PolygonRegion {
                         minLongitude: west + Double(i) * s - pad, minLatitude: cell.south + Double(j) * s - pad,
                         maxLongitude: west + Double(i + 1) * s + pad, maxLatitude: cell.south + Double(j + 1) * s + pad)
                     if box.minLatitude <= part.box.maxLatitude && part.box.minLatitude <= box.maxLatitude
-                        && box.minLongitude <= part.box.maxLongitude && part.box.minLongitude <= box.maxLongitude {
+                        && box.minLongitude <= part.box.maxLongitude && part.box.minLongitude <= box.maxLongitude
+                    {
                         touched |= CellMask.bit(i, j)
                     }
                 }
@@ -166,7 +178,10 @@ extension PolygonRegion {
         for j in 0..<CellMask.side {
             var i = 0
             while i < CellMask.side {
-                if boundary & CellMask.bit(i, j) != 0 { i += 1; continue }
+                if boundary & CellMask.bit(i, j) != 0 {
+                    i += 1
+                    continue
+                }
                 var end = i
                 var meetsBox = false
                 while end < CellMask.side && boundary & CellMask.bit(end, j) == 0 {
@@ -185,17 +200,23 @@ extension PolygonRegion {
 
     /// The sub-cells (padded) that the segment from `a` to `b` meets, in a cell whose south-west corner
     /// is (`west`, `south`) in the segment's frame.
-    private func edgeMask(_ a: SIMD2<Double>, _ b: SIMD2<Double>, west: Double, south: Double, subcell s: Double) -> UInt64 {
+    private func edgeMask(_ a: SIMD2<Double>, _ b: SIMD2<Double>, west: Double, south: Double, subcell s: Double)
+        -> UInt64
+    {
         let pad = Region.subcellPad
         let n = Double(CellMask.side)
-        let i0 = Int(((min(a.x, b.x) - pad - west) / s).rounded(.down)), i1 = Int(((max(a.x, b.x) + pad - west) / s).rounded(.down))
-        let j0 = Int(((min(a.y, b.y) - pad - south) / s).rounded(.down)), j1 = Int(((max(a.y, b.y) + pad - south) / s).rounded(.down))
+        let i0 = Int(((min(a.x, b.x) - pad - west) / s).rounded(.down))
+        let i1 = Int(((max(a.x, b.x) + pad - west) / s).rounded(.down))
+        let j0 = Int(((min(a.y, b.y) - pad - south) / s).rounded(.down))
+        let j1 = Int(((max(a.y, b.y) + pad - south) / s).rounded(.down))
         guard i1 >= 0, j1 >= 0, Double(i0) < n, Double(j0) < n else { return 0 }
         var mask: UInt64 = 0
         for i in max(i0, 0)...min(i1, CellMask.side - 1) {
             for j in max(j0, 0)...min(j1, CellMask.side - 1) {
-                let x0 = west + Double(i) * s - pad, x1 = west + Double(i + 1) * s + pad
-                let y0 = south + Double(j) * s - pad, y1 = south + Double(j + 1) * s + pad
+                let x0 = west + Double(i) * s - pad
+                let x1 = west + Double(i + 1) * s + pad
+                let y0 = south + Double(j) * s - pad
+                let y1 = south + Double(j + 1) * s + pad
                 if segmentMeetsBox(a, b, x0: x0, y0: y0, x1: x1, y1: y1) { mask |= CellMask.bit(i, j) }
             }
         }
@@ -207,9 +228,13 @@ extension PolygonRegion {
 /// corners lie strictly on one side of the segment's line. The pad on the box absorbs the rounding.
 @inline(__always)
 func segmentMeetsBox(_ a: SIMD2<Double>, _ b: SIMD2<Double>, x0: Double, y0: Double, x1: Double, y1: Double) -> Bool {
-    let dx = b.x - a.x, dy = b.y - a.y
+    let dx = b.x - a.x
+    let dy = b.y - a.y
     func side(_ x: Double, _ y: Double) -> Double { dx * (y - a.y) - dy * (x - a.x) }
-    let s0 = side(x0, y0), s1 = side(x1, y0), s2 = side(x0, y1), s3 = side(x1, y1)
+    let s0 = side(x0, y0)
+    let s1 = side(x1, y0)
+    let s2 = side(x0, y1)
+    let s3 = side(x1, y1)
     if s0 > 0 && s1 > 0 && s2 > 0 && s3 > 0 { return false }
     if s0 < 0 && s1 < 0 && s2 < 0 && s3 < 0 { return false }
     return true

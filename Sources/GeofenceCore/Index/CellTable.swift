@@ -32,8 +32,11 @@ struct CellEntry: Sendable {
         self.inner = inner.map { StepOctagon(within: $0) } ?? .empty
         // The mask's rectangle can win only if all its inside sub-cells together could.
         let n = Self.stepsPerSubcell
-        guard mask.inside.nonzeroBitCount * n * n > self.inner.area, let r = mask.largestInsideRectangle() else { return }
-        let rectangle = StepOctagon(minU: UInt8(r.i0 * n), minV: UInt8(r.j0 * n), maxU: UInt8(r.i1 * n + n - 1), maxV: UInt8(r.j1 * n + n - 1))
+        guard mask.inside.nonzeroBitCount * n * n > self.inner.area, let r = mask.largestInsideRectangle() else {
+            return
+        }
+        let rectangle = StepOctagon(
+            minU: UInt8(r.i0 * n), minV: UInt8(r.j0 * n), maxU: UInt8(r.i1 * n + n - 1), maxV: UInt8(r.j1 * n + n - 1))
         if rectangle.area > self.inner.area { self.inner = rectangle }
     }
 
@@ -71,14 +74,16 @@ struct StepOctagon: Sendable {
         func step(_ x: Double, _ bias: Double) -> UInt8 {
             UInt8(min(max((x * CellEntry.steps).rounded(.down) + bias, 0), CellEntry.steps - 1))
         }
-        self.init(minU: step(o.box.minLongitude, -1), minV: step(o.box.minLatitude, -1),
-                  maxU: step(o.box.maxLongitude, 1), maxV: step(o.box.maxLatitude, 1))
+        self.init(
+            minU: step(o.box.minLongitude, -1), minV: step(o.box.minLatitude, -1),
+            maxU: step(o.box.maxLongitude, 1), maxV: step(o.box.maxLatitude, 1))
         // With t a bound in 256ths, every half-sum h with 2h >= ⌊t⌋ − 3 and 2h + 1 <= ⌈t⌉ + 3 passes:
         // a step more than a point's true value can differ from its steps' (under 2 for the sum, under
         // 1 for the difference).
         func low(_ t: Double) -> UInt8 { Self.byte(((t.rounded(.down) - 3) / 2).rounded(.down)) }
         func high(_ t: Double) -> UInt8 { Self.byte(((t.rounded(.up) + 2) / 2).rounded(.up)) }
-        let s = o.sum, d = o.difference
+        let s = o.sum
+        let d = o.difference
         (sumLow, sumHigh) = (low(s.lowerBound * 256), high(s.upperBound * 256))
         (differenceLow, differenceHigh) = (low(d.lowerBound * 256 + 256), high(d.upperBound * 256 + 256))
     }
@@ -88,20 +93,37 @@ struct StepOctagon: Sendable {
     init(within o: Octagon) {
         // Steps wholly inside [low, high]: a step s holds fractions [s, s + 1) / 256.
         func first(_ low: Double) -> Int { low <= 0 ? 0 : Int((low * CellEntry.steps).rounded(.up)) + 1 }
-        func last(_ high: Double) -> Int { high >= 1 ? Int(CellEntry.steps) - 1 : Int((high * CellEntry.steps).rounded(.down)) - 2 }
-        let u0 = first(o.box.minLongitude), v0 = first(o.box.minLatitude)
-        let u1 = last(o.box.maxLongitude), v1 = last(o.box.maxLatitude)
-        guard u0 <= u1, v0 <= v1, u0 <= 255, v0 <= 255, u1 >= 0, v1 >= 0 else { self = .empty; return }
+        func last(_ high: Double) -> Int {
+            high >= 1 ? Int(CellEntry.steps) - 1 : Int((high * CellEntry.steps).rounded(.down)) - 2
+        }
+        let u0 = first(o.box.minLongitude)
+        let v0 = first(o.box.minLatitude)
+        let u1 = last(o.box.maxLongitude)
+        let v1 = last(o.box.maxLatitude)
+        guard u0 <= u1, v0 <= v1, u0 <= 255, v0 <= 255, u1 >= 0, v1 >= 0 else {
+            self = .empty
+            return
+        }
         self.init(minU: UInt8(u0), minV: UInt8(v0), maxU: UInt8(u1), maxV: UInt8(v1))
         // A half-sum h passes only when 2h >= ⌈t⌉ + 3 and 2h + 1 <= ⌊t⌋ − 4, which leaves a step to spare
         // past what a point's true value can differ from its steps'; likewise for the difference.
         func low(_ t: Double) -> Double { ((t.rounded(.up) + 3) / 2).rounded(.up) }
         func high(_ t: Double) -> Double { ((t.rounded(.down) - 5) / 2).rounded(.down) }
-        let s = o.sum, d = o.difference
-        let bounds = [low(s.lowerBound * 256), high(s.upperBound * 256), low(d.lowerBound * 256 + 256), high(d.upperBound * 256 + 256)]
-        guard bounds[0] <= bounds[1], bounds[2] <= bounds[3], bounds[0] <= 255, bounds[2] <= 255, bounds[1] >= 0, bounds[3] >= 0
-        else { self = .empty; return }
-        (sumLow, sumHigh, differenceLow, differenceHigh) = (Self.byte(bounds[0]), Self.byte(bounds[1]), Self.byte(bounds[2]), Self.byte(bounds[3]))
+        let s = o.sum
+        let d = o.difference
+        let bounds = [
+            low(s.lowerBound * 256), high(s.upperBound * 256), low(d.lowerBound * 256 + 256),
+            high(d.upperBound * 256 + 256),
+        ]
+        guard bounds[0] <= bounds[1], bounds[2] <= bounds[3], bounds[0] <= 255, bounds[2] <= 255, bounds[1] >= 0,
+            bounds[3] >= 0
+        else {
+            self = .empty
+            return
+        }
+        (sumLow, sumHigh, differenceLow, differenceHigh) = (
+            Self.byte(bounds[0]), Self.byte(bounds[1]), Self.byte(bounds[2]), Self.byte(bounds[3])
+        )
     }
 
     /// A bound clamped into a byte; infinities too.
@@ -143,10 +165,15 @@ struct StepOctagon: Sendable {
     /// is larger.
     var area: Int {
         guard minU <= maxU, minV <= maxV else { return 0 }
-        let u0 = Int(minU), v0 = Int(minV), u1 = Int(maxU) + 1, v1 = Int(maxV) + 1
+        let u0 = Int(minU)
+        let v0 = Int(minV)
+        let u1 = Int(maxU) + 1
+        let v1 = Int(maxV) + 1
         // How far each diagonal bound cuts into its corner of the box, in steps of u + v or u − v.
-        let cuts = [u1 + v1 - (2 * Int(sumHigh) + 2), 2 * Int(sumLow) - (u0 + v0),
-                    u1 - v0 + 256 - (2 * Int(differenceHigh) + 2), 2 * Int(differenceLow) - (u0 - v1 + 256)]
+        let cuts = [
+            u1 + v1 - (2 * Int(sumHigh) + 2), 2 * Int(sumLow) - (u0 + v0),
+            u1 - v0 + 256 - (2 * Int(differenceHigh) + 2), 2 * Int(differenceLow) - (u0 - v1 + 256),
+        ]
         let side = min(u1 - u0, v1 - v0)
         let lost = cuts.reduce(0) { total, cut in
             let depth = min(max(cut, 0), side)
@@ -188,7 +215,8 @@ struct CellTable: Sendable {
 
         @inline(__always)
         func index(of key: UInt64) -> Int? {
-            let c = Int(truncatingIfNeeded: key & 0xFFFF_FFFF) - column0, r = Int(truncatingIfNeeded: key >> 32) - row0
+            let c = Int(truncatingIfNeeded: key & 0xFFFF_FFFF) - column0
+            let r = Int(truncatingIfNeeded: key >> 32) - row0
             guard c >= 0, c < width, r >= 0, r < height else { return nil }
             return r * width + c
         }
@@ -249,7 +277,8 @@ struct CellTable: Sendable {
     func forEach(in key: UInt64, _ body: (CellEntry, CellMask) -> Void) {
         guard let b = span(of: key) else { return }
         // Locals, so that the closures below capture two arrays rather than a copy of the whole table.
-        let pool = self.pool, masks = self.masks
+        let pool = self.pool
+        let masks = self.masks
         pool.withUnsafeBufferPointer { p in
             masks.withUnsafeBufferPointer { m in
                 for k in Int(b.start)..<Int(b.start + b.count) { body(p[k], m[k]) }
@@ -271,12 +300,17 @@ struct CellTable: Sendable {
                     let e = p[k]
                     // Both tests, without a branch each: at 100,000 conditions which of them holds is
                     // unpredictable, and a mispredicted branch costs more than the second test.
-                    let inner = e.inner.holds(probe), outer = e.outer.holds(probe)
+                    let inner = e.inner.holds(probe)
+                    let outer = e.outer.holds(probe)
                     if inner {
                         body(e.slot, true)
                     } else if outer {
                         let mask = m[k]
-                        if mask.inside & bit != 0 { body(e.slot, true) } else if mask.boundary & bit != 0 { body(e.slot, false) }
+                        if mask.inside & bit != 0 {
+                            body(e.slot, true)
+                        } else if mask.boundary & bit != 0 {
+                            body(e.slot, false)
+                        }
                     }
                 }
             }
@@ -298,7 +332,10 @@ struct CellTable: Sendable {
     private mutating func mirror(_ i: Int) {
         guard directory != nil else { return }
         let b = buckets[i]
-        guard let d = directory!.index(of: b.key) else { directory = nil; return }
+        guard let d = directory!.index(of: b.key) else {
+            directory = nil
+            return
+        }
         directory!.spans[d] = Span(start: b.start, count: b.count)
     }
 
@@ -314,7 +351,9 @@ struct CellTable: Sendable {
     /// else in bucket order.
     mutating func allocateReserved() {
         let filler = CellEntry.filler
-        let fresh = buckets.indices.filter { buckets[$0].key != Self.empty && buckets[$0].count == 0 && buckets[$0].capacity > 0 }
+        let fresh = buckets.indices.filter {
+            buckets[$0].key != Self.empty && buckets[$0].count == 0 && buckets[$0].capacity > 0
+        }
         var total = pool.count
         func allocate(_ i: Int) {
             buckets[i].start = UInt32(total)
@@ -337,16 +376,25 @@ struct CellTable: Sendable {
 
     /// A directory over the rectangle of occupied cells, if it is small enough.
     private func makeDirectory() -> Directory? {
-        var c0 = Int.max, c1 = Int.min, r0 = Int.max, r1 = Int.min
+        var c0 = Int.max
+        var c1 = Int.min
+        var r0 = Int.max
+        var r1 = Int.min
         for b in buckets where b.key != Self.empty {
-            let c = Int(truncatingIfNeeded: b.key & 0xFFFF_FFFF), r = Int(truncatingIfNeeded: b.key >> 32)
-            c0 = min(c0, c); c1 = max(c1, c); r0 = min(r0, r); r1 = max(r1, r)
+            let c = Int(truncatingIfNeeded: b.key & 0xFFFF_FFFF)
+            let r = Int(truncatingIfNeeded: b.key >> 32)
+            c0 = min(c0, c)
+            c1 = max(c1, c)
+            r0 = min(r0, r)
+            r1 = max(r1, r)
         }
         guard c0 <= c1 else { return nil }
-        let width = c1 - c0 + 1, height = r1 - r0 + 1
+        let width = c1 - c0 + 1
+        let height = r1 - r0 + 1
         guard width * height <= max(Self.directoryMinimum, count * Self.directorySlack) else { return nil }
-        return Directory(column0: c0, row0: r0, width: width, height: height,
-                         spans: Array(repeating: Span(start: 0, count: 0), count: width * height))
+        return Directory(
+            column0: c0, row0: r0, width: width, height: height,
+            spans: Array(repeating: Span(start: 0, count: 0), count: width * height))
     }
 
     @inline(__always)
@@ -427,7 +475,10 @@ struct CellTable: Sendable {
         count = 0
         let mask = capacity - 1
         for b in old where b.key != Self.empty {
-            if b.count == 0 && b.capacity > 0 && Int(b.start) < pool.count { garbage += Int(b.capacity); continue }
+            if b.count == 0 && b.capacity > 0 && Int(b.start) < pool.count {
+                garbage += Int(b.capacity)
+                continue
+            }
             var j = home(b.key)
             while buckets[j].key != Self.empty { j = (j + 1) & mask }
             buckets[j] = b

@@ -38,6 +38,9 @@ public struct ConditionSet: Sendable {
 
     /// The same answer by testing every region: the baseline the index is measured against.
     public func containingByLinearScan(_ point: PreparedPoint) -> [Int] {
-        regions.indices.filter { regions[$0].boundingBox.contains(longitude: point.longitude, latitude: point.latitude) && regions[$0].contains(point) }
+        regions.indices.filter {
+            regions[$0].boundingBox.contains(longitude: point.longitude, latitude: point.latitude)
+                && regions[$0].contains(point)
+        }
     }
 }

@@ -48,12 +48,15 @@ extension PolygonRegion {
         guard boundingBox.minLongitude >= -180, boundingBox.maxLongitude <= 180 else { return nil }
         var best: Octagon?
         for part in parts {
-            let cx = (part.box.minLongitude + part.box.maxLongitude) / 2, cy = (part.box.minLatitude + part.box.maxLatitude) / 2
+            let cx = (part.box.minLongitude + part.box.maxLongitude) / 2
+            let cy = (part.box.minLatitude + part.box.maxLatitude) / 2
             guard contains(longitude: cx, latitude: cy) else { continue }
-            let hx = (part.box.maxLongitude - part.box.minLongitude) / 2, hy = (part.box.maxLatitude - part.box.minLatitude) / 2
+            let hx = (part.box.maxLongitude - part.box.minLongitude) / 2
+            let hy = (part.box.maxLatitude - part.box.minLatitude) / 2
             let octagon = Octagon.inscribed(x: cx, y: cy, a: hx, b: hy).octagon
             for (shape, largest) in [(Octagon(box: part.box), 1.0), (octagon, 1.5)] {
-                var low = 0.0, high = largest
+                var low = 0.0
+                var high = largest
                 for _ in 0..<8 {
                     let middle = (low + high) / 2
                     if meetsNoEdge(shape.scaled(by: middle, aboutX: cx, y: cy)) { low = middle } else { high = middle }
@@ -69,12 +72,17 @@ extension PolygonRegion {
     /// Whether no edge of any ring meets the octagon, padded for rounding.
     private func meetsNoEdge(_ octagon: Octagon) -> Bool {
         let pad = Region.subcellPad
-        let x0 = octagon.box.minLongitude - pad, y0 = octagon.box.minLatitude - pad
-        let x1 = octagon.box.maxLongitude + pad, y1 = octagon.box.maxLatitude + pad
+        let x0 = octagon.box.minLongitude - pad
+        let y0 = octagon.box.minLatitude - pad
+        let x1 = octagon.box.maxLongitude + pad
+        let y1 = octagon.box.maxLatitude + pad
         for ring in rings {
             for k in (ring.start + 1)..<ring.end {
-                let a = vertices[k - 1], b = vertices[k]
-                guard max(a.x, b.x) >= x0, min(a.x, b.x) <= x1, max(a.y, b.y) >= y0, min(a.y, b.y) <= y1 else { continue }
+                let a = vertices[k - 1]
+                let b = vertices[k]
+                guard max(a.x, b.x) >= x0, min(a.x, b.x) <= x1, max(a.y, b.y) >= y0, min(a.y, b.y) <= y1 else {
+                    continue
+                }
                 if octagon.meets(a, b, pad: pad) { return false }
             }
         }

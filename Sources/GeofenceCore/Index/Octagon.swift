@@ -11,8 +11,10 @@ struct Octagon: Sendable, Equatable {
     /// Bounds on lon − lat, in degrees; infinite where no corner is cut.
     var difference: ClosedRange<Double>
 
-    init(box: BoundingBox, sum: ClosedRange<Double> = -.infinity ... .infinity,
-         difference: ClosedRange<Double> = -.infinity ... .infinity) {
+    init(
+        box: BoundingBox, sum: ClosedRange<Double> = -.infinity ... .infinity,
+        difference: ClosedRange<Double> = -.infinity ... .infinity
+    ) {
         self.box = box
         self.sum = sum
         self.difference = difference
@@ -26,24 +28,35 @@ struct Octagon: Sendable, Equatable {
     static func inscribed(x: Double, y: Double, a: Double, b: Double) -> (octagon: Octagon, vertices: [SIMD2<Double>]) {
         let theta = atan2(b, a)
         let delta = min(theta, .pi / 2 - theta) / 2
-        let beta = theta - delta, gamma = theta + delta
-        let east = a * cos(beta), north = b * sin(gamma), cut = a * cos(beta) + b * sin(beta)
+        let beta = theta - delta
+        let gamma = theta + delta
+        let east = a * cos(beta)
+        let north = b * sin(gamma)
+        let cut = a * cos(beta) + b * sin(beta)
         let octagon = Octagon(
-            box: BoundingBox(minLongitude: x - east, minLatitude: y - north, maxLongitude: x + east, maxLatitude: y + north),
+            box: BoundingBox(
+                minLongitude: x - east, minLatitude: y - north, maxLongitude: x + east, maxLatitude: y + north),
             sum: (x + y - cut)...(x + y + cut), difference: (x - y - cut)...(x - y + cut))
         var vertices: [SIMD2<Double>] = []
         for angle in [beta, gamma] {
-            let dx = a * cos(angle), dy = b * sin(angle)
-            for (sx, sy) in [(1.0, 1.0), (-1, 1), (-1, -1), (1, -1)] { vertices.append(SIMD2(x + sx * dx, y + sy * dy)) }
+            let dx = a * cos(angle)
+            let dy = b * sin(angle)
+            for (sx, sy) in [(1.0, 1.0), (-1, 1), (-1, -1), (1, -1)] {
+                vertices.append(SIMD2(x + sx * dx, y + sy * dy))
+            }
         }
         return (octagon, vertices)
     }
 
     /// The area in square degrees: the box less the corner triangles the cuts take off.
     var area: Double {
-        let width = box.maxLongitude - box.minLongitude, height = box.maxLatitude - box.minLatitude
-        let cuts = [box.maxLongitude + box.maxLatitude - sum.upperBound, sum.lowerBound - box.minLongitude - box.minLatitude,
-                    box.maxLongitude - box.minLatitude - difference.upperBound, difference.lowerBound - box.minLongitude + box.maxLatitude]
+        let width = box.maxLongitude - box.minLongitude
+        let height = box.maxLatitude - box.minLatitude
+        let cuts = [
+            box.maxLongitude + box.maxLatitude - sum.upperBound, sum.lowerBound - box.minLongitude - box.minLatitude,
+            box.maxLongitude - box.minLatitude - difference.upperBound,
+            difference.lowerBound - box.minLongitude + box.maxLatitude,
+        ]
         let lost = cuts.reduce(0.0) { total, cut in
             let depth = min(max(cut, 0), min(width, height))
             return total + depth * depth / 2
@@ -54,8 +67,9 @@ struct Octagon: Sendable, Equatable {
     /// The octagon scaled by `t` about the point (`x`, `y`).
     func scaled(by t: Double, aboutX x: Double, y: Double) -> Octagon {
         Octagon(
-            box: BoundingBox(minLongitude: x + t * (box.minLongitude - x), minLatitude: y + t * (box.minLatitude - y),
-                             maxLongitude: x + t * (box.maxLongitude - x), maxLatitude: y + t * (box.maxLatitude - y)),
+            box: BoundingBox(
+                minLongitude: x + t * (box.minLongitude - x), minLatitude: y + t * (box.minLatitude - y),
+                maxLongitude: x + t * (box.maxLongitude - x), maxLatitude: y + t * (box.maxLatitude - y)),
             sum: (x + y + t * (sum.lowerBound - x - y))...(x + y + t * (sum.upperBound - x - y)),
             difference: (x - y + t * (difference.lowerBound - x + y))...(x - y + t * (difference.upperBound - x + y)))
     }
@@ -64,8 +78,9 @@ struct Octagon: Sendable, Equatable {
     func shifted(east degrees: Double) -> Octagon {
         guard degrees != 0 else { return self }
         return Octagon(
-            box: BoundingBox(minLongitude: box.minLongitude + degrees, minLatitude: box.minLatitude,
-                             maxLongitude: box.maxLongitude + degrees, maxLatitude: box.maxLatitude),
+            box: BoundingBox(
+                minLongitude: box.minLongitude + degrees, minLatitude: box.minLatitude,
+                maxLongitude: box.maxLongitude + degrees, maxLatitude: box.maxLatitude),
             sum: (sum.lowerBound + degrees)...(sum.upperBound + degrees),
             difference: (difference.lowerBound + degrees)...(difference.upperBound + degrees))
     }
@@ -73,7 +88,8 @@ struct Octagon: Sendable, Equatable {
     /// Whether the segment from `p` to `q` meets the octagon grown by `pad` degrees (Liang–Barsky
     /// clipping against its eight half-planes).
     func meets(_ p: SIMD2<Double>, _ q: SIMD2<Double>, pad: Double) -> Bool {
-        var low = 0.0, high = 1.0
+        var low = 0.0
+        var high = 1.0
         /// Clips to the side n·x <= bound; false once nothing is left.
         func clip(_ nx: Double, _ ny: Double, _ bound: Double) -> Bool {
             guard bound.isFinite else { return true }
@@ -89,9 +105,10 @@ struct Octagon: Sendable, Equatable {
             return low <= high
         }
         guard clip(1, 0, box.maxLongitude), clip(-1, 0, -box.minLongitude),
-              clip(0, 1, box.maxLatitude), clip(0, -1, -box.minLatitude),
-              clip(1, 1, sum.upperBound), clip(-1, -1, -sum.lowerBound),
-              clip(1, -1, difference.upperBound), clip(-1, 1, -difference.lowerBound) else { return false }
+            clip(0, 1, box.maxLatitude), clip(0, -1, -box.minLatitude),
+            clip(1, 1, sum.upperBound), clip(-1, -1, -sum.lowerBound),
+            clip(1, -1, difference.upperBound), clip(-1, 1, -difference.lowerBound)
+        else { return false }
         return true
     }
 }

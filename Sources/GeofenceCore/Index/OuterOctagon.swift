@@ -22,8 +22,10 @@ extension CircleRegion {
         guard abs(center.latitude) < 80, radius < 100_000 else { return nil }
         let box = boundingBox
         guard box.maxLongitude - box.minLongitude < 180 else { return nil }
-        let x = (box.minLongitude + box.maxLongitude) / 2, y = (box.minLatitude + box.maxLatitude) / 2
-        let a = (box.maxLongitude - box.minLongitude) / 2, b = (box.maxLatitude - box.minLatitude) / 2
+        let x = (box.minLongitude + box.maxLongitude) / 2
+        let y = (box.minLatitude + box.maxLatitude) / 2
+        let a = (box.maxLongitude - box.minLongitude) / 2
+        let b = (box.maxLatitude - box.minLatitude) / 2
         let reach = (a * a + b * b).squareRoot()
         return ((x + y - reach)...(x + y + reach), (x - y - reach)...(x - y + reach))
     }
@@ -32,7 +34,8 @@ extension CircleRegion {
 extension PolygonRegion {
     /// Edges are straight in lon/lat, so lon ± lat is extreme at a vertex.
     func outerDiagonals() -> (sum: ClosedRange<Double>, difference: ClosedRange<Double>)? {
-        var sum = (Double.infinity, -Double.infinity), difference = (Double.infinity, -Double.infinity)
+        var sum = (Double.infinity, -Double.infinity)
+        var difference = (Double.infinity, -Double.infinity)
         for v in vertices {
             // Only when every vertex is in the box's frame (a part may sit a turn away from it).
             guard boundingBox.contains(unwrappedLongitude: v.x) else { return nil }

@@ -144,7 +144,9 @@ public struct SpatialIndex: Sendable {
         var inner = shape?.innerOctagon()
         if let found = inner {
             // Into the frame of the box, which may run past 180.
-            let east = found.box.maxLongitude < box.minLongitude - 1 ? 360.0 : found.box.minLongitude > box.maxLongitude + 1 ? -360 : 0
+            let east =
+                found.box.maxLongitude < box.minLongitude - 1
+                ? 360.0 : found.box.minLongitude > box.maxLongitude + 1 ? -360 : 0
             inner = found.shifted(east: east)
         }
         for (key, column, row) in Self.placements(of: box, level: level) {
@@ -154,8 +156,9 @@ public struct SpatialIndex: Sendable {
                 // The region does not reach into this cell at all.
                 if mask.inside | mask.boundary == 0 { continue }
             }
-            let entry = CellEntry(slot: UInt32(slot), outer: outer.inCell(inverse: inverse, column: column, row: row), mask: mask,
-                                  inner: inner?.inCell(inverse: inverse, column: column, row: row))
+            let entry = CellEntry(
+                slot: UInt32(slot), outer: outer.inCell(inverse: inverse, column: column, row: row), mask: mask,
+                inner: inner?.inCell(inverse: inverse, column: column, row: row))
             levels[level].insert(entry, mask: mask, in: key)
         }
         population[level] += 1
@@ -250,10 +253,12 @@ public struct SpatialIndex: Sendable {
     func locate(longitude: Double, latitude: Double, level: Int) -> (key: UInt64, bit: UInt64, u: UInt8, v: UInt8) {
         let inverse = inverseSizes[level]
         // Cells are a power of two of degrees wide, so `u - c` and the sub-cell are exact.
-        let u = (longitude + 180) * inverse, v = (latitude + 90) * inverse
+        let u = (longitude + 180) * inverse
+        let v = (latitude + 90) * inverse
         var c = Int(u.rounded(.down))
         let r = min(Int(v.rounded(.down)), rowCounts[level] - 1)
-        let fu = u - Double(c), fv = v - Double(r)
+        let fu = u - Double(c)
+        let fv = v - Double(r)
         let bit = CellMask.bit(fractionU: fu, fractionV: fv)
         if c >= columnCounts[level] { c -= columnCounts[level] }
         return (Self.key(column: c, row: r), bit, CellEntry.step(fu), CellEntry.step(fv))
@@ -280,7 +285,9 @@ public struct SpatialIndex: Sendable {
         levels.withUnsafeBufferPointer { tables in
             for level in activeLevels {
                 let (key, bit, u, v) = locate(longitude: longitude, latitude: latitude, level: level)
-                tables[level].forEach(in: key, u: u, v: v, bit: bit) { slot, surelyInside in body(Int(slot), surelyInside) }
+                tables[level].forEach(in: key, u: u, v: v, bit: bit) { slot, surelyInside in
+                    body(Int(slot), surelyInside)
+                }
             }
         }
         for slot in large where boxes[Int(slot)].unsafelyUnwrapped.contains(longitude: longitude, latitude: latitude) {
@@ -294,11 +301,19 @@ public struct SpatialIndex: Sendable {
     /// projections affine in lon/lat, so a segment inside sub-cells a region does not reach misses it.)
     public mutating func forEachCandidate(alongSegmentFrom a: Coordinate, to b: Coordinate, _ body: (Int) -> Void) {
         stamp &+= 1
-        if stamp == 0 { for i in stamps.indices { stamps[i] = 0 }; stamp = 1 }
-        let x0 = a.longitude, y0 = a.latitude
-        let x1 = a.longitude + wrappedLongitudeDelta(b.longitude - a.longitude), y1 = b.latitude
-        let west = min(x0, x1), shift = west < -180 ? 360.0 : (west >= 180 ? -360.0 : 0)
-        let segmentBox = BoundingBox(minLongitude: west + shift, minLatitude: min(y0, y1), maxLongitude: max(x0, x1) + shift, maxLatitude: max(y0, y1))
+        if stamp == 0 {
+            for i in stamps.indices { stamps[i] = 0 }
+            stamp = 1
+        }
+        let x0 = a.longitude
+        let y0 = a.latitude
+        let x1 = a.longitude + wrappedLongitudeDelta(b.longitude - a.longitude)
+        let y1 = b.latitude
+        let west = min(x0, x1)
+        let shift = west < -180 ? 360.0 : (west >= 180 ? -360.0 : 0)
+        let segmentBox = BoundingBox(
+            minLongitude: west + shift, minLatitude: min(y0, y1), maxLongitude: max(x0, x1) + shift,
+            maxLatitude: max(y0, y1))
         func visit(_ slot: Int) {
             guard stamps[slot] != stamp else { return }
             stamps[slot] = stamp
@@ -308,8 +323,11 @@ public struct SpatialIndex: Sendable {
         let levels = self.levels
         levels.withUnsafeBufferPointer { tables in
             for level in activeLevels {
-                Self.walk(tables.baseAddress.unsafelyUnwrapped + level, inverse: inverseSizes[level], columns: columnCounts[level], rows: rowCounts[level],
-                          from: (x0, y0), to: (x1, y1)) { visit($0) }
+                Self.walk(
+                    tables.baseAddress.unsafelyUnwrapped + level, inverse: inverseSizes[level],
+                    columns: columnCounts[level], rows: rowCounts[level],
+                    from: (x0, y0), to: (x1, y1)
+                ) { visit($0) }
             }
         }
         for slot in large { visit(Int(slot)) }
@@ -322,20 +340,29 @@ extension SpatialIndex {
     /// in each the rows between its entry and exit. Static, so that the caller's `visit` may mutate the
     /// index without a copy of it.
     @inline(__always)
-    fileprivate static func walk(_ table: UnsafePointer<CellTable>, inverse: Double, columns: Int, rows: Int,
-                                 from a: (Double, Double), to b: (Double, Double), _ visit: (Int) -> Void) {
-        let u0 = (a.0 + 180) * inverse, u1 = (b.0 + 180) * inverse
-        let v0 = (a.1 + 90) * inverse, v1 = (b.1 + 90) * inverse
-        let cFirst = floorInt(min(u0, u1)), cLast = floorInt(max(u0, u1))
+    fileprivate static func walk(
+        _ table: UnsafePointer<CellTable>, inverse: Double, columns: Int, rows: Int,
+        from a: (Double, Double), to b: (Double, Double), _ visit: (Int) -> Void
+    ) {
+        let u0 = (a.0 + 180) * inverse
+        let u1 = (b.0 + 180) * inverse
+        let v0 = (a.1 + 90) * inverse
+        let v1 = (b.1 + 90) * inverse
+        let cFirst = floorInt(min(u0, u1))
+        let cLast = floorInt(max(u0, u1))
         for c in cFirst...cLast {
-            let uLow = max(Double(c), min(u0, u1)), uHigh = min(Double(c + 1), max(u0, u1))
-            let vLow: Double, vHigh: Double
+            let uLow = max(Double(c), min(u0, u1))
+            let uHigh = min(Double(c + 1), max(u0, u1))
+            let vLow: Double
+            let vHigh: Double
             if cFirst == cLast {
-                vLow = min(v0, v1); vHigh = max(v0, v1)
+                vLow = min(v0, v1)
+                vHigh = max(v0, v1)
             } else {
                 let vA = v0 + (uLow - u0) / (u1 - u0) * (v1 - v0)
                 let vB = v0 + (uHigh - u0) / (u1 - u0) * (v1 - v0)
-                vLow = min(vA, vB); vHigh = max(vA, vB)
+                vLow = min(vA, vB)
+                vHigh = max(vA, vB)
             }
             let rFirst = min(max(floorInt(vLow), 0), rows - 1)
             let rLast = min(max(floorInt(vHigh), 0), rows - 1)
@@ -348,11 +375,15 @@ extension SpatialIndex {
                 // without reading the slot's box or region.
                 let (vMin, vMax) = Self.stepRange(vLow - Double(r), vHigh - Double(r))
                 let n = CellEntry.stepsPerSubcell
-                let reach = CellMask.rectangle(columns: Int(uMin) / n...Int(uMax) / n, rows: Int(vMin) / n...Int(vMax) / n)
+                let reach = CellMask.rectangle(
+                    columns: Int(uMin) / n...Int(uMax) / n, rows: Int(vMin) / n...Int(vMax) / n)
                 table.pointee.forEach(in: Self.key(column: column, row: r)) { e, mask in
                     let o = e.outer
                     if o.minU <= uMax, o.maxU >= uMin, o.minV <= vMax, o.maxV >= vMin, o.minU <= o.maxU,
-                       (mask.inside | mask.boundary) & reach != 0 { visit(Int(e.slot)) }
+                        (mask.inside | mask.boundary) & reach != 0
+                    {
+                        visit(Int(e.slot))
+                    }
                 }
             }
         }
@@ -381,12 +412,17 @@ extension Octagon {
     /// The octagon in fractions of a cell of a level (`column` unwrapped, in the octagon's frame), as
     /// `CellEntry` takes it.
     func inCell(inverse: Double, column: Int, row: Int) -> Octagon {
-        let c = Double(column), r = Double(row)
+        let c = Double(column)
+        let r = Double(row)
+        let sumLow = (sum.lowerBound + 270) * inverse - (c + r)
+        let sumHigh = (sum.upperBound + 270) * inverse - (c + r)
+        let differenceLow = (difference.lowerBound + 90) * inverse - (c - r)
+        let differenceHigh = (difference.upperBound + 90) * inverse - (c - r)
         return Octagon(
-            box: BoundingBox(minLongitude: (box.minLongitude + 180) * inverse - c, minLatitude: (box.minLatitude + 90) * inverse - r,
-                             maxLongitude: (box.maxLongitude + 180) * inverse - c, maxLatitude: (box.maxLatitude + 90) * inverse - r),
-            sum: ((sum.lowerBound + 270) * inverse - (c + r))...((sum.upperBound + 270) * inverse - (c + r)),
-            difference: ((difference.lowerBound + 90) * inverse - (c - r))...((difference.upperBound + 90) * inverse - (c - r)))
+            box: BoundingBox(
+                minLongitude: (box.minLongitude + 180) * inverse - c, minLatitude: (box.minLatitude + 90) * inverse - r,
+                maxLongitude: (box.maxLongitude + 180) * inverse - c, maxLatitude: (box.maxLatitude + 90) * inverse - r),
+            sum: sumLow...sumHigh, difference: differenceLow...differenceHigh)
     }
 }
 
@@ -394,7 +430,8 @@ extension BoundingBox {
     /// Whether two boxes overlap, trying the second one shifted by a whole turn either way.
     func intersects(_ o: BoundingBox) -> Bool {
         guard minLatitude <= o.maxLatitude, o.minLatitude <= maxLatitude else { return false }
-        for shift in [0.0, 360, -360] where minLongitude <= o.maxLongitude + shift && o.minLongitude + shift <= maxLongitude {
+        for shift in [0.0, 360, -360]
+        where minLongitude <= o.maxLongitude + shift && o.minLongitude + shift <= maxLongitude {
             return true
         }
         return false

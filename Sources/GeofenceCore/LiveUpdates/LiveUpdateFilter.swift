@@ -35,7 +35,9 @@ public struct LiveUpdateFilter: Sendable {
     }
 
     public mutating func update(_ location: Location) -> LiveUpdate? {
-        guard location.horizontalAccuracy >= 0, location.horizontalAccuracy <= policy.maximumHorizontalAccuracy else { return nil }
+        guard location.horizontalAccuracy >= 0, location.horizontalAccuracy <= policy.maximumHorizontalAccuracy else {
+            return nil
+        }
         let isStationary = stationary.update(location)
         let candidate = LiveUpdate(location: location, isStationary: isStationary)
         guard let last else {
@@ -51,7 +53,8 @@ public struct LiveUpdateFilter: Sendable {
         } else if isStationary && !policy.significantChangesOnly {
             deliver = false
         } else {
-            deliver = elapsed >= policy.minimumInterval
+            deliver =
+                elapsed >= policy.minimumInterval
                 && Geodesic.distance(last.location.coordinate, location.coordinate) >= policy.distanceFilter
         }
         guard deliver else { return nil }

@@ -103,9 +103,12 @@ public struct StationaryDetector: Sendable {
     /// The rest the vehicle is in (or the one forming), once it holds a fix.
     public var rest: RestEstimate? {
         guard let origin, let since, let latest, count > 0 else { return nil }
-        let mean = count == 1 ? origin : (projectionCache ?? LocalProjection(origin: origin)).unproject(x: sumX / count, y: sumY / count)
-        return RestEstimate(mean: mean, fixes: Int(count), duration: latest.timeIntervalSince(since),
-                            sigmaPerAxis: meanSigmaPerAxis, typicalAccuracy: typicalAccuracy)
+        let mean =
+            count == 1
+            ? origin : (projectionCache ?? LocalProjection(origin: origin)).unproject(x: sumX / count, y: sumY / count)
+        return RestEstimate(
+            mean: mean, fixes: Int(count), duration: latest.timeIntervalSince(since),
+            sigmaPerAxis: meanSigmaPerAxis, typicalAccuracy: typicalAccuracy)
     }
 
     /// The radius of the circle a fix of this 1-sigma accuracy must lie in to agree with the rest. From
@@ -129,7 +132,8 @@ public struct StationaryDetector: Sendable {
     /// when that is larger (a receiver that under-reports all the time).
     private var fixSigmaPerAxis: Double {
         guard count > 0 else { return 0 }
-        let mx = sumX / count, my = sumY / count
+        let mx = sumX / count
+        let my = sumY / count
         let scatter = max(sumXX / count - mx * mx, sumYY / count - my * my, 0)
         return max(statedSigmaPerAxis, scatter.squareRoot())
     }
@@ -137,7 +141,8 @@ public struct StationaryDetector: Sendable {
     /// The share of one fix's variance left in the rest's mean (`RestEstimate.varianceFactor`).
     private var gain: Double {
         guard count > 0, let since, let latest else { return 1 }
-        return RestEstimate.varianceFactor(fixes: Int(count), duration: latest.timeIntervalSince(since), correlationTime: correlationTime)
+        return RestEstimate.varianceFactor(
+            fixes: Int(count), duration: latest.timeIntervalSince(since), correlationTime: correlationTime)
     }
 
     private var meanSigmaPerAxis: Double { fixSigmaPerAxis * gain.squareRoot() }
@@ -151,13 +156,15 @@ public struct StationaryDetector: Sendable {
 
     private func showsMotion(_ fix: Location) -> Bool {
         guard fix.speed.isFinite, fix.speed >= 0 else { return false }
-        let threshold = max(settings.movingSpeed, fix.speedAccuracy >= 0 && fix.speedAccuracy.isFinite ? 3 * fix.speedAccuracy : 0)
+        let threshold = max(
+            settings.movingSpeed, fix.speedAccuracy >= 0 && fix.speedAccuracy.isFinite ? 3 * fix.speedAccuracy : 0)
         return fix.speed >= threshold
     }
 
     private mutating func agrees(_ fix: Location, _ accuracy: Double, _ origin: Coordinate) -> Bool {
         let p = projection(origin).project(longitude: fix.coordinate.longitude, latitude: fix.coordinate.latitude)
-        let dx = p.x - sumX / count, dy = p.y - sumY / count
+        let dx = p.x - sumX / count
+        let dy = p.y - sumY / count
         let r = radius(forAccuracy: accuracy)
         return dx * dx + dy * dy <= r * r
     }
@@ -177,7 +184,8 @@ public struct StationaryDetector: Sendable {
     }
 
     private mutating func decide(_ fix: Location) -> Bool {
-        let stationary = count >= Self.minimumFixes && since.map { fix.timestamp.timeIntervalSince($0) >= settings.duration } == true
+        let stationary =
+            count >= Self.minimumFixes && since.map { fix.timestamp.timeIntervalSince($0) >= settings.duration } == true
         motion = stationary ? .stationary : hasMoved ? .moving : .unknown
         return stationary
     }
@@ -190,7 +198,12 @@ public struct StationaryDetector: Sendable {
         projectionCache = nil
         since = fix.timestamp
         latest = nil
-        sumX = 0; sumY = 0; sumXX = 0; sumYY = 0; sumVariance = 0; count = 0
+        sumX = 0
+        sumY = 0
+        sumXX = 0
+        sumYY = 0
+        sumVariance = 0
+        count = 0
         add(fix, accuracy)
         if !outside.isEmpty { outside.removeAll(keepingCapacity: true) }
     }

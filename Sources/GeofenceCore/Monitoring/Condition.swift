@@ -25,34 +25,48 @@ public struct Condition: Sendable {
     public let region: Region
 
     /// A circle, as Core Location's `CLCircularGeographicCondition(center:radius:)`.
-    public static func circle(center: Coordinate, radius: Double, name: String? = nil, dwell: Double? = nil) throws(ConditionError) -> Condition {
+    public static func circle(center: Coordinate, radius: Double, name: String? = nil, dwell: Double? = nil)
+        throws(ConditionError) -> Condition
+    {
         try Condition(geometry: .circle(center: center, radius: radius), name: name, dwell: dwell)
     }
 
     /// Validates the geometry and prepares it. The error names the offending ring or value.
-    public init(geometry: ConditionGeometry, name: String? = nil, dwell: Double? = nil, version: Int64? = nil,
-                minimumDuration: Double? = nil, rules: ConditionRules = ConditionRules()) throws(ConditionError) {
+    public init(
+        geometry: ConditionGeometry, name: String? = nil, dwell: Double? = nil, version: Int64? = nil,
+        minimumDuration: Double? = nil, rules: ConditionRules = ConditionRules()
+    ) throws(ConditionError) {
         self.name = name
         self.rules = rules
         self.dwell = dwell
         self.version = version
         if let minimumDuration, !(minimumDuration.isFinite && minimumDuration >= 0) {
-            throw ConditionError(path: "minimumDuration", message: "minimumDuration \(minimumDuration) must be a non-negative number of seconds")
+            throw ConditionError(
+                path: "minimumDuration",
+                message: "minimumDuration \(minimumDuration) must be a non-negative number of seconds")
         }
         self.minimumDuration = minimumDuration
         switch geometry {
         case .circle(let center, let radius):
-            guard center.isValid else { throw ConditionError(path: "center", message: "coordinate \(center) is not a valid WGS84 position") }
-            guard radius.isFinite, radius > 0 else { throw ConditionError(path: "radius", message: "radius \(radius) must be a positive number of metres") }
+            guard center.isValid else {
+                throw ConditionError(path: "center", message: "coordinate \(center) is not a valid WGS84 position")
+            }
+            guard radius.isFinite, radius > 0 else {
+                throw ConditionError(path: "radius", message: "radius \(radius) must be a positive number of metres")
+            }
             guard radius <= ConditionLimits.maximumRadius else {
                 throw ConditionError(path: "radius", message: "radius \(radius) m is larger than 20,000 km")
             }
             region = .circle(CircleRegion(center: center, radius: radius))
         case .polygon(let parts):
-            guard !parts.isEmpty else { throw ConditionError(path: "coordinates", message: "a polygon needs at least one ring") }
+            guard !parts.isEmpty else {
+                throw ConditionError(path: "coordinates", message: "a polygon needs at least one ring")
+            }
             var prepared: [[[SIMD2<Double>]]] = []
             for (i, rings) in parts.enumerated() {
-                guard !rings.isEmpty else { throw ConditionError(path: "coordinates[\(i)]", message: "a polygon needs an outer ring") }
+                guard !rings.isEmpty else {
+                    throw ConditionError(path: "coordinates[\(i)]", message: "a polygon needs an outer ring")
+                }
                 var preparedRings: [[SIMD2<Double>]] = []
                 for (j, ring) in rings.enumerated() {
                     switch validatedRing(ring) {
@@ -66,8 +80,12 @@ public struct Condition: Sendable {
             }
             region = .polygon(PolygonRegion(parts: prepared))
         case .corridor(let line, let halfWidth):
-            guard line.count >= 2 else { throw ConditionError(path: "coordinates", message: "a corridor's line needs at least 2 positions") }
-            guard halfWidth.isFinite, halfWidth > 0 else { throw ConditionError(path: "width", message: "width \(halfWidth) must be a positive number of metres") }
+            guard line.count >= 2 else {
+                throw ConditionError(path: "coordinates", message: "a corridor's line needs at least 2 positions")
+            }
+            guard halfWidth.isFinite, halfWidth > 0 else {
+                throw ConditionError(path: "width", message: "width \(halfWidth) must be a positive number of metres")
+            }
             guard halfWidth <= ConditionLimits.maximumCorridorWidth else {
                 throw ConditionError(path: "width", message: "width \(halfWidth) m is larger than 100 km")
             }
@@ -81,7 +99,9 @@ public struct Condition: Sendable {
         switch region {
         case .circle(let c): .circle(center: c.center, radius: c.radius)
         case .polygon(let p): .polygon(parts: p.coordinateParts)
-        case .corridor(let c): .corridor(line: c.line.map { Coordinate(latitude: $0.y, longitude: wrapLongitude($0.x)) }, halfWidth: c.halfWidth)
+        case .corridor(let c):
+            .corridor(
+                line: c.line.map { Coordinate(latitude: $0.y, longitude: wrapLongitude($0.x)) }, halfWidth: c.halfWidth)
         }
     }
 
@@ -126,8 +146,11 @@ extension Condition {
     /// Prepares a geometry that was validated when it was first accepted (read back from the store):
     /// the same preparation as `init(geometry:...)` without the checks, which for 100,000 polygons would
     /// cost more than the whole restore may take.
-    init(trustedGeometry geometry: ConditionGeometry, name: String?, dwell: Double?, version: Int64?, minimumDuration: Double?,
-         rules: ConditionRules = ConditionRules()) {
+    init(
+        trustedGeometry geometry: ConditionGeometry, name: String?, dwell: Double?, version: Int64?,
+        minimumDuration: Double?,
+        rules: ConditionRules = ConditionRules()
+    ) {
         self.name = name
         self.rules = rules
         self.dwell = dwell

@@ -18,10 +18,16 @@ public enum ConditionCodec {
 
     public static func encode(_ condition: Condition) -> [UInt8] {
         let rules = condition.rules
-        var out: [UInt8] = [!rules.isEmpty ? formatVersionWithRules : condition.minimumDuration == nil ? formatVersion : formatVersionWithMinimumDuration]
+        var out: [UInt8] = [
+            !rules.isEmpty
+                ? formatVersionWithRules
+                : condition.minimumDuration == nil ? formatVersion : formatVersionWithMinimumDuration
+        ]
         out.reserveCapacity(64 + condition.vertexCount * 16)
-        let flags: UInt8 = (condition.name != nil ? 1 : 0) | (condition.dwell != nil ? 2 : 0) | (condition.version != nil ? 4 : 0)
-            | (condition.minimumDuration != nil ? 8 : 0) | (rules.notify != nil ? 16 : 0) | (rules.expires != nil ? 32 : 0) | (rules.speedLimit != nil ? 64 : 0)
+        let flags: UInt8 =
+            (condition.name != nil ? 1 : 0) | (condition.dwell != nil ? 2 : 0) | (condition.version != nil ? 4 : 0)
+            | (condition.minimumDuration != nil ? 8 : 0) | (rules.notify != nil ? 16 : 0)
+            | (rules.expires != nil ? 32 : 0) | (rules.speedLimit != nil ? 64 : 0)
             | (rules.schedule != nil ? 128 : 0)
         out.append(flags)
         if let name = condition.name {
@@ -91,13 +97,16 @@ public enum ConditionCodec {
         // cannot print) are refused.
         let dwell = flags & 2 != 0 ? try reader.number(in: 0...Double.greatestFiniteMagnitude, "dwell") : nil
         let version = flags & 4 != 0 ? Int64(bitPattern: try reader.u64()) : nil
-        let minimumDuration = flags & 8 != 0 ? try reader.number(in: 0...Double.greatestFiniteMagnitude, "minimumDuration") : nil
+        let minimumDuration =
+            flags & 8 != 0 ? try reader.number(in: 0...Double.greatestFiniteMagnitude, "minimumDuration") : nil
         var rules = ConditionRules()
         if flags & 16 != 0 {
             let mask = UInt16(truncatingIfNeeded: try reader.integer(2))
             rules.notify = Set(EventKind.allCases.filter { mask & $0.codecBit != 0 })
         }
-        if flags & 32 != 0 { rules.expires = Date(timeIntervalSince1970: try reader.number(in: Self.expiryRange, "expires")) }
+        if flags & 32 != 0 {
+            rules.expires = Date(timeIntervalSince1970: try reader.number(in: Self.expiryRange, "expires"))
+        }
         if flags & 64 != 0 { rules.speedLimit = try reader.number(in: .ulpOfOne...1000, "speedLimit") }
         if flags & 128 != 0 {
             let text = Array(try reader.bytes(Int(try reader.u32())))
@@ -112,9 +121,13 @@ public enum ConditionCodec {
         let geometry: ConditionGeometry
         switch try reader.byte() {
         case 0:
-            let lat = Double(bitPattern: try reader.u64()), lon = Double(bitPattern: try reader.u64())
-            let center = Coordinate(latitude: lat, longitude: lon), radius = Double(bitPattern: try reader.u64())
-            guard center.isValid, radius.isFinite, radius > 0 else { throw DecodingError(description: "a circle with a bad centre or radius") }
+            let lat = Double(bitPattern: try reader.u64())
+            let lon = Double(bitPattern: try reader.u64())
+            let center = Coordinate(latitude: lat, longitude: lon)
+            let radius = Double(bitPattern: try reader.u64())
+            guard center.isValid, radius.isFinite, radius > 0 else {
+                throw DecodingError(description: "a circle with a bad centre or radius")
+            }
             geometry = .circle(center: center, radius: radius)
         case 1:
             var parts: [[[Coordinate]]] = []
@@ -128,13 +141,19 @@ public enum ConditionCodec {
             geometry = .polygon(parts: parts)
         case 2:
             let halfWidth = Double(bitPattern: try reader.u64())
-            guard halfWidth.isFinite, halfWidth > 0 else { throw DecodingError(description: "a corridor with a bad width") }
+            guard halfWidth.isFinite, halfWidth > 0 else {
+                throw DecodingError(description: "a corridor with a bad width")
+            }
             geometry = .corridor(line: try reader.coordinates(atLeast: 2), halfWidth: halfWidth)
         case let kind:
             throw DecodingError(description: "unknown geometry kind \(kind)")
         }
-        guard reader.atEnd else { throw DecodingError(description: "\(bytes.endIndex - reader.offset) bytes left over") }
-        return Condition(trustedGeometry: geometry, name: name, dwell: dwell, version: version, minimumDuration: minimumDuration, rules: rules)
+        guard reader.atEnd else {
+            throw DecodingError(description: "\(bytes.endIndex - reader.offset) bytes left over")
+        }
+        return Condition(
+            trustedGeometry: geometry, name: name, dwell: dwell, version: version, minimumDuration: minimumDuration,
+            rules: rules)
     }
 
     private static func put<T: FixedWidthInteger>(_ v: T, _ out: inout [UInt8]) {
@@ -188,13 +207,18 @@ public enum ConditionCodec {
         mutating func coordinates(atLeast minimum: Int) throws(DecodingError) -> [Coordinate] {
             let n = Int(try u32())
             guard n <= (bytes.endIndex - offset) / 16 else { throw DecodingError(description: "truncated") }
-            guard n >= minimum else { throw DecodingError(description: "\(n) coordinates where at least \(minimum) are needed") }
+            guard n >= minimum else {
+                throw DecodingError(description: "\(n) coordinates where at least \(minimum) are needed")
+            }
             var points: [Coordinate] = []
             points.reserveCapacity(n)
             for _ in 0..<n {
-                let lat = Double(bitPattern: try u64()), lon = Double(bitPattern: try u64())
+                let lat = Double(bitPattern: try u64())
+                let lon = Double(bitPattern: try u64())
                 let point = Coordinate(latitude: lat, longitude: lon)
-                guard point.isValid else { throw DecodingError(description: "a coordinate out of range: \(lat), \(lon)") }
+                guard point.isValid else {
+                    throw DecodingError(description: "a coordinate out of range: \(lat), \(lon)")
+                }
                 points.append(point)
             }
             return points

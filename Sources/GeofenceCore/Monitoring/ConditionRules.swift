@@ -17,7 +17,9 @@ public struct ConditionRules: Sendable, Equatable {
     /// When the condition is active (Traccar's calendars); nil: always.
     public var schedule: Schedule?
 
-    public init(notify: Set<EventKind>? = nil, expires: Date? = nil, speedLimit: Double? = nil, schedule: Schedule? = nil) {
+    public init(
+        notify: Set<EventKind>? = nil, expires: Date? = nil, speedLimit: Double? = nil, schedule: Schedule? = nil
+    ) {
         self.notify = notify
         self.expires = expires
         self.speedLimit = speedLimit

@@ -39,7 +39,8 @@ public struct FixFilter: Sendable {
             if dt <= 0 { return .outOfOrder }
             if dt <= configuration.speedCheckMaximumGap {
                 // Both fixes may be off by their accuracies; only the rest of the jump needs explaining.
-                let allowance = configuration.maximumSpeed * dt + accuracy + configuration.usableAccuracy(last.horizontalAccuracy)
+                let allowance =
+                    configuration.maximumSpeed * dt + accuracy + configuration.usableAccuracy(last.horizontalAccuracy)
                 // A bound from the degrees alone settles an ordinary jump without a geodesic.
                 let surelyWithin = Geodesic.upperBound(degreesBetween: last.coordinate, fix.coordinate) <= allowance
                 if !surelyWithin, Geodesic.distance(last.coordinate, fix.coordinate) > allowance {

@@ -39,7 +39,9 @@ public actor Monitor {
 
     /// Adds a condition under an identifier, replacing any condition with that identifier.
     /// `assuming` sets the initial state, as Core Location's `add(_:identifier:assuming:)`.
-    public func add(_ condition: Condition, identifier: String, assuming state: ConditionState = .unknown) throws(ConditionError) {
+    public func add(_ condition: Condition, identifier: String, assuming state: ConditionState = .unknown)
+        throws(ConditionError)
+    {
         if let problem = IdentifierRules.problem(with: identifier, what: "identifier") {
             throw ConditionError(path: "identifier", message: problem)
         }
@@ -69,7 +71,8 @@ public actor Monitor {
     @discardableResult
     public func update(with location: Location) -> FixOutcome {
         let result = monitors.process(location)
-        let outcome: FixOutcome = result.rejection.map(FixOutcome.rejected) ?? .accepted(result.steps.first?.events ?? [])
+        let outcome: FixOutcome =
+            result.rejection.map(FixOutcome.rejected) ?? .accepted(result.steps.first?.events ?? [])
         for event in outcome.events where event.isNotified { broadcaster.yield(event) }
         return outcome
     }

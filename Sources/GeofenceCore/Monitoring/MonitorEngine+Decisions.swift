@@ -6,7 +6,8 @@ extension MonitorEngine {
     mutating func decideAll(_ evidence: inout Evidence, _ fix: Location, _ events: inout [MonitorEvent]) {
         var candidates = takeScratch()
         // A slot the index says surely holds the point is stored complemented (negative).
-        index.forEachCandidate(longitude: evidence.coordinate.longitude, latitude: evidence.coordinate.latitude) { slot, surelyInside in
+        index.forEachCandidate(longitude: evidence.coordinate.longitude, latitude: evidence.coordinate.latitude) {
+            slot, surelyInside in
             candidates.append(surelyInside ? ~slot : slot)
         }
         for candidate in candidates {
@@ -37,7 +38,9 @@ extension MonitorEngine {
         slots.withUnsafeBufferPointer { $0[slot]?.record.condition.region }
     }
 
-    private mutating func decide(_ slot: Int, _ evidence: inout Evidence, _ fix: Location, _ events: inout [MonitorEvent]) {
+    private mutating func decide(
+        _ slot: Int, _ evidence: inout Evidence, _ fix: Location, _ events: inout [MonitorEvent]
+    ) {
         guard stamps[slot] != stamp else { return }
         stamps[slot] = stamp
         guard let region = region(slot) else { return }
@@ -56,8 +59,11 @@ extension MonitorEngine {
     }
 
     /// Turns a slot's confident verdict (nil: uncertain) into a state change, a pending one, or nothing.
-    private mutating func settle(_ slot: Int, _ verdict: ConditionState?, _ evidence: Evidence, _ fix: Location, _ events: inout [MonitorEvent]) {
-        let current = status[slot].state, waiting = status[slot].waiting
+    private mutating func settle(
+        _ slot: Int, _ verdict: ConditionState?, _ evidence: Evidence, _ fix: Location, _ events: inout [MonitorEvent]
+    ) {
+        let current = status[slot].state
+        let waiting = status[slot].waiting
         switch verdict {
         case current?:
             // The old side again: a waiting transition did not hold.
@@ -82,16 +88,20 @@ extension MonitorEngine {
     }
 
     private mutating func commitIfHeld(_ slot: Int, _ hold: Double, _ fix: Location, _ events: inout [MonitorEvent]) {
-        guard let pending = slots[slot]?.pending, fix.timestamp.timeIntervalSince(pending.location.timestamp) >= hold else { return }
+        guard let pending = slots[slot]?.pending, fix.timestamp.timeIntervalSince(pending.location.timestamp) >= hold
+        else { return }
         commit(slot, pending.kind, pending.state, at: pending.location, &events)
     }
 
     /// The change happens, dated at the evidence that first made it confident.
-    private mutating func commit(_ slot: Int, _ kind: EventKind, _ state: ConditionState, at location: Location, _ events: inout [MonitorEvent]) {
+    private mutating func commit(
+        _ slot: Int, _ kind: EventKind, _ state: ConditionState, at location: Location, _ events: inout [MonitorEvent]
+    ) {
         var entry = slots[slot]!
-        let event = MonitorEvent(identifier: entry.identifier, kind: kind, state: state, date: location.timestamp,
-                                 location: location, conditionName: entry.record.condition.name,
-                                 isNotified: entry.record.condition.rules.notifies(kind))
+        let event = MonitorEvent(
+            identifier: entry.identifier, kind: kind, state: state, date: location.timestamp,
+            location: location, conditionName: entry.record.condition.name,
+            isNotified: entry.record.condition.rules.notifies(kind))
         entry.record.state = state
         entry.record.since = location.timestamp
         entry.record.lastEvent = event
@@ -121,28 +131,37 @@ extension MonitorEngine {
     }
 
     /// `crossed` for unsatisfied conditions that the straight path between two moving fixes passed through.
-    mutating func reportCrossings(from previous: (coordinate: Coordinate, timestamp: Date), to fix: Location, _ current: inout Evidence,
-                                  _ events: inout [MonitorEvent]) {
-        guard fix.timestamp.timeIntervalSince(previous.timestamp) <= configuration.crossingMaximumInterval else { return }
+    mutating func reportCrossings(
+        from previous: (coordinate: Coordinate, timestamp: Date), to fix: Location, _ current: inout Evidence,
+        _ events: inout [MonitorEvent]
+    ) {
+        guard fix.timestamp.timeIntervalSince(previous.timestamp) <= configuration.crossingMaximumInterval else {
+            return
+        }
         var candidates = takeScratch()
         defer { scratch = candidates }
         index.forEachCandidate(alongSegmentFrom: previous.coordinate, to: fix.coordinate) { candidates.append($0) }
         // Most paths meet no condition's region; a bound from the degrees settles the distance for almost all
         // others.
         let limit = configuration.crossingMaximumDistance
-        guard !candidates.isEmpty, Geodesic.upperBound(degreesBetween: previous.coordinate, fix.coordinate) <= limit
-                || Geodesic.distance(previous.coordinate, fix.coordinate) <= limit else { return }
+        guard !candidates.isEmpty,
+            Geodesic.upperBound(degreesBetween: previous.coordinate, fix.coordinate) <= limit
+                || Geodesic.distance(previous.coordinate, fix.coordinate) <= limit
+        else { return }
         var before: PreparedPoint?
         for slot in candidates {
             // A condition that changed state on this fix has its own event; one waiting to change is not
             // merely passed by.
             let st = status[slot]
-            guard st.changedAt != stamp, st.state == .unsatisfied, !st.waiting, let region = region(slot) else { continue }
+            guard st.changedAt != stamp, st.state == .unsatisfied, !st.waiting, let region = region(slot) else {
+                continue
+            }
             let start = before ?? PreparedPoint(previous.coordinate)
             before = start
             guard !region.contains(start), !region.contains(current.point()),
-                  region.intersectsSegment(from: previous.coordinate, to: fix.coordinate),
-                  var entry = slots[slot] else { continue }
+                region.intersectsSegment(from: previous.coordinate, to: fix.coordinate),
+                var entry = slots[slot]
+            else { continue }
             let event = MonitorEvent(
                 identifier: entry.identifier, kind: .crossed, state: .unsatisfied, date: fix.timestamp, location: fix,
                 conditionName: entry.record.condition.name, isNotified: entry.record.condition.rules.notifies(.crossed))

@@ -27,12 +27,16 @@ extension MonitorEngine {
     /// `expiredIdentifiers`, for the store to delete with the events.
     mutating func expire(at fix: Location, _ events: inout [MonitorEvent]) {
         guard fix.timestamp >= nextExpiry else { return }
-        let due = expiries.filter { $0.value <= fix.timestamp }.compactMap { slot, date in slots[slot].map { ($0, date, slot) } }
+        let due = expiries.filter { $0.value <= fix.timestamp }.compactMap { slot, date in
+            slots[slot].map { ($0, date, slot) }
+        }
         for (entry, date, slot) in due.sorted(by: { $0.0.identifier < $1.0.identifier }) {
             if entry.record.state == .satisfied {
-                events.append(MonitorEvent(identifier: entry.identifier, kind: .exit, state: .unsatisfied, date: date, location: fix,
-                                           conditionName: entry.record.condition.name, reason: .expired,
-                                           isNotified: entry.record.condition.rules.notifies(.exit) && !isInactive(slot)))
+                events.append(
+                    MonitorEvent(
+                        identifier: entry.identifier, kind: .exit, state: .unsatisfied, date: date, location: fix,
+                        conditionName: entry.record.condition.name, reason: .expired,
+                        isNotified: entry.record.condition.rules.notifies(.exit) && !isInactive(slot)))
             }
             remove(entry.identifier)
             expiredIdentifiers.append(entry.identifier)
@@ -43,8 +47,10 @@ extension MonitorEngine {
     /// accepted fix; nil when it is not satisfied. `remove` itself publishes nothing: the agent stores this
     /// event in the same transaction that deletes the condition.
     public func removalExit(_ identifier: String) -> MonitorEvent? {
-        guard let slot = slot(of: identifier), let record = slots[slot]?.record, record.state == .satisfied, let fix = lastAcceptedFix,
-              !isInactive(slot) else { return nil }
+        guard let slot = slot(of: identifier), let record = slots[slot]?.record, record.state == .satisfied,
+            let fix = lastAcceptedFix,
+            !isInactive(slot)
+        else { return nil }
         return MonitorEvent.removalExit(identifier, condition: record.condition, at: fix)
     }
 }

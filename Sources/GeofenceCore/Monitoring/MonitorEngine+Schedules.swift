@@ -35,14 +35,20 @@ extension MonitorEngine {
         scheduleMinute = minute
         unjudgedSchedules.removeAll()
         for slot in due.sorted() {
-            guard scheduleStates[slot]?.minute != minute, let entry = slots[slot], let schedule = entry.record.condition.rules.schedule else { continue }
+            guard scheduleStates[slot]?.minute != minute, let entry = slots[slot],
+                let schedule = entry.record.condition.rules.schedule
+            else { continue }
             let active = schedule.isActive(at: fix.timestamp)
             let before = scheduleStates[slot]?.active
             scheduleStates[slot] = ScheduleState(active: active, minute: minute)
             guard let before, before != active else { continue }
             let kind: EventKind = active ? .active : .inactive
-            events.append(MonitorEvent(identifier: entry.identifier, kind: kind, state: entry.record.state, date: fix.timestamp, location: fix,
-                                       conditionName: entry.record.condition.name, isNotified: entry.record.condition.rules.notifies(kind)))
+            events.append(
+                MonitorEvent(
+                    identifier: entry.identifier, kind: kind, state: entry.record.state, date: fix.timestamp,
+                    location: fix,
+                    conditionName: entry.record.condition.name, isNotified: entry.record.condition.rules.notifies(kind))
+            )
         }
     }
 

@@ -13,7 +13,8 @@ extension MonitorEngine {
         for slot in speedZoneSlots where status[slot].state == .satisfied && !isInactive(slot) {
             guard let entry = slots[slot], let limit = entry.record.condition.rules.speedLimit else { continue }
             if best == nil || limit < best!.limit || (limit == best!.limit && entry.identifier < best!.identifier) {
-                best = OverspeedDetector.Zone(identifier: entry.identifier, name: entry.record.condition.name, limit: limit)
+                best = OverspeedDetector.Zone(
+                    identifier: entry.identifier, name: entry.record.condition.name, limit: limit)
             }
         }
         return best
@@ -23,10 +24,13 @@ extension MonitorEngine {
     mutating func reportOverspeed(_ fix: Location, _ events: inout [MonitorEvent]) {
         guard !speedZoneSlots.isEmpty || overspeed.episode != nil else { return }
         let zone = applicableSpeedZone()
-        guard zone != nil || overspeed.episode != nil, let (kind, setBy, detail) = overspeed.update(fix, zone: zone) else { return }
+        guard zone != nil || overspeed.episode != nil, let (kind, setBy, detail) = overspeed.update(fix, zone: zone)
+        else { return }
         let record = record(for: setBy.identifier)
-        events.append(MonitorEvent(identifier: setBy.identifier, kind: kind, state: record?.state ?? .unsatisfied, date: fix.timestamp,
-                                   location: fix, conditionName: setBy.name, overspeed: detail,
-                                   isNotified: record?.condition.rules.notifies(kind) ?? true))
+        events.append(
+            MonitorEvent(
+                identifier: setBy.identifier, kind: kind, state: record?.state ?? .unsatisfied, date: fix.timestamp,
+                location: fix, conditionName: setBy.name, overspeed: detail,
+                isNotified: record?.condition.rules.notifies(kind) ?? true))
     }
 }

@@ -143,12 +143,16 @@ public struct MonitorEngine: Sendable {
 
     /// Puts back many persisted records at once (restoring a monitor), indexing them in one build.
     /// Identifiers already present are replaced.
-    public mutating func restore(contentsOf records: [(identifier: String, record: MonitorRecord)], indexFloor: Int? = nil) {
+    public mutating func restore(
+        contentsOf records: [(identifier: String, record: MonitorRecord)], indexFloor: Int? = nil
+    ) {
         restore(contentsOf: [records], indexFloor: indexFloor)
     }
 
     /// The same, from several parts (decoded in parallel), without joining them first.
-    public mutating func restore(contentsOf parts: [[(identifier: String, record: MonitorRecord)]], indexFloor: Int? = nil) {
+    public mutating func restore(
+        contentsOf parts: [[(identifier: String, record: MonitorRecord)]], indexFloor: Int? = nil
+    ) {
         let total = parts.reduce(0) { $0 + $1.count }
         slots.reserveCapacity(slots.count + total)
         slotByIdentifier.reserveCapacity(slotByIdentifier.count + total)
@@ -209,7 +213,9 @@ public struct MonitorEngine: Sendable {
         let record = entry.record
         status[slot].state = record.state
         status[slot].waiting = entry.pending != nil
-        if record.state == .satisfied, !record.dwellReported, let dwell = record.condition.dwell, dwell > 0, let since = record.since {
+        if record.state == .satisfied, !record.dwellReported, let dwell = record.condition.dwell, dwell > 0,
+            let since = record.since
+        {
             status[slot].staySince = since.timeIntervalSinceReferenceDate
             status[slot].dwell = dwell
         } else {
@@ -307,23 +313,30 @@ extension MonitorEngine {
     /// The summary, listing at most `limit` satisfied and `limit` unknown conditions (when there are
     /// more, which ones are listed is unspecified; the counts are exact).
     public func summary(listing limit: Int) -> MonitorSummary {
-        var satisfied: [MonitorSummary.Entry] = [], unknown: [MonitorSummary.Entry] = []
-        var satisfiedCount = 0, unknownCount = 0
+        var satisfied: [MonitorSummary.Entry] = []
+        var unknown: [MonitorSummary.Entry] = []
+        var satisfiedCount = 0
+        var unknownCount = 0
         for slot in watched {
             guard let entry = slots[Int(slot)] else { continue }
             switch entry.record.state {
             case .satisfied:
                 satisfiedCount += 1
-                if satisfied.count < limit { satisfied.append(.init(identifier: entry.identifier, since: entry.record.since)) }
+                if satisfied.count < limit {
+                    satisfied.append(.init(identifier: entry.identifier, since: entry.record.since))
+                }
             case .unknown:
                 unknownCount += 1
-                if unknown.count < limit { unknown.append(.init(identifier: entry.identifier, since: entry.record.since)) }
+                if unknown.count < limit {
+                    unknown.append(.init(identifier: entry.identifier, since: entry.record.since))
+                }
             case .unsatisfied:
                 break
             }
         }
-        return MonitorSummary(name: name, conditions: count, satisfiedCount: satisfiedCount, unknownCount: unknownCount,
-                              satisfied: satisfied.sorted { $0.identifier < $1.identifier },
-                              unknown: unknown.sorted { $0.identifier < $1.identifier })
+        return MonitorSummary(
+            name: name, conditions: count, satisfiedCount: satisfiedCount, unknownCount: unknownCount,
+            satisfied: satisfied.sorted { $0.identifier < $1.identifier },
+            unknown: unknown.sorted { $0.identifier < $1.identifier })
     }
 }

@@ -73,8 +73,11 @@ public struct MonitorEvent: Sendable, Equatable, Codable {
     /// moved the record (which the agent stores) but is not published.
     public var isNotified: Bool
 
-    public init(identifier: String, kind: EventKind, state: ConditionState, date: Date, location: Location, conditionName: String? = nil,
-                reason: TransitionReason? = nil, overspeed: OverspeedDetail? = nil, isNotified: Bool = true) {
+    public init(
+        identifier: String, kind: EventKind, state: ConditionState, date: Date, location: Location,
+        conditionName: String? = nil,
+        reason: TransitionReason? = nil, overspeed: OverspeedDetail? = nil, isNotified: Bool = true
+    ) {
         self.reason = reason
         self.overspeed = overspeed
         self.isNotified = isNotified
@@ -91,8 +94,9 @@ extension MonitorEvent {
     /// The `exit` (reason `removed`) of a condition deleted while the vehicle was inside, at the last fix:
     /// the monitor's and the store's, which writes it in the delete's transaction, are this one event.
     public static func removalExit(_ identifier: String, condition: Condition?, at fix: Location) -> MonitorEvent {
-        MonitorEvent(identifier: identifier, kind: .exit, state: .unsatisfied, date: fix.timestamp, location: fix,
-                     conditionName: condition?.name, reason: .removed, isNotified: condition?.rules.notifies(.exit) ?? true)
+        MonitorEvent(
+            identifier: identifier, kind: .exit, state: .unsatisfied, date: fix.timestamp, location: fix,
+            conditionName: condition?.name, reason: .removed, isNotified: condition?.rules.notifies(.exit) ?? true)
     }
 }
 
@@ -106,7 +110,10 @@ public struct MonitorRecord: Sendable, Equatable {
     /// Whether the dwell event for the current stay has been delivered.
     public var dwellReported: Bool
 
-    public init(condition: Condition, state: ConditionState = .unknown, since: Date? = nil, lastEvent: MonitorEvent? = nil, dwellReported: Bool = false) {
+    public init(
+        condition: Condition, state: ConditionState = .unknown, since: Date? = nil, lastEvent: MonitorEvent? = nil,
+        dwellReported: Bool = false
+    ) {
         self.condition = condition
         self.state = state
         self.since = since

@@ -76,7 +76,9 @@ public struct MonitorSet: Sendable {
             }
             guard case .accepted(let events) = outcome else { continue }
             let expired = engines[name]!.expiredIdentifiers
-            if !events.isEmpty || !expired.isEmpty { result.steps.append(Step(monitor: name, events: events, expired: expired)) }
+            if !events.isEmpty || !expired.isEmpty {
+                result.steps.append(Step(monitor: name, events: events, expired: expired))
+            }
         }
         return result
     }
@@ -85,7 +87,9 @@ public struct MonitorSet: Sendable {
 extension EventKind {
     /// The kinds the agent publishes: every kind but `initial`, which moves a record and which `simulate`
     /// prints, but which no consumer is sent.
-    public static let published: Set<EventKind> = [.enter, .exit, .dwell, .crossed, .overspeed, .overspeedEnded, .active, .inactive]
+    public static let published: Set<EventKind> = [
+        .enter, .exit, .dwell, .crossed, .overspeed, .overspeedEnded, .active, .inactive,
+    ]
 }
 
 extension MonitorEvent {

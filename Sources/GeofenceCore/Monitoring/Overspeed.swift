@@ -77,10 +77,13 @@ public struct OverspeedDetector: Sendable {
     public var isOverspeeding: Bool { episode?.confirmed == true }
 
     /// Feeds one fix and the zone whose limit applies there (nil: none); returns the event it causes.
-    public mutating func update(_ fix: Location, zone: Zone?) -> (kind: EventKind, zone: Zone, detail: OverspeedDetail)? {
+    public mutating func update(_ fix: Location, zone: Zone?) -> (kind: EventKind, zone: Zone, detail: OverspeedDetail)?
+    {
         guard fix.speed >= 0, fix.speed.isFinite else { return nil }
         let speed = fix.speed * 3.6
-        let sigma = (fix.speedAccuracy > 0 && fix.speedAccuracy.isFinite ? fix.speedAccuracy : settings.unknownSpeedAccuracy) * 3.6
+        let sigma =
+            (fix.speedAccuracy > 0 && fix.speedAccuracy.isFinite ? fix.speedAccuracy : settings.unknownSpeedAccuracy)
+            * 3.6
         guard let zone else { return end(at: fix) }
         guard var current = episode else {
             if speed - standardDeviations * sigma > zone.limit + settings.tolerance {
@@ -100,7 +103,9 @@ public struct OverspeedDetector: Sendable {
                 return nil
             }
             episode = current
-            guard fix.timestamp.timeIntervalSince(current.start.timestamp) >= settings.minimumDuration else { return nil }
+            guard fix.timestamp.timeIntervalSince(current.start.timestamp) >= settings.minimumDuration else {
+                return nil
+            }
             episode!.confirmed = true
             return (.overspeed, current.zone, detail(current, ended: false))
         }
@@ -119,7 +124,9 @@ public struct OverspeedDetector: Sendable {
 
     /// Ends an episode: `overspeedEnded` for a published one, at `endedAt` (when the speed came back
     /// under) or at the fix.
-    private mutating func end(at fix: Location, endedAt: Date? = nil) -> (kind: EventKind, zone: Zone, detail: OverspeedDetail)? {
+    private mutating func end(at fix: Location, endedAt: Date? = nil) -> (
+        kind: EventKind, zone: Zone, detail: OverspeedDetail
+    )? {
         guard let current = episode else { return nil }
         episode = nil
         guard current.confirmed else { return nil }
@@ -129,6 +136,8 @@ public struct OverspeedDetector: Sendable {
     }
 
     private func detail(_ e: Episode, ended: Bool) -> OverspeedDetail {
-        OverspeedDetail(limit: e.zone.limit, peakSpeed: e.peak, meanSpeed: e.sum / Double(e.count), duration: nil, distance: ended ? e.distance : nil)
+        OverspeedDetail(
+            limit: e.zone.limit, peakSpeed: e.peak, meanSpeed: e.sum / Double(e.count), duration: nil,
+            distance: ended ? e.distance : nil)
     }
 }

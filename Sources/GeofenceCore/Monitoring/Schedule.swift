@@ -66,7 +66,10 @@ public struct Schedule: Sendable, Equatable {
     }
 
     /// Local wall time: days since 1970-01-01 and seconds into that day.
-    struct Wall { var day: Int; var second: Int }
+    struct Wall {
+        var day: Int
+        var second: Int
+    }
 
     func local(_ date: Date) -> Wall {
         let seconds = Int(date.timeIntervalSince1970.rounded(.down)) + timeZone.secondsFromGMT(for: date)
@@ -82,11 +85,15 @@ public struct Schedule: Sendable, Equatable {
     /// skips (spring forward) opens at the jump; a time it shows twice (fall back) is its first showing.
     static func instant(day: Int, minute: Int, in timeZone: TimeZone) -> Date {
         let wall = Double(day * 86_400 + minute * 60)
-        let offsets = Set([-86_400.0, 0, 86_400].map { Double(timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: wall + $0))) })
-        let valid = offsets.map { wall - $0 }.filter { Double(timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: $0))) == wall - $0 }
+        let offsets = Set(
+            [-86_400.0, 0, 86_400].map { Double(timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: wall + $0))) })
+        let valid = offsets.map { wall - $0 }.filter {
+            Double(timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: $0))) == wall - $0
+        }
         if let first = valid.min() { return Date(timeIntervalSince1970: first) }
         // Skipped: the jump lies between the candidates; find it to the second.
-        var low = offsets.map { wall - $0 }.min()!, high = offsets.map { wall - $0 }.max()!
+        var low = offsets.map { wall - $0 }.min()!
+        var high = offsets.map { wall - $0 }.max()!
         while high - low > 1 {
             let mid = ((low + high) / 2).rounded(.down)
             let shown = mid + Double(timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: mid)))

@@ -24,7 +24,9 @@ public struct DeviceSelector: Sendable {
         let path = device ?? ""
         if let configuredPath { return path == configuredPath }
         now = max(now, received)
-        if mode >= 2 { lastFix[path] = (max(lastFix[path]?.received ?? 0, received), mode, accuracy < 0 ? .infinity : accuracy) }
+        if mode >= 2 {
+            lastFix[path] = (max(lastFix[path]?.received ?? 0, received), mode, accuracy < 0 ? .infinity : accuracy)
+        }
         if let current, current == path { return true }
         let staleNs = UInt64(staleAfter * 1e9)
         if let current, let fix = lastFix[current], now - min(fix.received, now) < staleNs {

@@ -37,7 +37,8 @@ public struct EpochCoalescer: Sendable {
 
         var learnedCount: Int? {
             guard history.count == EpochCoalescer.learnedEpochs, let first = history.first,
-                  history.allSatisfy({ $0 == first }) else { return nil }
+                history.allSatisfy({ $0 == first })
+            else { return nil }
             return first
         }
 
@@ -77,7 +78,9 @@ public struct EpochCoalescer: Sendable {
     }
 
     /// One report of a device's epoch `time`, with its TPV when it is one.
-    private mutating func count(device: String?, time: Date?, position: ReceiverReport?, receivedAt: UInt64) -> [ReceiverReport] {
+    private mutating func count(device: String?, time: Date?, position: ReceiverReport?, receivedAt: UInt64)
+        -> [ReceiverReport]
+    {
         let key = device ?? ""
         guard var epoch = devices[key] else {
             devices[key] = DeviceEpoch(time: time, last: position, receivedAt: receivedAt)
@@ -105,7 +108,9 @@ public struct EpochCoalescer: Sendable {
 
     /// Hands on an epoch with a time and a position report once it reached its learned count.
     private func closeIfComplete(_ epoch: inout DeviceEpoch, _ closed: inout [ReceiverReport]) {
-        guard closesEarly, epoch.time != nil, let learned = epoch.learnedCount, epoch.count == learned, let last = epoch.last else { return }
+        guard closesEarly, epoch.time != nil, let learned = epoch.learnedCount, epoch.count == learned,
+            let last = epoch.last
+        else { return }
         epoch.delivered = true
         closed.append(last)
     }
@@ -126,7 +131,9 @@ public struct EpochCoalescer: Sendable {
     /// Every open epoch, oldest first: the connection ended, and what was learned goes with it.
     public mutating func closeAll() -> [ReceiverReport] {
         defer { devices.removeAll() }
-        return devices.values.filter { !$0.delivered }.compactMap(\.last).sorted { $0.receivedAtNanoseconds < $1.receivedAtNanoseconds }
+        return devices.values.filter { !$0.delivered }.compactMap(\.last).sorted {
+            $0.receivedAtNanoseconds < $1.receivedAtNanoseconds
+        }
     }
 
     /// Closes one device's epoch: it was removed.

@@ -64,7 +64,9 @@ public struct LocationAssembler: Sendable {
     /// already delivered (its reports straddled the quiet period).
     public mutating func assemble(_ report: ReceiverReport, wallClock: Date) -> AssembledFix? {
         let key = report.device ?? ""
-        var state = devices[key] ?? DeviceState(clock: FixClock(resumingAfter: settings.timelineFloor), speeds: newSpeedFilter())
+        var state =
+            devices[key]
+            ?? DeviceState(clock: FixClock(resumingAfter: settings.timelineFloor), speeds: newSpeedFilter())
         defer { devices[key] = state }
         if let time = report.time, let last = state.lastEpochTime, time == last { return nil }
         if report.time != nil { state.lastEpochTime = report.time }
@@ -75,10 +77,14 @@ public struct LocationAssembler: Sendable {
         // GST describes its own epoch; a GST from another epoch says nothing about this fix.
         let noise = state.noises.last { $0.time == report.time && report.time != nil }
         let horizontal = AccuracyModel.horizontal(report, noise: noise)
-        guard selector.accept(device: report.device, mode: report.mode, accuracy: horizontal, received: report.receivedAtNanoseconds) else {
+        guard
+            selector.accept(
+                device: report.device, mode: report.mode, accuracy: horizontal, received: report.receivedAtNanoseconds)
+        else {
             return nil
         }
-        let (timestamp, _) = state.clock.place(gpsTime: report.time, received: report.receivedAtNanoseconds, wallClock: wallClock)
+        let (timestamp, _) = state.clock.place(
+            gpsTime: report.time, received: report.receivedAtNanoseconds, wallClock: wallClock)
         // A course is an angle from north, 0 up to 360 (which is 0); anything else is no course.
         let course = report.track.flatMap { (0...360).contains($0) ? ($0 == 360 ? 0 : $0) : nil }
         let speed = state.speeds.filter(speed: report.speed, hasCourse: course != nil, at: timestamp)
@@ -109,7 +115,9 @@ public struct LocationAssembler: Sendable {
 
     private mutating func update(_ device: String?, _ body: (inout DeviceState) -> Void) {
         let key = device ?? ""
-        var state = devices[key] ?? DeviceState(clock: FixClock(resumingAfter: settings.timelineFloor), speeds: newSpeedFilter())
+        var state =
+            devices[key]
+            ?? DeviceState(clock: FixClock(resumingAfter: settings.timelineFloor), speeds: newSpeedFilter())
         body(&state)
         devices[key] = state
     }

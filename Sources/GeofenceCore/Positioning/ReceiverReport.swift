@@ -71,7 +71,10 @@ public struct PseudorangeNoise: Sendable, Equatable {
     public var longitudeSigma: Double?
     public var altitudeSigma: Double?
 
-    public init(device: String? = nil, time: Date? = nil, latitudeSigma: Double?, longitudeSigma: Double?, altitudeSigma: Double? = nil) {
+    public init(
+        device: String? = nil, time: Date? = nil, latitudeSigma: Double?, longitudeSigma: Double?,
+        altitudeSigma: Double? = nil
+    ) {
         self.device = device
         self.time = time
         self.latitudeSigma = latitudeSigma

@@ -16,11 +16,17 @@ public enum RFC3339 {
             return v
         }
         func byte(_ at: Int) -> UInt8? { at < b.count ? b[at] : nil }
-        guard let year = digits(0, 4), byte(4) == UInt8(ascii: "-"), let month = digits(5, 2), byte(7) == UInt8(ascii: "-"),
-              let day = digits(8, 2), let t = byte(10), t == UInt8(ascii: "T") || t == UInt8(ascii: "t") || t == UInt8(ascii: " "),
-              let hour = digits(11, 2), byte(13) == UInt8(ascii: ":"), let minute = digits(14, 2), byte(16) == UInt8(ascii: ":"),
-              let second = digits(17, 2) else { return nil }
-        guard (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year), hour < 24, minute < 60, second <= 60 else { return nil }
+        guard let year = digits(0, 4), byte(4) == UInt8(ascii: "-"), let month = digits(5, 2),
+            byte(7) == UInt8(ascii: "-"),
+            let day = digits(8, 2), let t = byte(10),
+            t == UInt8(ascii: "T") || t == UInt8(ascii: "t") || t == UInt8(ascii: " "),
+            let hour = digits(11, 2), byte(13) == UInt8(ascii: ":"), let minute = digits(14, 2),
+            byte(16) == UInt8(ascii: ":"),
+            let second = digits(17, 2)
+        else { return nil }
+        guard (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year), hour < 24, minute < 60,
+            second <= 60
+        else { return nil }
         var at = 19
         var fraction = 0.0
         if byte(at) == UInt8(ascii: ".") {
@@ -39,7 +45,9 @@ public enum RFC3339 {
         case UInt8(ascii: "Z"), UInt8(ascii: "z"):
             at += 1
         case let sign? where sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-"):
-            guard let h = digits(at + 1, 2), byte(at + 3) == UInt8(ascii: ":"), let m = digits(at + 4, 2), h < 24, m < 60 else { return nil }
+            guard let h = digits(at + 1, 2), byte(at + 3) == UInt8(ascii: ":"), let m = digits(at + 4, 2), h < 24,
+                m < 60
+            else { return nil }
             offset = (h * 60 + m) * 60 * (sign == UInt8(ascii: "+") ? 1 : -1)
             at += 6
         default:

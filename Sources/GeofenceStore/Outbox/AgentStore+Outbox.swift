@@ -8,7 +8,8 @@ extension AgentStore: OutboxRepository {
     /// Runs `body` isolated to the store, synchronously: the caller is on the store's thread already
     /// (the outbox shares it), which `assumeIsolated` checks.
     private nonisolated func onStoreThread<T: Sendable>(_ body: @Sendable (isolated AgentStore) throws(StoreError) -> T)
-        throws(StoreError) -> T {
+        throws(StoreError) -> T
+    {
         try assumeIsolated { store in Result { () throws(StoreError) -> T in try body(store) } }.get()
     }
 
@@ -16,14 +17,16 @@ extension AgentStore: OutboxRepository {
         try onStoreThread { store throws(StoreError) in
             try store.guarded { db in
                 var contents = OutboxContents()
-                let state = try db.statement("SELECT next_sequence, dropped_locations, dropped_transitions FROM outbox_state WHERE id = 1")
+                let state = try db.statement(
+                    "SELECT next_sequence, dropped_locations, dropped_transitions FROM outbox_state WHERE id = 1")
                 if try state.step() {
                     contents.counters.nextSequence = state.int(0)
                     contents.counters.droppedLocations = state.int(1)
                     contents.counters.droppedTransitions = state.int(2)
                 }
                 state.reset()
-                let kinds = try db.statement("SELECT kind, count(*), COALESCE(sum(length(payload)), 0) FROM outbox GROUP BY kind")
+                let kinds = try db.statement(
+                    "SELECT kind, count(*), COALESCE(sum(length(payload)), 0) FROM outbox GROUP BY kind")
                 while try kinds.step() {
                     guard let kind = kinds.text(0).flatMap(OutboxEntry.Kind.init(rawValue:)) else { continue }
                     contents.rows[kind] = (Int(kinds.int(1)), Int(kinds.int(2)))
@@ -33,11 +36,15 @@ extension AgentStore: OutboxRepository {
         }
     }
 
-    public nonisolated func oldestOutboxRows(kind: OutboxEntry.Kind, limit: Int) throws(StoreError) -> [(sequence: Int64, bytes: Int)] {
+    public nonisolated func oldestOutboxRows(kind: OutboxEntry.Kind, limit: Int) throws(StoreError) -> [(
+        sequence: Int64, bytes: Int
+    )] {
         try onStoreThread { store throws(StoreError) in
             try store.guarded { db in
-                let s = try db.statement("SELECT sequence, length(payload) FROM outbox WHERE kind = ?1 ORDER BY sequence LIMIT ?2")
-                    .bind(.text(kind.rawValue), .int(limit))
+                let s = try db.statement(
+                    "SELECT sequence, length(payload) FROM outbox WHERE kind = ?1 ORDER BY sequence LIMIT ?2"
+                )
+                .bind(.text(kind.rawValue), .int(limit))
                 var rows: [(sequence: Int64, bytes: Int)] = []
                 while try s.step() { rows.append((s.int(0), Int(s.int(1)))) }
                 return rows
@@ -72,11 +79,14 @@ extension AgentStore: OutboxRepository {
         }
     }
 
-    public nonisolated func commitFix(monitor: String, records: [(identifier: String, record: MonitorRecord)], lastFix: Location?,
-                                      indexFloor: Int?, removing: [String], outbox: OutboxWrite) throws(StoreError) {
+    public nonisolated func commitFix(
+        monitor: String, records: [(identifier: String, record: MonitorRecord)], lastFix: Location?,
+        indexFloor: Int?, removing: [String], outbox: OutboxWrite
+    ) throws(StoreError) {
         try onStoreThread { store throws(StoreError) in
-            try store.commit(monitor: monitor, records: records, lastFix: lastFix, indexFloor: indexFloor, removing: removing,
-                             outbox: outbox)
+            try store.commit(
+                monitor: monitor, records: records, lastFix: lastFix, indexFloor: indexFloor, removing: removing,
+                outbox: outbox)
         }
     }
 
@@ -84,21 +94,27 @@ extension AgentStore: OutboxRepository {
         try onStoreThread { store throws(StoreError) in try store.satisfiedRemovals(in: changes) }
     }
 
-    public nonisolated func applyChanges(_ changes: [ConditionChange], outbox: OutboxWrite) throws(StoreError) -> [ChangeResult] {
+    public nonisolated func applyChanges(_ changes: [ConditionChange], outbox: OutboxWrite) throws(StoreError)
+        -> [ChangeResult]
+    {
         try onStoreThread { store throws(StoreError) in try store.apply(changes, outbox: outbox) }
     }
 
     /// The oldest waiting entries after `sequence`, in order.
     public func pending(after sequence: Int64 = 0, limit: Int = 256) throws(StoreError) -> [OutboxEntry] {
         try guarded { db in
-            let s = try db.statement("""
+            let s = try db.statement(
+                """
                 SELECT sequence, event_id, kind, topic, payload, qos, retain FROM outbox WHERE sequence > ?1 ORDER BY sequence LIMIT ?2
-                """).bind(.integer(sequence), .int(limit))
+                """
+            ).bind(.integer(sequence), .int(limit))
             var out: [OutboxEntry] = []
             while try s.step() {
-                out.append(OutboxEntry(sequence: s.int(0), eventID: s.text(1) ?? "",
-                                       kind: OutboxEntry.Kind(rawValue: s.text(2) ?? "") ?? .transition,
-                                       topic: s.text(3) ?? "", payload: s.blob(4), qos: Int32(s.int(5)), retain: s.int(6) != 0))
+                out.append(
+                    OutboxEntry(
+                        sequence: s.int(0), eventID: s.text(1) ?? "",
+                        kind: OutboxEntry.Kind(rawValue: s.text(2) ?? "") ?? .transition,
+                        topic: s.text(3) ?? "", payload: s.blob(4), qos: Int32(s.int(5)), retain: s.int(6) != 0))
             }
             return out
         }
@@ -107,20 +123,26 @@ extension AgentStore: OutboxRepository {
     /// Inserts the rows, deletes the dropped ones and stores the counters, inside the caller's transaction.
     func write(_ write: OutboxWrite, _ db: Database) throws {
         guard !write.isEmpty else { return }
-        let insert = try db.statement("""
+        let insert = try db.statement(
+            """
             INSERT INTO outbox (sequence, event_id, kind, topic, payload, qos, retain, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
             """)
         let now = Date().timeIntervalSince1970
         for row in write.rows {
-            try insert.bind(.integer(row.sequence), .text(row.eventID), .text(row.kind.rawValue), .text(row.topic), .blob(row.payload),
-                            .integer(Int64(row.qos)), .int(row.retain ? 1 : 0), .real(now)).run()
+            try insert.bind(
+                .integer(row.sequence), .text(row.eventID), .text(row.kind.rawValue), .text(row.topic),
+                .blob(row.payload),
+                .integer(Int64(row.qos)), .int(row.retain ? 1 : 0), .real(now)
+            ).run()
             _ = try db.statement(insert.sql)  // resets the cached statement for the next row
         }
         for sequence in write.dropping {
             try db.statement("DELETE FROM outbox WHERE sequence = ?1").bind(.integer(sequence)).run()
         }
         let c = write.counters
-        try db.statement("UPDATE outbox_state SET next_sequence = ?1, dropped_locations = ?2, dropped_transitions = ?3 WHERE id = 1")
-            .bind(.integer(c.nextSequence), .integer(c.droppedLocations), .integer(c.droppedTransitions)).run()
+        try db.statement(
+            "UPDATE outbox_state SET next_sequence = ?1, dropped_locations = ?2, dropped_transitions = ?3 WHERE id = 1"
+        )
+        .bind(.integer(c.nextSequence), .integer(c.droppedLocations), .integer(c.droppedTransitions)).run()
     }
 }

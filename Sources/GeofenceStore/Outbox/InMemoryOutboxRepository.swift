@@ -19,10 +19,15 @@ public actor InMemoryOutboxRepository: OutboxRepository {
     public var held: [OutboxEntry] { rows }
 
     /// The record committed last for a condition.
-    public func record(monitor: String, identifier: String) -> MonitorRecord? { conditions[monitor]?[identifier]?.record }
+    public func record(monitor: String, identifier: String) -> MonitorRecord? {
+        conditions[monitor]?[identifier]?.record
+    }
 
-    private nonisolated func onExecutor<T: Sendable>(_ body: @Sendable (isolated InMemoryOutboxRepository) throws(StoreError) -> T)
-        throws(StoreError) -> T {
+    private nonisolated func onExecutor<T: Sendable>(
+        _ body: @Sendable (isolated InMemoryOutboxRepository) throws(StoreError) -> T
+    )
+        throws(StoreError) -> T
+    {
         try assumeIsolated { repository in Result { () throws(StoreError) -> T in try body(repository) } }.get()
     }
 
@@ -38,8 +43,12 @@ public actor InMemoryOutboxRepository: OutboxRepository {
         }
     }
 
-    public nonisolated func oldestOutboxRows(kind: OutboxEntry.Kind, limit: Int) throws(StoreError) -> [(sequence: Int64, bytes: Int)] {
-        try onExecutor { r in r.rows.lazy.filter { $0.kind == kind }.prefix(limit).map { ($0.sequence, $0.payload.count) } }
+    public nonisolated func oldestOutboxRows(kind: OutboxEntry.Kind, limit: Int) throws(StoreError) -> [(
+        sequence: Int64, bytes: Int
+    )] {
+        try onExecutor { r in
+            r.rows.lazy.filter { $0.kind == kind }.prefix(limit).map { ($0.sequence, $0.payload.count) }
+        }
     }
 
     public nonisolated func pendingOutbox(after sequence: Int64, limit: Int) throws(StoreError) -> [OutboxEntry] {
@@ -60,8 +69,10 @@ public actor InMemoryOutboxRepository: OutboxRepository {
         }
     }
 
-    public nonisolated func commitFix(monitor: String, records: [(identifier: String, record: MonitorRecord)], lastFix: Location?,
-                                      indexFloor: Int?, removing: [String], outbox: OutboxWrite) throws(StoreError) {
+    public nonisolated func commitFix(
+        monitor: String, records: [(identifier: String, record: MonitorRecord)], lastFix: Location?,
+        indexFloor: Int?, removing: [String], outbox: OutboxWrite
+    ) throws(StoreError) {
         try onExecutor { r throws(StoreError) in
             try r.apply(outbox)
             for identifier in removing { r.conditions[monitor]?[identifier] = nil }
@@ -72,22 +83,28 @@ public actor InMemoryOutboxRepository: OutboxRepository {
         }
     }
 
-    public nonisolated func satisfiedRemovals(_ changes: [AgentStore.ConditionChange]) throws(StoreError) -> [AgentStore.RemovedWhileInside] {
+    public nonisolated func satisfiedRemovals(_ changes: [AgentStore.ConditionChange]) throws(StoreError) -> [AgentStore
+        .RemovedWhileInside]
+    {
         try onExecutor { r in
             var out: [AgentStore.RemovedWhileInside] = []
             for case .remove(let identifier, let monitor) in changes {
                 for name in r.conditions.keys.sorted() where monitor == nil || monitor == name {
                     guard let held = r.conditions[name]?[identifier], held.record?.state == .satisfied else { continue }
-                    out.append(AgentStore.RemovedWhileInside(monitor: name, identifier: identifier, condition: held.condition,
-                                                              lastFix: r.lastFixes[name]))
+                    out.append(
+                        AgentStore.RemovedWhileInside(
+                            monitor: name, identifier: identifier, condition: held.condition,
+                            lastFix: r.lastFixes[name]))
                 }
             }
             return out
         }
     }
 
-    public nonisolated func applyChanges(_ changes: [AgentStore.ConditionChange], outbox: OutboxWrite) throws(StoreError)
-        -> [AgentStore.ChangeResult] {
+    public nonisolated func applyChanges(_ changes: [AgentStore.ConditionChange], outbox: OutboxWrite)
+        throws(StoreError)
+        -> [AgentStore.ChangeResult]
+    {
         try onExecutor { r throws(StoreError) in
             try r.apply(outbox)
             return changes.map { change in
@@ -96,7 +113,9 @@ public actor InMemoryOutboxRepository: OutboxRepository {
                     r.conditions[input.monitor, default: [:]][input.identifier] = (input.condition, nil)
                     return .stored
                 case .remove(let identifier, let monitor):
-                    let names = r.conditions.keys.sorted().filter { (monitor == nil || monitor == $0) && r.conditions[$0]?[identifier] != nil }
+                    let names = r.conditions.keys.sorted().filter {
+                        (monitor == nil || monitor == $0) && r.conditions[$0]?[identifier] != nil
+                    }
                     for name in names { r.conditions[name]?[identifier] = nil }
                     return .removed(monitors: names)
                 }

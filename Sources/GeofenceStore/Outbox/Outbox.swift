@@ -37,8 +37,10 @@ public actor Outbox {
     }
 
     /// Opens the outbox over `repository`, reading its counters and what it holds.
-    public static func open(_ repository: any OutboxRepository, limits: OutboxLimits = OutboxLimits(),
-                            logger: Logger) async throws(StoreError) -> Outbox {
+    public static func open(
+        _ repository: any OutboxRepository, limits: OutboxLimits = OutboxLimits(),
+        logger: Logger
+    ) async throws(StoreError) -> Outbox {
         let outbox = Outbox(repository: repository, limits: limits, logger: logger)
         try await outbox.load()
         return outbox
@@ -62,11 +64,14 @@ public actor Outbox {
     /// Commits what a fix changed (records, last fix, expired conditions) with the rows for its events, in
     /// one transaction, then hands the rows to the publisher. Nothing is published before it returns.
     @discardableResult
-    public func commit(monitor: String, records: [(identifier: String, record: MonitorRecord)], lastFix: Location?,
-                       indexFloor: Int? = nil, removing: [String] = [], items: [OutboxItem]) throws(StoreError) -> [OutboxEntry] {
+    public func commit(
+        monitor: String, records: [(identifier: String, record: MonitorRecord)], lastFix: Location?,
+        indexFloor: Int? = nil, removing: [String] = [], items: [OutboxItem]
+    ) throws(StoreError) -> [OutboxEntry] {
         let (write, after) = try prepare(items)
-        try repository.commitFix(monitor: monitor, records: records, lastFix: lastFix, indexFloor: indexFloor, removing: removing,
-                                 outbox: write)
+        try repository.commitFix(
+            monitor: monitor, records: records, lastFix: lastFix, indexFloor: indexFloor, removing: removing,
+            outbox: write)
         return written(write, after)
     }
 
@@ -82,8 +87,10 @@ public actor Outbox {
     /// Applies condition changes (a sync, a removal) with the exit of each condition deleted while the
     /// vehicle was inside, in one transaction: a crash never leaves a deleted condition whose vehicle was
     /// inside without its exit, nor an exit for a condition still stored.
-    public func apply(_ changes: [AgentStore.ConditionChange],
-                      exits: (AgentStore.RemovedWhileInside) -> [OutboxItem]) throws(StoreError) -> [AgentStore.ChangeResult] {
+    public func apply(
+        _ changes: [AgentStore.ConditionChange],
+        exits: (AgentStore.RemovedWhileInside) -> [OutboxItem]
+    ) throws(StoreError) -> [AgentStore.ChangeResult] {
         let removed = try repository.satisfiedRemovals(changes)
         let (write, after) = try prepare(removed.flatMap(exits))
         let results = try repository.applyChanges(changes, outbox: write)
@@ -100,12 +107,16 @@ public actor Outbox {
             let sequence = write.counters.nextSequence
             let id = EventID.make()
             let payload = item.payload(id, sequence)
-            write.rows.append(OutboxEntry(sequence: sequence, eventID: id, kind: item.kind, topic: item.topic, payload: payload,
-                                          qos: item.qos, retain: item.retain))
+            write.rows.append(
+                OutboxEntry(
+                    sequence: sequence, eventID: id, kind: item.kind, topic: item.topic, payload: payload,
+                    qos: item.qos, retain: item.retain))
             after.add(item.kind, bytes: payload.count)
             write.counters.nextSequence += 1
         }
-        let locations = try drop(.location, &write, &after) { $0.rows > limits.maximumRows || $0.bytes > limits.maximumBytes }
+        let locations = try drop(.location, &write, &after) {
+            $0.rows > limits.maximumRows || $0.bytes > limits.maximumBytes
+        }
         let transitions = try drop(.transition, &write, &after) {
             $0.rows > limits.hardMaximumRows || $0.bytes > limits.hardMaximumBytes
         }
@@ -118,9 +129,12 @@ public actor Outbox {
     }
 
     /// Drops the oldest rows of `kind` while `over`: those stored first, then this write's own.
-    private func drop(_ kind: OutboxEntry.Kind, _ write: inout OutboxWrite, _ after: inout OutboxStats,
-                      while over: (OutboxStats) -> Bool) throws(StoreError) -> Int {
-        var dropped = 0, skip = 0
+    private func drop(
+        _ kind: OutboxEntry.Kind, _ write: inout OutboxWrite, _ after: inout OutboxStats,
+        while over: (OutboxStats) -> Bool
+    ) throws(StoreError) -> Int {
+        var dropped = 0
+        var skip = 0
         while over(after) {
             let stored = try repository.oldestOutboxRows(kind: kind, limit: skip + 256).dropFirst(skip)
             guard !stored.isEmpty else { break }
@@ -142,14 +156,19 @@ public actor Outbox {
     @discardableResult
     private func written(_ write: OutboxWrite, _ after: OutboxStats) -> [OutboxEntry] {
         counters = write.counters
-        let dropped = after.droppedLocations - stats.droppedLocations + after.droppedTransitions - stats.droppedTransitions
+        let dropped =
+            after.droppedLocations - stats.droppedLocations + after.droppedTransitions - stats.droppedTransitions
         if after.droppedLocations > stats.droppedLocations {
-            logger.warning("outbox full: dropped the oldest location updates",
-                           metadata: ["dropped": "\(after.droppedLocations - stats.droppedLocations)", "rows": "\(after.rows)"])
+            logger.warning(
+                "outbox full: dropped the oldest location updates",
+                metadata: ["dropped": "\(after.droppedLocations - stats.droppedLocations)", "rows": "\(after.rows)"])
         }
         if after.droppedTransitions > stats.droppedTransitions {
-            logger.error("outbox at its hard cap: dropped the oldest transitions",
-                         metadata: ["dropped": "\(after.droppedTransitions - stats.droppedTransitions)", "rows": "\(after.rows)"])
+            logger.error(
+                "outbox at its hard cap: dropped the oldest transitions",
+                metadata: [
+                    "dropped": "\(after.droppedTransitions - stats.droppedTransitions)", "rows": "\(after.rows)",
+                ])
         }
         stats = after
         guard !write.rows.isEmpty else { return [] }
@@ -198,7 +217,9 @@ public actor Outbox {
         guard !batch.isEmpty else { return }
         do {
             let deleted = try repository.deleteOutbox(batch.map(\.sequence))
-            for entry in batch where deleted.contains(entry.sequence) { stats.remove(entry.kind, bytes: entry.payload.count) }
+            for entry in batch where deleted.contains(entry.sequence) {
+                stats.remove(entry.kind, bytes: entry.payload.count)
+            }
         } catch {
             acknowledgedEntries.withLock { $0.insert(contentsOf: batch, at: 0) }
             throw error

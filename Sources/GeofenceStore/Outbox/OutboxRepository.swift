@@ -16,7 +16,8 @@ public struct OutboxContents: Sendable, Equatable {
     public init() {}
 
     public static func == (a: Self, b: Self) -> Bool {
-        a.counters == b.counters && a.rows.mapValues { [$0.count, $0.bytes] } == b.rows.mapValues { [$0.count, $0.bytes] }
+        a.counters == b.counters
+            && a.rows.mapValues { [$0.count, $0.bytes] } == b.rows.mapValues { [$0.count, $0.bytes] }
     }
 }
 
@@ -52,9 +53,10 @@ public protocol OutboxRepository: Actor {
     nonisolated func deleteOutbox(_ sequences: [Int64]) throws(StoreError) -> Set<Int64>
     /// Commits what a fix changed (records, last fix, expired conditions) with its outbox write, in one
     /// transaction: nothing is published before this returns.
-    nonisolated func commitFix(monitor: String, records: [(identifier: String, record: MonitorRecord)],
-                               lastFix: Location?, indexFloor: Int?, removing: [String],
-                               outbox: OutboxWrite) throws(StoreError)
+    nonisolated func commitFix(
+        monitor: String, records: [(identifier: String, record: MonitorRecord)],
+        lastFix: Location?, indexFloor: Int?, removing: [String],
+        outbox: OutboxWrite) throws(StoreError)
     /// The conditions these changes would delete while the vehicle is inside them: each needs its exit.
     nonisolated func satisfiedRemovals(_ changes: [AgentStore.ConditionChange]) throws(StoreError)
         -> [AgentStore.RemovedWhileInside]

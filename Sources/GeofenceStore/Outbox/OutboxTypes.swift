@@ -28,8 +28,10 @@ public struct OutboxItem: Sendable {
     /// Builds the payload once the id and sequence number are known.
     public var payload: @Sendable (_ eventID: String, _ sequence: Int64) -> [UInt8]
 
-    public init(kind: OutboxEntry.Kind, topic: String, qos: Int32 = 1, retain: Bool = false,
-                payload: @escaping @Sendable (_ eventID: String, _ sequence: Int64) -> [UInt8]) {
+    public init(
+        kind: OutboxEntry.Kind, topic: String, qos: Int32 = 1, retain: Bool = false,
+        payload: @escaping @Sendable (_ eventID: String, _ sequence: Int64) -> [UInt8]
+    ) {
         self.kind = kind
         self.topic = topic
         self.qos = qos

@@ -53,7 +53,10 @@ final class AsyncWindow: Sendable {
             await withCheckedContinuation { continuation in
                 let now = state.withLock { s -> Bool? in
                     if Task.isCancelled { return false }
-                    if s.available > 0 { s.available -= 1; return true }
+                    if s.available > 0 {
+                        s.available -= 1
+                        return true
+                    }
                     s.waiters.append((id, continuation))
                     return nil
                 }

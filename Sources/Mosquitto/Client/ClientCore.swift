@@ -160,7 +160,9 @@ final class ClientCore: MosquittoEvents {
     }
 
     func received(_ message: MQTTMessage) {
-        let targets = state.withLock { s in s.subscribers.values.filter { MosquittoHandle.topic(message.topic, matches: $0.filter) } }
+        let targets = state.withLock { s in
+            s.subscribers.values.filter { MosquittoHandle.topic(message.topic, matches: $0.filter) }
+        }
         for t in targets { t.continuation.yield(message) }
     }
 
@@ -187,7 +189,10 @@ final class ClientCore: MosquittoEvents {
                 s.pendingSubscribes.removeAll()
                 s.subscribers.removeAll()
             }
-            return (Array(s.pendingPublishes.values) + s.carryOver, Array(s.pendingSubscribes.values), Array(s.subscribers.values))
+            return (
+                Array(s.pendingPublishes.values) + s.carryOver, Array(s.pendingSubscribes.values),
+                Array(s.subscribers.values)
+            )
         }
         for p in publishes { p.waiter.resume(returning: .failure(.shutDown)) }
         for s in subscribes { s.waiter.resume(returning: .failure(.shutDown)) }

@@ -34,12 +34,15 @@ public final class MQTTClient: Service, Sendable {
         self.configuration = configuration
         core = ClientCore(logger: logger)
         guard (1...65_000).contains(configuration.maximumInflight) else {
-            throw MQTTError.configuration("maximumInflight \(configuration.maximumInflight) must be from 1 to 65000 (message ids are 16-bit)")
+            throw MQTTError.configuration(
+                "maximumInflight \(configuration.maximumInflight) must be from 1 to 65000 (message ids are 16-bit)")
         }
         guard !configuration.clientID.isEmpty else { throw MQTTError.configuration("the client id is empty") }
         let password = try configuration.password.resolve()
         if let tls = configuration.tls {
-            for (what, path) in [("CA file", tls.caFile), ("certificate file", tls.certificateFile), ("key file", tls.keyFile)] {
+            for (what, path) in [
+                ("CA file", tls.caFile), ("certificate file", tls.certificateFile), ("key file", tls.keyFile),
+            ] {
                 if let path, !FileManager.default.isReadableFile(atPath: path) {
                     throw MQTTError.configuration("TLS \(what) '\(path)' cannot be read")
                 }
@@ -49,7 +52,10 @@ public final class MQTTClient: Service, Sendable {
         do throws(MosquittoError) {
             var made: [MosquittoHandle] = []
             for index in configuration.brokers.indices {
-                made.append(try Self.makeHandle(configuration, clientID: configuration.clientID(forBroker: index), password: password, events: events))
+                made.append(
+                    try Self.makeHandle(
+                        configuration, clientID: configuration.clientID(forBroker: index), password: password,
+                        events: events))
             }
             handles = made
         } catch {
@@ -61,11 +67,16 @@ public final class MQTTClient: Service, Sendable {
         core.handle.withLock { $0 = handles[0] }
     }
 
-    private static func makeHandle(_ configuration: MQTTConfiguration, clientID: String, password: String?, events: ClientCore) throws(MosquittoError) -> MosquittoHandle {
-        let handle = try MosquittoHandle(clientID: clientID, cleanStart: configuration.sessionExpiry == 0, events: events)
+    private static func makeHandle(
+        _ configuration: MQTTConfiguration, clientID: String, password: String?, events: ClientCore
+    ) throws(MosquittoError) -> MosquittoHandle {
+        let handle = try MosquittoHandle(
+            clientID: clientID, cleanStart: configuration.sessionExpiry == 0, events: events)
         try handle.setProtocolVersion(configuration.protocolVersion == .v5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311)
         try handle.setNoDelay()
-        try handle.setReconnectDelay(minimum: UInt32(max(configuration.minimumRetryDelay, 1)), maximum: UInt32(max(configuration.maximumRetryDelay, 1)))
+        try handle.setReconnectDelay(
+            minimum: UInt32(max(configuration.minimumRetryDelay, 1)),
+            maximum: UInt32(max(configuration.maximumRetryDelay, 1)))
         if let username = configuration.username {
             try handle.setCredentials(username: username, password: password)
         }
@@ -101,12 +112,18 @@ public final class MQTTClient: Service, Sendable {
         guard !started.exchange(true, ordering: .acquiringAndReleasing) else { return }
         core.setStatus(.connecting)
         core.state.withLock { $0.attemptStarted = .now }
-        let handle = handle, configuration = configuration, logger = core.logger, core = core
+        let handle = handle
+        let configuration = configuration
+        let logger = core.logger
+        let core = core
         await worker.run {
             do {
                 try handle.loopStart()
-                try handle.connect(host: configuration.host, port: Int32(configuration.port), keepAlive: Int32(configuration.keepAlive),
-                                   sessionExpiry: configuration.protocolVersion == .v5 && configuration.sessionExpiry > 0 ? configuration.sessionExpiry : nil)
+                try handle.connect(
+                    host: configuration.host, port: Int32(configuration.port),
+                    keepAlive: Int32(configuration.keepAlive),
+                    sessionExpiry: configuration.protocolVersion == .v5 && configuration.sessionExpiry > 0
+                        ? configuration.sessionExpiry : nil)
             } catch {
                 logger.warning("MQTT first connection attempt: \(error); retrying")
                 core.state.withLock { $0.lastConnectionError = "\(error)" }
@@ -133,13 +150,17 @@ public final class MQTTClient: Service, Sendable {
                 ($0.status, $0.attemptStarted, $0.tlsProblem, $0.stopping, $0.lastConnectionError)
             }
             if stopping { return }
-            if status.isConnected { delay = configuration.minimumRetryDelay; continue }
+            if status.isConnected {
+                delay = configuration.minimumRetryDelay
+                continue
+            }
             let refused: Bool
             if case .refused = status { refused = true } else { refused = false }
             guard refused || ContinuousClock.now - started > .seconds(configuration.connectTimeout) else { continue }
             if !refused {
                 let lastError = lastConnectionError.map { " (\($0))" } ?? ""
-                let reason = tlsProblem.map { "TLS verification failed: \($0)" }
+                let reason =
+                    tlsProblem.map { "TLS verification failed: \($0)" }
                     ?? "no connection to \(broker) within \(Int(configuration.connectTimeout)) s\(lastError)"
                 if case .unreachable(reason) = status {} else { core.setStatus(.unreachable(reason: reason)) }
                 if tlsProblem == nil {
@@ -160,7 +181,9 @@ public final class MQTTClient: Service, Sendable {
             if Task.isCancelled || core.state.withLock({ $0.stopping }) { return }
             delay = min(delay * 2, configuration.maximumRetryDelay)
             core.state.withLock { $0.attemptStarted = .now }
-            let handle = handle, logger = core.logger, core = core
+            let handle = handle
+            let logger = core.logger
+            let core = core
             await worker.run {
                 // Never cancel the loop thread (that corrupts libmosquitto's state) and never reconnect
                 // while one runs: ask it to end, join it, reconnect alone, then start a fresh one.
@@ -182,10 +205,12 @@ public final class MQTTClient: Service, Sendable {
     /// handle on its first CONNACK, before anything newer, so the broker sees it again in order; the
     /// connect callback resubscribes where the session is new.
     private func failOver(to next: Int) async {
-        let from = broker, to = configuration.brokers[next]
+        let from = broker
+        let to = configuration.brokers[next]
         core.logger.warning("MQTT \(from) is gone; failing over to \(to)")
         core.state.withLock { $0.attemptStarted = .now }
-        let old = handle, new = handles[next]
+        let old = handle
+        let new = handles[next]
         await stopLoop(old)
         core.state.withLock { s in
             s.carryOver += s.pendingPublishes.values.sorted { $0.order < $1.order }
@@ -200,11 +225,15 @@ public final class MQTTClient: Service, Sendable {
         core.handle.withLock { $0 = new }
         brokerIndex.store(next, ordering: .relaxed)
         core.setStatus(.connecting)
-        let configuration = configuration, logger = core.logger, core = core
+        let configuration = configuration
+        let logger = core.logger
+        let core = core
         await worker.run {
             do {
-                try new.connect(host: to.host, port: Int32(to.port), keepAlive: Int32(configuration.keepAlive),
-                                sessionExpiry: configuration.protocolVersion == .v5 && configuration.sessionExpiry > 0 ? configuration.sessionExpiry : nil)
+                try new.connect(
+                    host: to.host, port: Int32(to.port), keepAlive: Int32(configuration.keepAlive),
+                    sessionExpiry: configuration.protocolVersion == .v5 && configuration.sessionExpiry > 0
+                        ? configuration.sessionExpiry : nil)
             } catch {
                 logger.debug("MQTT connection to \(to): \(error)")
                 core.state.withLock { $0.lastConnectionError = "\(error)" }
@@ -236,11 +265,15 @@ public final class MQTTClient: Service, Sendable {
     /// over while disconnected waits for the connection. A QoS 0 message while disconnected is refused
     /// rather than dropped silently.
     @discardableResult
-    public func publish(_ topic: String, payload: [UInt8], qos: MQTTQoS = .atLeastOnce, retain: Bool = false) async throws(MQTTError) -> MQTTReasonCode {
+    public func publish(_ topic: String, payload: [UInt8], qos: MQTTQoS = .atLeastOnce, retain: Bool = false)
+        async throws(MQTTError) -> MQTTReasonCode
+    {
         if core.state.withLock({ $0.stopping }) { throw .shutDown }
         if qos == .atMostOnce {
             guard status.isConnected else { throw .notConnected }
-            do throws(MosquittoError) { _ = try handle.publish(topic: topic, payload: payload, qos: 0, retain: retain) } catch { throw .library(error) }
+            do throws(MosquittoError) {
+                _ = try handle.publish(topic: topic, payload: payload, qos: 0, retain: retain)
+            } catch { throw .library(error) }
             return .success
         }
         guard await window.acquire() else { throw .cancelled }
@@ -267,22 +300,40 @@ public final class MQTTClient: Service, Sendable {
     /// Hands one QoS 1/2 message to libmosquitto and waits for its PUBACK. The lock is held across the
     /// call so that a fast PUBACK cannot arrive before its waiter is registered.
     /// A cancelled caller stops waiting at once with `.cancelled` (the message stays with libmosquitto).
-    private func send(_ topic: String, payload: [UInt8], qos: MQTTQoS, retain: Bool, whileStopping: Bool) async -> Result<MQTTReasonCode, MQTTError> {
+    private func send(_ topic: String, payload: [UInt8], qos: MQTTQoS, retain: Bool, whileStopping: Bool) async
+        -> Result<MQTTReasonCode, MQTTError>
+    {
         let core = core
         let slot = SendSlot()
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Result<MQTTReasonCode, MQTTError>, Never>) in
+            await withCheckedContinuation {
+                (continuation: CheckedContinuation<Result<MQTTReasonCode, MQTTError>, Never>) in
                 let waiter = ClientCore.PublishWaiter { continuation.resume(returning: $0) }
                 core.state.withLock { s in
-                    if slot.cancelled { waiter.resume(returning: .failure(.cancelled)); return }
-                    if s.stopping && !whileStopping { waiter.resume(returning: .failure(.shutDown)); return }
+                    if slot.cancelled {
+                        waiter.resume(returning: .failure(.cancelled))
+                        return
+                    }
+                    if s.stopping && !whileStopping {
+                        waiter.resume(returning: .failure(.shutDown))
+                        return
+                    }
                     // Moving to another broker: wait, as before a first connection, so that what the last
                     // broker did not acknowledge goes out first.
-                    if s.carryingOver { waiter.resume(returning: .failure(.library(MosquittoError(code: MosquittoError.noConnection, operation: "publish while failing over")))); return }
+                    if s.carryingOver {
+                        waiter.resume(
+                            returning: .failure(
+                                .library(
+                                    MosquittoError(
+                                        code: MosquittoError.noConnection, operation: "publish while failing over"))))
+                        return
+                    }
                     do throws(MosquittoError) {
                         let handle = core.handle.withLock { $0 }!
                         let mid = try handle.publish(topic: topic, payload: payload, qos: qos.rawValue, retain: retain)
-                        s.pendingPublishes[mid] = .init(topic: topic, payload: payload, qos: qos.rawValue, retain: retain, order: s.nextOrder, waiter: waiter)
+                        s.pendingPublishes[mid] = .init(
+                            topic: topic, payload: payload, qos: qos.rawValue, retain: retain, order: s.nextOrder,
+                            waiter: waiter)
                         s.nextOrder += 1
                         slot.mid = mid
                     } catch {
@@ -303,7 +354,8 @@ public final class MQTTClient: Service, Sendable {
     /// Hands a QoS 1 message to libmosquitto now and returns a ticket for its PUBACK, so that one task can
     /// keep several messages in flight and still put them on the wire in call order (an outbox drained in
     /// sequence). Waits only for a slot in the in-flight window, and for a first connection.
-    public func issue(_ topic: String, payload: [UInt8], retain: Bool = false) async throws(MQTTError) -> PublishTicket {
+    public func issue(_ topic: String, payload: [UInt8], retain: Bool = false) async throws(MQTTError) -> PublishTicket
+    {
         if core.state.withLock({ $0.stopping }) { throw .shutDown }
         guard await window.acquire() else { throw .cancelled }
         let ticket = PublishTicket(window: window)
@@ -311,11 +363,17 @@ public final class MQTTClient: Service, Sendable {
         while true {
             let issued: MQTTError? = core.state.withLock { s in
                 if s.stopping { return .shutDown }
-                if s.carryingOver { return .library(MosquittoError(code: MosquittoError.noConnection, operation: "publish while failing over")) }
+                if s.carryingOver {
+                    return .library(
+                        MosquittoError(code: MosquittoError.noConnection, operation: "publish while failing over"))
+                }
                 do throws(MosquittoError) {
                     let handle = core.handle.withLock { $0 }!
-                    let mid = try handle.publish(topic: topic, payload: payload, qos: MQTTQoS.atLeastOnce.rawValue, retain: retain)
-                    s.pendingPublishes[mid] = .init(topic: topic, payload: payload, qos: MQTTQoS.atLeastOnce.rawValue, retain: retain, order: s.nextOrder, waiter: waiter)
+                    let mid = try handle.publish(
+                        topic: topic, payload: payload, qos: MQTTQoS.atLeastOnce.rawValue, retain: retain)
+                    s.pendingPublishes[mid] = .init(
+                        topic: topic, payload: payload, qos: MQTTQoS.atLeastOnce.rawValue, retain: retain,
+                        order: s.nextOrder, waiter: waiter)
                     s.nextOrder += 1
                     return nil
                 } catch {
@@ -345,7 +403,9 @@ public final class MQTTClient: Service, Sendable {
 
     /// Publishes UTF-8 text.
     @discardableResult
-    public func publish(_ topic: String, text: String, qos: MQTTQoS = .atLeastOnce, retain: Bool = false) async throws(MQTTError) -> MQTTReasonCode {
+    public func publish(_ topic: String, text: String, qos: MQTTQoS = .atLeastOnce, retain: Bool = false)
+        async throws(MQTTError) -> MQTTReasonCode
+    {
         try await publish(topic, payload: Array(text.utf8), qos: qos, retain: retain)
     }
 
@@ -365,7 +425,8 @@ public final class MQTTClient: Service, Sendable {
         continuation.onTermination = { [weak self] _ in self?.dropSubscriber(id, filter: filter) }
         let subscription = MQTTSubscription(filter: filter, stream: stream)
         guard status.isConnected else { return subscription }
-        let handle = handle, core = core
+        let handle = handle
+        let core = core
         let result = await withCheckedContinuation { (waiter: ClientCore.SubscribeWaiter) in
             core.state.withLock { s in
                 do throws(MosquittoError) {
@@ -398,17 +459,24 @@ public final class MQTTClient: Service, Sendable {
     /// Publishes the will explicitly (a normal disconnect discards it), waits up to `timeout` for its
     /// acknowledgement, then disconnects and stops the network loop. Waiting calls end with `.shutDown`.
     public func shutdown(timeout: Duration = .seconds(3)) async {
-        guard core.state.withLock({ s -> Bool in
-            defer { s.stopping = true }
-            return !s.stopping
-        }) else { return }
+        guard
+            core.state.withLock({ s -> Bool in
+                defer { s.stopping = true }
+                return !s.stopping
+            })
+        else { return }
         supervisor.withLock { $0?.cancel() }
         if let will = configuration.will, status.isConnected {
             _ = await withTaskGroup(of: Bool.self) { group in
                 group.addTask {
-                    await self.send(will.topic, payload: will.payload, qos: will.qos, retain: will.retain, whileStopping: true).isSuccess
+                    await self.send(
+                        will.topic, payload: will.payload, qos: will.qos, retain: will.retain, whileStopping: true
+                    ).isSuccess
                 }
-                group.addTask { try? await Task.sleep(for: timeout); return false }
+                group.addTask {
+                    try? await Task.sleep(for: timeout)
+                    return false
+                }
                 let first = await group.next() ?? false
                 group.cancelAll()
                 return first

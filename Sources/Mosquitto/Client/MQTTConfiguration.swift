@@ -143,7 +143,8 @@ public enum MQTTError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .configuration(let m): "MQTT configuration: \(m)"
         case .library(let e): "MQTT: \(e)"
-        case .notAuthorized(let topic): "MQTT: not authorized for '\(topic)' (reason 135): check the broker's ACL for this client"
+        case .notAuthorized(let topic):
+            "MQTT: not authorized for '\(topic)' (reason 135): check the broker's ACL for this client"
         case .refused(let topic, let reason): "MQTT: '\(topic)' refused by the broker, reason \(reason)"
         case .notConnected: "MQTT: not connected (a QoS 0 message would be lost)"
         case .shutDown: "MQTT: the client is shutting down"

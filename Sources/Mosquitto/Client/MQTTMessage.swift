@@ -19,8 +19,10 @@ public struct MQTTMessage: Sendable, Equatable {
     /// MQTT 5 content type, if set.
     public var contentType: String?
 
-    public init(topic: String, payload: [UInt8], qos: MQTTQoS = .atLeastOnce, retained: Bool = false,
-                userProperties: [(String, String)] = [], contentType: String? = nil) {
+    public init(
+        topic: String, payload: [UInt8], qos: MQTTQoS = .atLeastOnce, retained: Bool = false,
+        userProperties: [(String, String)] = [], contentType: String? = nil
+    ) {
         self.topic = topic
         self.payload = payload
         self.qos = qos
@@ -52,8 +54,10 @@ public struct MQTTMessage: Sendable, Equatable {
         var cursor: OpaquePointer? = properties
         var first = true
         while true {
-            var name: UnsafeMutablePointer<CChar>? = nil, value: UnsafeMutablePointer<CChar>? = nil
-            let found = mosquitto_property_read_string_pair(cursor, Int32(MQTT_PROP_USER_PROPERTY.rawValue), &name, &value, !first)
+            var name: UnsafeMutablePointer<CChar>? = nil
+            var value: UnsafeMutablePointer<CChar>? = nil
+            let found = mosquitto_property_read_string_pair(
+                cursor, Int32(MQTT_PROP_USER_PROPERTY.rawValue), &name, &value, !first)
             first = false
             guard let found else { break }
             if let name, let value { userProperties.append((String(cString: name), String(cString: value))) }
@@ -62,7 +66,9 @@ public struct MQTTMessage: Sendable, Equatable {
             cursor = found
         }
         var type: UnsafeMutablePointer<CChar>? = nil
-        if mosquitto_property_read_string(properties, Int32(MQTT_PROP_CONTENT_TYPE.rawValue), &type, false) != nil, let type {
+        if mosquitto_property_read_string(properties, Int32(MQTT_PROP_CONTENT_TYPE.rawValue), &type, false) != nil,
+            let type
+        {
             contentType = String(cString: type)
             free(type)
         }
@@ -70,5 +76,5 @@ public struct MQTTMessage: Sendable, Equatable {
 }
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif

@@ -23,7 +23,10 @@ final class BlockingWorker: Sendable {
         while true {
             signal.wait()
             let next: Job? = state.withLock { s in s.jobs.isEmpty ? nil : s.jobs.removeFirst() }
-            if let next { next.body(); continue }
+            if let next {
+                next.body()
+                continue
+            }
             if state.withLock({ $0.stopping }) { return }
         }
     }

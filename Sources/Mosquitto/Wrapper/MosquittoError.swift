@@ -28,7 +28,8 @@ public struct MosquittoError: Error, Sendable, Equatable, CustomStringConvertibl
     @inline(__always)
     static func check(_ code: Int32, _ operation: @autoclosure () -> String) throws(MosquittoError) {
         guard code == Int32(MOSQ_ERR_SUCCESS.rawValue) else {
-            throw MosquittoError(code: code, operation: operation(), systemError: code == Self.errno ? Glibc.errno : nil)
+            throw MosquittoError(
+                code: code, operation: operation(), systemError: code == Self.errno ? Glibc.errno : nil)
         }
     }
 }
@@ -49,5 +50,5 @@ public struct MQTTReasonCode: Sendable, Equatable, Hashable, CustomStringConvert
 }
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif

@@ -19,33 +19,43 @@ enum MosquittoCallbacks {
         return Unmanaged<EventsBox>.fromOpaque(obj).takeUnretainedValue().events
     }
 
-    static let onConnect: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32, Int32, OpaquePointer?) -> Void = { _, obj, rc, flags, _ in
-        events(obj)?.connected(reason: rc, sessionPresent: flags & 1 == 1)
-    }
+    static let onConnect:
+        @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32, Int32, OpaquePointer?) -> Void = {
+            _, obj, rc, flags, _ in
+            events(obj)?.connected(reason: rc, sessionPresent: flags & 1 == 1)
+        }
 
-    static let onDisconnect: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32, OpaquePointer?) -> Void = { _, obj, rc, _ in
-        events(obj)?.disconnected(reason: rc)
-    }
+    static let onDisconnect: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32, OpaquePointer?) -> Void =
+        { _, obj, rc, _ in
+            events(obj)?.disconnected(reason: rc)
+        }
 
-    static let onPublish: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32, Int32, OpaquePointer?) -> Void = { _, obj, mid, reason, _ in
-        events(obj)?.published(mid: mid, reason: reason)
-    }
+    static let onPublish:
+        @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32, Int32, OpaquePointer?) -> Void = {
+            _, obj, mid, reason, _ in
+            events(obj)?.published(mid: mid, reason: reason)
+        }
 
-    static let onSubscribe: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32, Int32, UnsafePointer<Int32>?, OpaquePointer?) -> Void = { _, obj, mid, count, granted, _ in
-        let codes = granted.map { Array(UnsafeBufferPointer(start: $0, count: Int(count))) } ?? []
-        events(obj)?.subscribed(mid: mid, granted: codes)
-    }
+    static let onSubscribe:
+        @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32, Int32, UnsafePointer<Int32>?, OpaquePointer?)
+            -> Void = { _, obj, mid, count, granted, _ in
+                let codes = granted.map { Array(UnsafeBufferPointer(start: $0, count: Int(count))) } ?? []
+                events(obj)?.subscribed(mid: mid, granted: codes)
+            }
 
-    static let onMessage: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, UnsafePointer<mosquitto_message>?, OpaquePointer?) -> Void = { _, obj, message, properties in
-        guard let message, let events = events(obj) else { return }
-        events.received(MQTTMessage(copying: message.pointee, properties: properties))
-    }
+    static let onMessage:
+        @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, UnsafePointer<mosquitto_message>?, OpaquePointer?) ->
+            Void = { _, obj, message, properties in
+                guard let message, let events = events(obj) else { return }
+                events.received(MQTTMessage(copying: message.pointee, properties: properties))
+            }
 
     /// libmosquitto logs every packet at debug level; only warnings and errors are worth a String.
-    static let onLog: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32, UnsafePointer<CChar>?) -> Void = { _, obj, level, line in
-        guard let line, level & (MOSQ_LOG_ERR | MOSQ_LOG_WARNING | MOSQ_LOG_NOTICE) != 0 else { return }
-        events(obj)?.logged(level: level, line: String(cString: line))
-    }
+    static let onLog: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32, UnsafePointer<CChar>?) -> Void =
+        { _, obj, level, line in
+            guard let line, level & (MOSQ_LOG_ERR | MOSQ_LOG_WARNING | MOSQ_LOG_NOTICE) != 0 else { return }
+            events(obj)?.logged(level: level, line: String(cString: line))
+        }
 }
 
 /// Keeps the events receiver alive for as long as the C handle may call it.

@@ -52,7 +52,9 @@ final class MosquittoHandle: @unchecked Sendable {
     }
 
     func setWill(topic: String, payload: [UInt8], qos: Int32, retain: Bool) throws(MosquittoError) {
-        let rc = payload.withUnsafeBytes { mosquitto_will_set_v5(raw, topic, Int32($0.count), $0.baseAddress, qos, retain, nil) }
+        let rc = payload.withUnsafeBytes {
+            mosquitto_will_set_v5(raw, topic, Int32($0.count), $0.baseAddress, qos, retain, nil)
+        }
         try MosquittoError.check(rc, "set will on \(topic)")
     }
 
@@ -80,10 +82,12 @@ final class MosquittoHandle: @unchecked Sendable {
         defer { mosquitto_property_free_all(&properties) }
         if let sessionExpiry {
             try MosquittoError.check(
-                mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue), sessionExpiry),
+                mosquitto_property_add_int32(
+                    &properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue), sessionExpiry),
                 "add session expiry")
         }
-        try MosquittoError.check(mosquitto_connect_bind_v5(raw, host, port, keepAlive, nil, properties), "connect to \(host):\(port)")
+        try MosquittoError.check(
+            mosquitto_connect_bind_v5(raw, host, port, keepAlive, nil, properties), "connect to \(host):\(port)")
     }
 
     /// Blocking. Connects again with the parameters of the last `connect`.
@@ -100,7 +104,9 @@ final class MosquittoHandle: @unchecked Sendable {
     /// Queues a publish and returns its message id; the PUBACK arrives through `published`.
     func publish(topic: String, payload: [UInt8], qos: Int32, retain: Bool) throws(MosquittoError) -> Int32 {
         var mid: Int32 = 0
-        let rc = payload.withUnsafeBytes { mosquitto_publish_v5(raw, &mid, topic, Int32($0.count), $0.baseAddress, qos, retain, nil) }
+        let rc = payload.withUnsafeBytes {
+            mosquitto_publish_v5(raw, &mid, topic, Int32($0.count), $0.baseAddress, qos, retain, nil)
+        }
         try MosquittoError.check(rc, "publish to \(topic)")
         return mid
     }

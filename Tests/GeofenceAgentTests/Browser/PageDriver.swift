@@ -18,8 +18,12 @@ final class PageDriver {
 
     /// What is missing to run a browser test, or nil. `scripts/setup --test` installs all of it.
     static var missing: String? {
-        if !FileManager.default.isExecutableFile(atPath: browser) { return "\(browser) (Debian's chromium-headless-shell)" }
-        if !FileManager.default.fileExists(atPath: repository.appendingPathComponent("dashboard/vendor/mqtt.min.js").path) {
+        if !FileManager.default.isExecutableFile(atPath: browser) {
+            return "\(browser) (Debian's chromium-headless-shell)"
+        }
+        if !FileManager.default.fileExists(
+            atPath: repository.appendingPathComponent("dashboard/vendor/mqtt.min.js").path)
+        {
             return "dashboard/vendor/ (scripts/dashboard)"
         }
         let probe = Process()
@@ -46,7 +50,9 @@ final class PageDriver {
         log = Self.outputDirectory.appendingPathComponent("driver-\(UUID().uuidString.prefix(8)).log")
         FileManager.default.createFile(atPath: log.path, contents: nil)
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", Self.repository.appendingPathComponent("Tests/GeofenceAgentTests/Browser/page_driver.py").path]
+        process.arguments = [
+            "python3", Self.repository.appendingPathComponent("Tests/GeofenceAgentTests/Browser/page_driver.py").path,
+        ]
         process.standardInput = input
         process.standardOutput = output
         process.standardError = try FileHandle(forWritingTo: log)
@@ -72,16 +78,22 @@ final class PageDriver {
             throw Failure(description: "the driver answered \(String(decoding: answer, as: UTF8.self))")
         }
         guard object["ok"] as? Bool == true else {
-            throw Failure(description: "\(command["op"] ?? "") \(command["js"] ?? command["url"] ?? ""): \(object["error"] ?? "failed")")
+            throw Failure(
+                description:
+                    "\(command["op"] ?? "") \(command["js"] ?? command["url"] ?? ""): \(object["error"] ?? "failed")")
         }
         return object["value"]
     }
 
-    func open(_ url: String, insecure: Bool = false) throws { try send(["op": "open", "url": url, "insecure": insecure]) }
+    func open(_ url: String, insecure: Bool = false) throws {
+        try send(["op": "open", "url": url, "insecure": insecure])
+    }
 
     /// Waits until a JavaScript expression is truthy in the page, and returns its value.
     @discardableResult
-    func wait(_ js: String, timeout: Double = 90) throws -> Any? { try send(["op": "wait", "js": js, "timeout": timeout]) }
+    func wait(_ js: String, timeout: Double = 90) throws -> Any? {
+        try send(["op": "wait", "js": js, "timeout": timeout])
+    }
 
     @discardableResult
     func evaluate(_ js: String) throws -> Any? { try send(["op": "eval", "js": js]) }

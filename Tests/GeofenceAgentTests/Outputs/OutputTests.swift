@@ -1,11 +1,12 @@
 import AgentFormats
-@testable import AgentOutputs
 import Foundation
-@testable import GeofenceAgent
 import GeofenceCore
 import GeofenceStore
 import Logging
 import Testing
+
+@testable import AgentOutputs
+@testable import GeofenceAgent
 
 /// The outputs as plug-ins: what each answers for what happened, in which delivery class, in which
 /// order; and each one's settings read from, and written back to, config.json.
@@ -23,9 +24,12 @@ import Testing
         """#
 
     var enter: MonitorEvent {
-        let at = Location(coordinate: Coordinate(latitude: 52, longitude: 5), horizontalAccuracy: 3, speed: 10, course: 90,
-                          timestamp: Date(timeIntervalSince1970: 1_767_225_600))
-        return MonitorEvent(identifier: "depot", kind: .enter, state: .satisfied, date: at.timestamp, location: at, conditionName: "Depot")
+        let at = Location(
+            coordinate: Coordinate(latitude: 52, longitude: 5), horizontalAccuracy: 3, speed: 10, course: 90,
+            timestamp: Date(timeIntervalSince1970: 1_767_225_600))
+        return MonitorEvent(
+            identifier: "depot", kind: .enter, state: .satisfied, date: at.timestamp, location: at,
+            conditionName: "Depot")
     }
 
     func event(_ e: MonitorEvent, origin: EventHappening.Origin = .fix) -> Happening {
@@ -33,8 +37,10 @@ import Testing
     }
 
     func location(_ reason: LocationHappening.Reason) -> Happening {
-        .location(LocationHappening(update: LiveUpdate(location: enter.location, isStationary: false), reason: reason, place: nil,
-                                    inside: [InsideCondition(identifier: "depot", name: "Depot")]))
+        .location(
+            LocationHappening(
+                update: LiveUpdate(location: enter.location, isStationary: false), reason: reason, place: nil,
+                inside: [InsideCondition(identifier: "depot", name: "Depot")]))
     }
 
     @Test func onlyOurOwnTopicsWhenNothingElseIsOn() throws {
@@ -42,7 +48,8 @@ import Testing
         #expect(o.outputs.count == 1 && !o.needsInsideConditions)
         #expect(o.messages(for: event(enter)).map(\.topic) == [testTopics.events])
         #expect(o.messages(for: location(.liveUpdate)).map(\.topic) == [testTopics.location])
-        #expect(o.messages(for: location(.transition)).isEmpty, "our location topic carries live updates and answers only")
+        #expect(
+            o.messages(for: location(.transition)).isEmpty, "our location topic carries live updates and answers only")
         #expect(o.announcements().isEmpty && o.announcementRequests.isEmpty)
         #expect(try o.services().isEmpty)
     }
@@ -51,13 +58,22 @@ import Testing
         let o = try outputs(everything)
         #expect(o.needsInsideConditions)
         let forEvent = o.messages(for: event(enter))
-        #expect(forEvent.map(\.topic) == [testTopics.events, "owntracks/test/v1/event", "\(testTopics.vehicleBase)/homeassistant/event"])
+        #expect(
+            forEvent.map(\.topic) == [
+                testTopics.events, "owntracks/test/v1/event", "\(testTopics.vehicleBase)/homeassistant/event",
+            ])
         #expect(forEvent.allSatisfy { $0.delivery == .durable && !$0.retain })
         let forLiveUpdate = o.messages(for: location(.liveUpdate))
-        #expect(forLiveUpdate.map(\.topic) == [testTopics.location, "owntracks/test/v1", "\(testTopics.vehicleBase)/homeassistant/attributes"])
+        #expect(
+            forLiveUpdate.map(\.topic) == [
+                testTopics.location, "owntracks/test/v1", "\(testTopics.vehicleBase)/homeassistant/attributes",
+            ])
         #expect(forLiveUpdate.allSatisfy { $0.delivery == .droppable && $0.retain })
         // Where a transition happened: only the tracker that shows what the vehicle is inside follows it.
-        #expect(o.messages(for: location(.transition)).map(\.topic) == ["\(testTopics.vehicleBase)/homeassistant/attributes"])
+        #expect(
+            o.messages(for: location(.transition)).map(\.topic) == [
+                "\(testTopics.vehicleBase)/homeassistant/attributes"
+            ])
         // A removal's exit is ours alone.
         #expect(o.messages(for: event(enter, origin: .removal)).map(\.topic) == [testTopics.events])
     }
@@ -66,9 +82,11 @@ import Testing
         let o = try outputs(everything)
         let items = o.messages(for: event(enter)).compactMap(\.outboxItem)
         #expect(items.map(\.kind) == [.transition, .transition, .transition])
-        let ours = try #require(JSONSerialization.jsonObject(with: Data(items[0].payload("id-1", 41))) as? [String: Any])
+        let ours = try #require(
+            JSONSerialization.jsonObject(with: Data(items[0].payload("id-1", 41))) as? [String: Any])
         #expect(ours["eventId"] as? String == "id-1" && ours["sequence"] as? Int == 41)
-        let theirs = try #require(JSONSerialization.jsonObject(with: Data(items[1].payload("id-2", 42))) as? [String: Any])
+        let theirs = try #require(
+            JSONSerialization.jsonObject(with: Data(items[1].payload("id-2", 42))) as? [String: Any])
         #expect(theirs["_type"] as? String == "transition" && theirs["wtst"] as? Int == 7)
     }
 
@@ -90,19 +108,27 @@ import Testing
 
     /// Each output reads its own object; the configuration writes it back in the form it reads.
     @Test func settingsGoThroughConfigJSONAndBack() throws {
-        let c = try AgentConfiguration.parse(Array(#"""
-            {"fleet":"test","vehicle":"v1","owntracks":{"enabled":true,"tid":"x1"},"homeAssistant":{"discoveryPrefix":"ha"},
-             "metrics":{"textfile":"m.prom"}}
-            """#.utf8), name: "config.json")
+        let c = try AgentConfiguration.parse(
+            Array(
+                #"""
+                {"fleet":"test","vehicle":"v1","owntracks":{"enabled":true,"tid":"x1"},"homeAssistant":{"discoveryPrefix":"ha"},
+                 "metrics":{"textfile":"m.prom"}}
+                """#.utf8), name: "config.json")
         #expect(c.outputs[OwnTracksSettings.self].tid == "x1" && c.outputs[OwnTracksSettings.self].enabled)
         #expect(c.outputs[HomeAssistantSettings.self].discoveryPrefix == "ha")
         #expect(c.outputs[MetricsSettings.self].textfile == "m.prom")
-        guard case .object(let top) = c.json else { Issue.record("not an object"); return }
+        guard case .object(let top) = c.json else {
+            Issue.record("not an object")
+            return
+        }
         for key in ["owntracks", "homeAssistant", "metrics"] { #expect(top[key] != nil, "\(key) is written out") }
-        #expect(try AgentConfiguration.parse(Array(c.json.jsonText.utf8), name: "again") == c, "read back, the same configuration")
+        #expect(
+            try AgentConfiguration.parse(Array(c.json.jsonText.utf8), name: "again") == c,
+            "read back, the same configuration")
         // A mistake in an output's object is refused with its path, as every key is.
         #expect(throws: AgentError.self) {
-            try AgentConfiguration.parse(Array(#"{"fleet":"f","vehicle":"v","owntracks":{"tid":"toolong"}}"#.utf8), name: "config.json")
+            try AgentConfiguration.parse(
+                Array(#"{"fleet":"f","vehicle":"v","owntracks":{"tid":"toolong"}}"#.utf8), name: "config.json")
         }
     }
 }

@@ -1,11 +1,12 @@
 import AgentOutputs
 import Foundation
-@testable import GeofenceAgent
 import GeofenceCore
 import GeofenceStore
 import Logging
 import Mosquitto
 import Testing
+
+@testable import GeofenceAgent
 
 /// The change applier with an in-memory store, monitors and broker: what a sync, a command or the CLI's
 /// inbox does, without a process or a broker.
@@ -16,12 +17,18 @@ struct ChangeApplierTests {
     let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
 
     func applier(stateRequest: @escaping @Sendable (String?) async -> Void = { _ in }) -> ChangeApplier {
-        ChangeApplier(store: store, host: host, publisher: publisher, topics: testTopics, logger: logger, stateRequest: stateRequest)
+        ChangeApplier(
+            store: store, host: host, publisher: publisher, topics: testTopics, logger: logger,
+            stateRequest: stateRequest)
     }
 
     @Test func aBatchStoresEveryGoodGeofenceInOneTransactionAndRefusesEachBadOneByName() async throws {
         var messages = (0..<500).map { geofenceMessage("g\($0)", circleFeature("g\($0)")) }
-        messages.insert(geofenceMessage("bad", #"{"type":"Feature","id":"bad","geometry":{"type":"Point","coordinates":[5,95]},"properties":{"radius":10}}"#), at: 100)
+        messages.insert(
+            geofenceMessage(
+                "bad",
+                #"{"type":"Feature","id":"bad","geometry":{"type":"Point","coordinates":[5,95]},"properties":{"radius":10}}"#
+            ), at: 100)
         messages.insert(geofenceMessage("mismatch", circleFeature("other")), at: 200)
         messages.insert(geofenceMessage("bad id!", circleFeature("x")), at: 300)
         let count = await applier().geofences(messages)
@@ -31,7 +38,10 @@ struct ChangeApplierTests {
         let errors = publisher.objects(on: testTopics.errors)
         #expect(errors.count == 3)
         #expect(errors.allSatisfy { $0["kind"] as? String == "geofence" })
-        #expect(errors.contains { ($0["reason"] as? String)?.contains("latitude 95") == true && $0["identifier"] as? String == "bad" })
+        #expect(
+            errors.contains {
+                ($0["reason"] as? String)?.contains("latitude 95") == true && $0["identifier"] as? String == "bad"
+            })
         #expect(errors.contains { ($0["reason"] as? String)?.contains("does not match the topic") == true })
     }
 
@@ -61,7 +71,9 @@ struct ChangeApplierTests {
         #expect(errors.count == 1)
         #expect(errors.first?["kind"] as? String == "store")
         #expect((errors.first?["reason"] as? String)?.contains("no space left") == true)
-        #expect(await host.identifiers["default"]?.contains("g3") == false, "what the store refused never reaches the monitors")
+        #expect(
+            await host.identifiers["default"]?.contains("g3") == false,
+            "what the store refused never reaches the monitors")
     }
 
     @Test func whileTheBrokerIsAwayRefusalsAreLoggedNotQueued() async throws {
@@ -80,9 +92,12 @@ struct ChangeApplierTests {
         #expect(store.settings["liveUpdates.started"] == "true")
         #expect(await a.command(MQTTMessage(topic: cmd, payload: Array(#"{"command":"reportLocation"}"#.utf8))))
         #expect(await host.locationReports == 1)
-        #expect(await a.command(MQTTMessage(topic: cmd, payload: Array(#"{"command":"reportState","monitor":"depots"}"#.utf8))))
+        #expect(
+            await a.command(
+                MQTTMessage(topic: cmd, payload: Array(#"{"command":"reportState","monitor":"depots"}"#.utf8))))
         #expect(await requests.monitors == ["depots"])
-        #expect(await a.command(MQTTMessage(topic: cmd, payload: Array("resync".utf8))) == false, "resync is the caller's")
+        #expect(
+            await a.command(MQTTMessage(topic: cmd, payload: Array("resync".utf8))) == false, "resync is the caller's")
         #expect(await a.command(MQTTMessage(topic: cmd, payload: Array("selfDestruct".utf8))))
         #expect(await a.command(MQTTMessage(topic: cmd, payload: Array(#"{"verb":"x"}"#.utf8))))
         let errors = publisher.objects(on: testTopics.errors)
@@ -104,8 +119,10 @@ struct ChangeApplierTests {
         let inbox = FileManager.default.temporaryDirectory.appendingPathComponent("inbox-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: inbox, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: inbox) }
-        try circleFeature("gate").write(to: inbox.appendingPathComponent("add-1.geojson"), atomically: true, encoding: .utf8)
-        try #"{"monitor":"default","identifier":"gate"}"#.write(to: inbox.appendingPathComponent("remove-2.json"), atomically: true, encoding: .utf8)
+        try circleFeature("gate").write(
+            to: inbox.appendingPathComponent("add-1.geojson"), atomically: true, encoding: .utf8)
+        try #"{"monitor":"default","identifier":"gate"}"#.write(
+            to: inbox.appendingPathComponent("remove-2.json"), atomically: true, encoding: .utf8)
         try "not json".write(to: inbox.appendingPathComponent("remove-3.json"), atomically: true, encoding: .utf8)
         let a = applier()
         await a.processInbox(inbox.path)

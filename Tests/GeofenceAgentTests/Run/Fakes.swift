@@ -1,17 +1,26 @@
 import AgentOutputs
 import Foundation
-@testable import GeofenceAgent
+import GPSD
 import GeofenceCore
 import GeofenceStore
-import GPSD
 import Mosquitto
 import Synchronization
+
+@testable import GeofenceAgent
 
 /// An in-memory store of conditions, with the store's rules: versions order updates, and an empty
 /// message deletes an identifier from every monitor. It can be told to fail, as a full disk does.
 final class FakeConditionStore: ConditionStoring, Sendable {
-    struct Row: Equatable { var version: Int64?; var source: String }
-    private let state = Mutex<(rows: [String: [String: Row]], settings: [String: String], failing: Set<String>, failAll: Bool, transactions: Int)>(([:], [:], [], false, 0))
+    struct Row: Equatable {
+        var version: Int64?
+        var source: String
+    }
+    private let state = Mutex<
+        (
+            rows: [String: [String: Row]], settings: [String: String], failing: Set<String>, failAll: Bool,
+            transactions: Int
+        )
+    >(([:], [:], [], false, 0))
 
     /// Every change naming one of these identifiers fails, and so does any batch holding one.
     func fail(identifiers: Set<String>) { state.withLock { $0.failing = identifiers } }
@@ -23,7 +32,9 @@ final class FakeConditionStore: ConditionStoring, Sendable {
 
     func apply(_ changes: [AgentStore.ConditionChange]) async throws(StoreError) -> [AgentStore.ChangeResult] {
         let failure: StoreError? = state.withLock { s in
-            if s.failAll || changes.contains(where: { s.failing.contains($0.identifier) }) { return .diskFull(detail: "fake: no space left") }
+            if s.failAll || changes.contains(where: { s.failing.contains($0.identifier) }) {
+                return .diskFull(detail: "fake: no space left")
+            }
             return nil
         }
         if let failure { throw failure }
@@ -32,13 +43,18 @@ final class FakeConditionStore: ConditionStoring, Sendable {
             return changes.map { change in
                 switch change {
                 case .put(let input):
-                    if let stored = s.rows[input.monitor]?[input.identifier]?.version, let incoming = input.condition.version, stored >= incoming {
+                    if let stored = s.rows[input.monitor]?[input.identifier]?.version,
+                        let incoming = input.condition.version, stored >= incoming
+                    {
                         return .olderVersion(stored: stored)
                     }
-                    s.rows[input.monitor, default: [:]][input.identifier] = Row(version: input.condition.version, source: input.source)
+                    s.rows[input.monitor, default: [:]][input.identifier] = Row(
+                        version: input.condition.version, source: input.source)
                     return .stored
                 case .remove(let identifier, let monitor):
-                    let names = s.rows.keys.sorted().filter { (monitor == nil || $0 == monitor) && s.rows[$0]?[identifier] != nil }
+                    let names = s.rows.keys.sorted().filter {
+                        (monitor == nil || $0 == monitor) && s.rows[$0]?[identifier] != nil
+                    }
                     for name in names { s.rows[name]?[identifier] = nil }
                     return .removed(monitors: names)
                 }
@@ -88,7 +104,8 @@ actor FakeMonitorHost: MonitorHost {
 
 /// A broker connection that records what was published, and can be down.
 final class FakePublisher: MessagePublishing, Sendable {
-    private let state = Mutex<(connected: Bool, messages: [(topic: String, payload: [UInt8], retain: Bool)])>((true, []))
+    private let state = Mutex<(connected: Bool, messages: [(topic: String, payload: [UInt8], retain: Bool)])>(
+        (true, []))
 
     init(connected: Bool = true) { state.withLock { $0.connected = connected } }
 
@@ -105,7 +122,9 @@ final class FakePublisher: MessagePublishing, Sendable {
 
     /// The JSON objects published on a topic.
     func objects(on topic: String) -> [[String: Any]] {
-        messages.filter { $0.topic == topic }.compactMap { try? JSONSerialization.jsonObject(with: Data($0.payload)) as? [String: Any] }
+        messages.filter { $0.topic == topic }.compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.payload)) as? [String: Any]
+        }
     }
 }
 
@@ -115,12 +134,15 @@ struct FakeSnapshotSource: SnapshotSource {
     var generation: Int { 1 }
 
     func snapshot(listing limit: Int) async -> AgentSnapshot {
-        AgentSnapshot(generation: 1, monitors: monitors.map { $0.summary(listing: limit) }, gps: GPSStatus(state: .fix),
-                      storeProblem: nil, waitingStateChanges: 0, liveUpdates: false, outbox: OutboxStats())
+        AgentSnapshot(
+            generation: 1, monitors: monitors.map { $0.summary(listing: limit) }, gps: GPSStatus(state: .fix),
+            storeProblem: nil, waitingStateChanges: 0, liveUpdates: false, outbox: OutboxStats())
     }
 
     func records(monitor: String?) async -> [(monitor: String, identifier: String, record: MonitorRecord)] {
-        monitors.filter { monitor == nil || $0.name == monitor }.flatMap { m in m.records.map { (m.name, $0.identifier, $0.record) } }
+        monitors.filter { monitor == nil || $0.name == monitor }.flatMap { m in
+            m.records.map { (m.name, $0.identifier, $0.record) }
+        }
     }
 }
 
@@ -135,5 +157,6 @@ func circleFeature(_ identifier: String, version: Int? = nil, radius: Double = 5
     var properties = #""radius":\#(radius)"#
     if let version { properties += #","version":\#(version)"# }
     if let monitor { properties += #","monitor":"\#(monitor)""# }
-    return #"{"type":"Feature","id":"\#(identifier)","geometry":{"type":"Point","coordinates":[5.0,52.0]},"properties":{\#(properties)}}"#
+    return
+        #"{"type":"Feature","id":"\#(identifier)","geometry":{"type":"Point","coordinates":[5.0,52.0]},"properties":{\#(properties)}}"#
 }

@@ -1,11 +1,12 @@
 import AgentOutputs
 import Foundation
-@testable import GeofenceAgent
+import Geocoding
 import GeofenceCore
 import GeofenceStore
-import Geocoding
 import Logging
 import Testing
+
+@testable import GeofenceAgent
 
 /// The fix processor over a store in a temporary file and no broker: conditions the applier gives it are
 /// decided on, every transition is committed to the outbox, and the snapshot tells the reporter the truth.
@@ -15,15 +16,19 @@ struct FixProcessorTests {
     @Test func transitionsAreCommittedToTheOutboxAndTheSnapshotFollows() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("processor-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        var configuration = try AgentConfiguration.parse(JSONParser.parse(Array(#"{"fleet":"test","vehicle":"v1","mqtt":{"host":"127.0.0.1","port":1883}}"#.utf8)))
+        var configuration = try AgentConfiguration.parse(
+            JSONParser.parse(Array(#"{"fleet":"test","vehicle":"v1","mqtt":{"host":"127.0.0.1","port":1883}}"#.utf8)))
         configuration.storePath = directory.appendingPathComponent("agent.sqlite").path
         configuration.monitor = .eachFixAlone
         let store = try await AgentStore.open(path: configuration.storePath, logger: logger)
         let outbox = try await Outbox.open(store, logger: logger)
-        let processor = try await FixProcessor(configuration: configuration, store: store, outbox: outbox,
-                                               outputs: testOutputs(configuration), logger: logger)
+        let processor = try await FixProcessor(
+            configuration: configuration, store: store, outbox: outbox,
+            outputs: testOutputs(configuration), logger: logger)
         let centre = Coordinate(latitude: 52, longitude: 5)
-        await processor.apply([.add(monitor: "default", identifier: "depot", condition: try Condition.circle(center: centre, radius: 100))])
+        await processor.apply([
+            .add(monitor: "default", identifier: "depot", condition: try Condition.circle(center: centre, radius: 100))
+        ])
         let generation = await processor.generation
 
         // Outside, in, out again: 1 fix a second at 10 m/s along a parallel, 3 m accuracy.
@@ -31,10 +36,15 @@ struct FixProcessorTests {
         for k in 0...60 {
             let east = -300.0 + Double(k) * 10
             let at = Coordinate(latitude: 52, longitude: 5 + east / (111_320 * cos(52 * Double.pi / 180)))
-            await processor.handle(Location(coordinate: at, horizontalAccuracy: 3, speed: 10, course: 90, timestamp: start.addingTimeInterval(Double(k))))
+            await processor.handle(
+                Location(
+                    coordinate: at, horizontalAccuracy: 3, speed: 10, course: 90,
+                    timestamp: start.addingTimeInterval(Double(k))))
             if k == 30 {
                 let inside = await processor.snapshot(listing: 10)
-                #expect(inside.monitors.first?.satisfied.map(\.identifier) == ["depot"], "the snapshot shows the vehicle inside")
+                #expect(
+                    inside.monitors.first?.satisfied.map(\.identifier) == ["depot"],
+                    "the snapshot shows the vehicle inside")
                 #expect(inside.generation > generation)
             }
         }
@@ -54,8 +64,11 @@ struct FixProcessorTests {
         var answers = true
         func place(at coordinate: Coordinate) -> PlaceSummary? {
             guard answers else { return nil }
-            var p = PlaceSummary(Placemark(name: coordinate.longitude < 5 ? "West" : "East", locality: coordinate.longitude < 5 ? "West" : "East",
-                                           location: coordinate, population: 1000, distance: 12.34))
+            var p = PlaceSummary(
+                Placemark(
+                    name: coordinate.longitude < 5 ? "West" : "East",
+                    locality: coordinate.longitude < 5 ? "West" : "East",
+                    location: coordinate, population: 1000, distance: 12.34))
             p.isoCountryCode = "NL"
             return p
         }
@@ -65,18 +78,27 @@ struct FixProcessorTests {
     func eventsCarryThePlaceOfTheirPositionWhenPlacesAreOn(answers: Bool) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("processor-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        var configuration = try AgentConfiguration.parse(JSONParser.parse(Array(#"{"fleet":"test","vehicle":"v1"}"#.utf8)))
+        var configuration = try AgentConfiguration.parse(
+            JSONParser.parse(Array(#"{"fleet":"test","vehicle":"v1"}"#.utf8)))
         configuration.storePath = directory.appendingPathComponent("agent.sqlite").path
         configuration.monitor = .eachFixAlone
         let store = try await AgentStore.open(path: configuration.storePath, logger: logger)
-        let processor = try await FixProcessor(configuration: configuration, store: store, outbox: try await Outbox.open(store, logger: logger),
-                                               outputs: testOutputs(configuration), places: FakePlaces(answers: answers), logger: logger)
-        await processor.apply([.add(monitor: "default", identifier: "depot", condition: try Condition.circle(center: Coordinate(latitude: 52, longitude: 5), radius: 100))])
+        let processor = try await FixProcessor(
+            configuration: configuration, store: store, outbox: try await Outbox.open(store, logger: logger),
+            outputs: testOutputs(configuration), places: FakePlaces(answers: answers), logger: logger)
+        await processor.apply([
+            .add(
+                monitor: "default", identifier: "depot",
+                condition: try Condition.circle(center: Coordinate(latitude: 52, longitude: 5), radius: 100))
+        ])
         let start = Date(timeIntervalSince1970: 1_767_225_600)
         for k in 0...60 {
             let east = -300.0 + Double(k) * 10
             let at = Coordinate(latitude: 52, longitude: 5 + east / (111_320 * cos(52 * Double.pi / 180)))
-            await processor.handle(Location(coordinate: at, horizontalAccuracy: 3, speed: 10, course: 90, timestamp: start.addingTimeInterval(Double(k))))
+            await processor.handle(
+                Location(
+                    coordinate: at, horizontalAccuracy: 3, speed: 10, course: 90,
+                    timestamp: start.addingTimeInterval(Double(k))))
         }
         let entries = try await store.pending(after: 0, limit: 100)
         let events = entries.compactMap { try? JSONSerialization.jsonObject(with: Data($0.payload)) as? [String: Any] }
@@ -94,20 +116,30 @@ struct FixProcessorTests {
     }
 
     @Test func withPlacesOffEventsHaveNoPlaceKey() async throws {
-        let payload = Payloads.event(MonitorEvent(identifier: "a", kind: .enter, state: .satisfied, date: Date(), location: Location(coordinate: Coordinate(latitude: 1, longitude: 2), horizontalAccuracy: 3, timestamp: Date())),
-                                     monitor: "default", fleet: "f", vehicle: "v", eventID: "e", sequence: 1)
+        let payload = Payloads.event(
+            MonitorEvent(
+                identifier: "a", kind: .enter, state: .satisfied, date: Date(),
+                location: Location(
+                    coordinate: Coordinate(latitude: 1, longitude: 2), horizontalAccuracy: 3, timestamp: Date())),
+            monitor: "default", fleet: "f", vehicle: "v", eventID: "e", sequence: 1)
         #expect(!String(decoding: payload, as: UTF8.self).contains("place"))
-        var off = try AgentConfiguration.parse(JSONParser.parse(Array(#"{"fleet":"f","vehicle":"v","places":{"enabled":false}}"#.utf8)))
+        var off = try AgentConfiguration.parse(
+            JSONParser.parse(Array(#"{"fleet":"f","vehicle":"v","places":{"enabled":false}}"#.utf8)))
         #expect(off.places.enabled == false)
         off = try AgentConfiguration.parse(JSONParser.parse(Array(#"{"fleet":"f","vehicle":"v"}"#.utf8)))
         #expect(off.places.enabled == true && off.places.gazetteer == nil)
-        #expect(throws: (any Error).self) { try AgentConfiguration.parse(JSONParser.parse(Array(#"{"fleet":"f","vehicle":"v","places":{"on":true}}"#.utf8))) }
+        #expect(throws: (any Error).self) {
+            try AgentConfiguration.parse(
+                JSONParser.parse(Array(#"{"fleet":"f","vehicle":"v","places":{"on":true}}"#.utf8)))
+        }
     }
 }
 
 /// The outputs `buildAgent` would make for `configuration` (no metrics).
 func testOutputs(_ configuration: AgentConfiguration) -> MultiplexOutput {
-    OutputRegistry.outputs(configuration.outputContext(
-        topics: Topics(prefix: configuration.mqtt.topicPrefix, fleet: configuration.fleet, vehicle: configuration.vehicle),
-        logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }))
+    OutputRegistry.outputs(
+        configuration.outputContext(
+            topics: Topics(
+                prefix: configuration.mqtt.topicPrefix, fleet: configuration.fleet, vehicle: configuration.vehicle),
+            logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }))
 }

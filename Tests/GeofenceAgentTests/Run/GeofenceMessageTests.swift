@@ -7,7 +7,9 @@ import Testing
 struct GeofenceMessageTests {
     static let circle = #""geometry":{"type":"Point","coordinates":[5.3,52.8]},"properties":{"radius":50}"#
 
-    func identifier(_ payload: String, topic: String = "fleet/demo/geofences/depot") -> Result<String, GeofenceMessage.Refusal> {
+    func identifier(_ payload: String, topic: String = "fleet/demo/geofences/depot") -> Result<
+        String, GeofenceMessage.Refusal
+    > {
         GeofenceMessage.change(topic: topic, payload: Array(payload.utf8)).map { change in
             if case .put(let input) = change { return input.identifier } else { return "removed" }
         }

@@ -1,12 +1,14 @@
-@testable import GeofenceAgent
 import Mosquitto
 import Testing
+
+@testable import GeofenceAgent
 
 /// Batches keep arrival order and their size limit, also while messages keep arriving.
 struct MessageBatcherTests {
     @Test func batchesKeepArrivalOrderWhileMessagesKeepArriving() {
         let batcher = MessageBatcher(maximum: 2_000)
-        var next = 0, taken: [Int] = []
+        var next = 0
+        var taken: [Int] = []
         for _ in 0..<20 {
             // 3,000 arrive for every 2,000 taken: the buffer never drains until the end.
             for _ in 0..<3_000 {

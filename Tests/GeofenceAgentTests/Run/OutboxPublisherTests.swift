@@ -1,17 +1,23 @@
 import Foundation
-@testable import GeofenceAgent
 import GeofenceStore
 import Logging
 import Mosquitto
 import Synchronization
 import Testing
 
+@testable import GeofenceAgent
+
 /// The outbox publisher with an in-memory broker connection: what it sends, in which order, what it
 /// deletes, and that it stops at once with acknowledgements outstanding.
 struct OutboxPublisherTests {
     /// An acknowledgement the test gives (or never gives).
     final class FakeTicket: PublishAcknowledgement, @unchecked Sendable {
-        private let state = Mutex<(result: Result<MQTTReasonCode, MQTTError>?, waiters: [CheckedContinuation<Result<MQTTReasonCode, MQTTError>, Never>])>((nil, []))
+        private let state = Mutex<
+            (
+                result: Result<MQTTReasonCode, MQTTError>?,
+                waiters: [CheckedContinuation<Result<MQTTReasonCode, MQTTError>, Never>]
+            )
+        >((nil, []))
 
         func complete(_ result: Result<MQTTReasonCode, MQTTError>) {
             let waiters = state.withLock { s in
@@ -47,7 +53,9 @@ struct OutboxPublisherTests {
     /// Records what is issued; the test acknowledges.
     final class FakeTransport: OutboxTransport, @unchecked Sendable {
         private let state = Mutex<[(topic: String, payload: [UInt8], ticket: FakeTicket)]>([])
-        func issueInOrder(_ topic: String, payload: [UInt8], retain: Bool) async throws(MQTTError) -> any PublishAcknowledgement {
+        func issueInOrder(_ topic: String, payload: [UInt8], retain: Bool) async throws(MQTTError)
+            -> any PublishAcknowledgement
+        {
             let ticket = FakeTicket()
             state.withLock { $0.append((topic, payload, ticket)) }
             return ticket
@@ -58,7 +66,9 @@ struct OutboxPublisherTests {
     let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
 
     func store() async throws -> AgentStore {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("publisher-\(UUID().uuidString)/agent.sqlite").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "publisher-\(UUID().uuidString)/agent.sqlite"
+        ).path
         return try await AgentStore.open(path: path, logger: logger)
     }
 
@@ -88,9 +98,11 @@ struct OutboxPublisherTests {
         #expect(transport.issued.map(\.topic) == (1...6).map { "t/\($0)" }, "in sequence order")
         // The broker acknowledges all but the fifth, which it refuses.
         for (k, sent) in transport.issued.enumerated() {
-            sent.ticket.complete(k == 4 ? .failure(.refused(topic: sent.topic, reason: MQTTReasonCode(0x97))) : .success(.success))
+            sent.ticket.complete(
+                k == 4 ? .failure(.refused(topic: sent.topic, reason: MQTTReasonCode(0x97))) : .success(.success))
         }
-        #expect(await waitUntil { await outbox.stats.rows == 1 }, "acknowledged rows are deleted, the refused one stays")
+        #expect(
+            await waitUntil { await outbox.stats.rows == 1 }, "acknowledged rows are deleted, the refused one stays")
         #expect(try await store.pending(after: 0, limit: 10).map(\.topic) == ["t/5"])
         running.cancel()
         try await running.value
@@ -113,7 +125,9 @@ struct OutboxPublisherTests {
         running.cancel()
         try await running.value
         #expect(ContinuousClock.now - start < .seconds(3), "it does not wait for a broker that is away")
-        #expect(try await store.pending(after: 0, limit: 10).map(\.topic) == ["t/2", "t/3", "t/4"], "what was not acknowledged is sent again next time")
+        #expect(
+            try await store.pending(after: 0, limit: 10).map(\.topic) == ["t/2", "t/3", "t/4"],
+            "what was not acknowledged is sent again next time")
         await store.close()
     }
 }

@@ -1,11 +1,12 @@
 import AgentOutputs
 import Foundation
-@testable import GeofenceAgent
 import GeofenceCore
 import GeofenceStore
 import Logging
 import Mosquitto
 import Testing
+
+@testable import GeofenceAgent
 
 /// OwnTracks' commands through the change applier, with an in-memory store, monitors and broker.
 struct OwnTracksCommandApplierTests {
@@ -15,26 +16,35 @@ struct OwnTracksCommandApplierTests {
     let identity = OwnTracks.Identity(user: "test", device: "v1")
 
     func applier() -> ChangeApplier {
-        ChangeApplier(store: store, host: host, publisher: publisher, topics: testTopics, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
-                      ownTracks: identity)
+        ChangeApplier(
+            store: store, host: host, publisher: publisher, topics: testTopics,
+            logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
+            ownTracks: identity)
     }
 
-    func command(_ text: String) -> MQTTMessage { MQTTMessage(topic: identity.command, payload: Array(text.utf8), retained: false) }
+    func command(_ text: String) -> MQTTMessage {
+        MQTTMessage(topic: identity.command, payload: Array(text.utf8), retained: false)
+    }
 
     @Test func setWaypointsStoresCirclesFromOwnTracksAndClearWaypointsRemovesOnlyThose() async throws {
         let a = applier()
         await a.geofences([geofenceMessage("depot", circleFeature("depot"))])
-        await a.ownTracksCommand(command(#"""
-            {"_type":"cmd","action":"setWaypoints","waypoints":{"_type":"waypoints","waypoints":[
-              {"_type":"waypoint","desc":"Home","lat":52.1,"lon":5.1,"rad":100,"tst":1700000000,"rid":"h0me"},
-              {"_type":"waypoint","desc":"Work","lat":52.2,"lon":5.2,"rad":250,"tst":1700000100}]}}
-            """#))
+        await a.ownTracksCommand(
+            command(
+                #"""
+                {"_type":"cmd","action":"setWaypoints","waypoints":{"_type":"waypoints","waypoints":[
+                  {"_type":"waypoint","desc":"Home","lat":52.1,"lon":5.1,"rad":100,"tst":1700000000,"rid":"h0me"},
+                  {"_type":"waypoint","desc":"Work","lat":52.2,"lon":5.2,"rad":250,"tst":1700000100}]}}
+                """#))
         #expect(store.rows["default"]?["h0me"] == .init(version: 1_700_000_000, source: "owntracks"))
         #expect(store.rows["default"]?["owntracks-1700000100"]?.source == "owntracks")
         #expect(await host.identifiers["default"] == ["depot", "h0me", "owntracks-1700000100"])
 
         // The same regions again (an app re-sending them) change nothing: their tst is their version.
-        await a.ownTracksCommand(command(#"{"_type":"cmd","action":"setWaypoints","waypoints":[{"desc":"Home","lat":52.1,"lon":5.1,"rad":100,"tst":1700000000,"rid":"h0me"}]}"#))
+        await a.ownTracksCommand(
+            command(
+                #"{"_type":"cmd","action":"setWaypoints","waypoints":[{"desc":"Home","lat":52.1,"lon":5.1,"rad":100,"tst":1700000000,"rid":"h0me"}]}"#
+            ))
         #expect(await host.changes.count == 3)
 
         await a.ownTracksCommand(command(#"{"_type":"cmd","action":"clearWaypoints"}"#))
@@ -43,7 +53,10 @@ struct OwnTracksCommandApplierTests {
     }
 
     @Test func aBadWaypointIsRefusedOnErrorsAndNothingIsStored() async throws {
-        await applier().ownTracksCommand(command(#"{"_type":"cmd","action":"setWaypoints","waypoints":[{"desc":"A","lat":52,"lon":5,"rad":10,"tst":1},{"desc":"B","lat":52,"lon":500,"rad":10,"tst":2}]}"#))
+        await applier().ownTracksCommand(
+            command(
+                #"{"_type":"cmd","action":"setWaypoints","waypoints":[{"desc":"A","lat":52,"lon":5,"rad":10,"tst":1},{"desc":"B","lat":52,"lon":500,"rad":10,"tst":2}]}"#
+            ))
         #expect(store.rows.isEmpty, "a command is all or nothing")
         let error = try #require(publisher.objects(on: testTopics.errors).first)
         #expect(error["kind"] as? String == "command" && error["topic"] as? String == identity.command)
@@ -51,7 +64,9 @@ struct OwnTracksCommandApplierTests {
     }
 
     @Test func waypointsPublishesTheCirclesAndReportLocationAsksTheHost() async throws {
-        await host.hold([("depot", try Condition.circle(center: Coordinate(latitude: 1, longitude: 2), radius: 30, name: "Depot"))])
+        await host.hold([
+            ("depot", try Condition.circle(center: Coordinate(latitude: 1, longitude: 2), radius: 30, name: "Depot"))
+        ])
         let a = applier()
         await a.ownTracksCommand(command(#"{"_type":"cmd","action":"waypoints"}"#))
         let list = try #require(publisher.objects(on: identity.waypoints).first)

@@ -1,16 +1,17 @@
-@testable import AgentJobs
 import AgentOutputs
 import Foundation
-@testable import GeofenceAgent
 import GeofenceCore
 import GeofenceStore
 import LocalServers
 import Logging
-@testable import Mosquitto
 import ServiceLifecycle
 import ServiceLifecycleTestKit
-import Testing
 import TestSupport
+import Testing
+
+@testable import AgentJobs
+@testable import GeofenceAgent
+@testable import Mosquitto
 
 /// Each of the agent's loops is a `Service` that does its work, then ends when the graceful shutdown
 /// comes (SIGTERM in the agent), with service-lifecycle's TestKit standing in for the signal.
@@ -28,25 +29,34 @@ import TestSupport
 
     func parts(publisher: any MessagePublishing = FakePublisher()) async throws -> Parts {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("services-\(UUID().uuidString)")
-        var configuration = try AgentConfiguration.parse(JSONParser.parse(Array(#"{"fleet":"test","vehicle":"v1"}"#.utf8)))
+        var configuration = try AgentConfiguration.parse(
+            JSONParser.parse(Array(#"{"fleet":"test","vehicle":"v1"}"#.utf8)))
         configuration.storePath = directory.appendingPathComponent("agent.sqlite").path
         let store = try await AgentStore.open(path: configuration.storePath, logger: logger)
         let outbox = try await Outbox.open(store, logger: logger)
-        let processor = try await FixProcessor(configuration: configuration, store: store, outbox: outbox,
-                                               outputs: testOutputs(configuration), logger: logger)
-        let reporter = StateReporter(source: processor, publisher: publisher, topics: testTopics, configuration: configuration,
-                                     logger: logger, brokerDescription: { "connected" })
-        return Parts(configuration: configuration, store: store, outbox: outbox, processor: processor, reporter: reporter)
+        let processor = try await FixProcessor(
+            configuration: configuration, store: store, outbox: outbox,
+            outputs: testOutputs(configuration), logger: logger)
+        let reporter = StateReporter(
+            source: processor, publisher: publisher, topics: testTopics, configuration: configuration,
+            logger: logger, brokerDescription: { "connected" })
+        return Parts(
+            configuration: configuration, store: store, outbox: outbox, processor: processor, reporter: reporter)
     }
 
-    static var sail: String { Bundle.module.path(forResource: "ijsselmeer-sail", ofType: "gpx", inDirectory: "Fixtures")! }
-    static var sailGeofences: String { Bundle.module.path(forResource: "ijsselmeer", ofType: "geojson", inDirectory: "Fixtures")! }
+    static var sail: String {
+        Bundle.module.path(forResource: "ijsselmeer-sail", ofType: "gpx", inDirectory: "Fixtures")!
+    }
+    static var sailGeofences: String {
+        Bundle.module.path(forResource: "ijsselmeer", ofType: "geojson", inDirectory: "Fixtures")!
+    }
 
     /// What `simulate` decides for the sail: the replay through the service must give the same events.
     func simulatedEvents() throws -> [String] {
         var lines: [String] = []
-        try SimulateJob.run(conditionsPath: Self.sailGeofences, trackPath: Self.sail, accuracy: 5,
-                            emit: { lines.append($0) }, warn: { _ in })
+        try SimulateJob.run(
+            conditionsPath: Self.sailGeofences, trackPath: Self.sail, accuracy: 5,
+            emit: { lines.append($0) }, warn: { _ in })
         return lines.compactMap { line in
             (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]).flatMap { object in
                 (object["event"] as? String).map { "\($0) \(object["identifier"] as? String ?? "")" }
@@ -66,23 +76,27 @@ import TestSupport
 
     @Test func theFixServiceReplaysADriveThenWaitsForTheShutdown() async throws {
         let p = try await parts()
-        let applier = ChangeApplier(store: FakeConditionStore(), host: p.processor, publisher: FakePublisher(), topics: testTopics,
-                                    logger: logger)
+        let applier = ChangeApplier(
+            store: FakeConditionStore(), host: p.processor, publisher: FakePublisher(), topics: testTopics,
+            logger: logger)
         try await applier.importLocalConditions(Self.sailGeofences)
         let replay = try GPXReplay(path: Self.sail, speedFactor: 10_000)
-        let service = FixService(processor: p.processor, reporter: p.reporter, outbox: p.outbox, source: .replay(replay),
-                                 exitAtReplayEnd: false)
+        let service = FixService(
+            processor: p.processor, reporter: p.reporter, outbox: p.outbox, source: .replay(replay),
+            exitAtReplayEnd: false)
         try await testGracefulShutdown { trigger in
             let running = Task { try await service.run() }
             let last = try #require(replay.points.last?.time)
-            #expect(await eventually(120) { await p.processor.lastAcceptedFixTime == last }, "the whole drive was handled")
+            #expect(
+                await eventually(120) { await p.processor.lastAcceptedFixTime == last }, "the whole drive was handled")
             #expect(await p.processor.snapshot(listing: 0).gps.state == .noData, "the end of the replay is said")
             trigger.triggerGracefulShutdown()
             try await running.value
         }
         let events = try await p.store.pending(after: 0, limit: 1_000).compactMap { entry -> String? in
             guard entry.topic == testTopics.events,
-                  let object = try? JSONSerialization.jsonObject(with: Data(entry.payload)) as? [String: Any] else { return nil }
+                let object = try? JSONSerialization.jsonObject(with: Data(entry.payload)) as? [String: Any]
+            else { return nil }
             return "\(object["event"] as? String ?? "") \(object["identifier"] as? String ?? "")"
         }
         #expect(events == (try simulatedEvents()), "the service's events are simulate's")
@@ -92,8 +106,9 @@ import TestSupport
     @Test func aReplayThatExitsAtItsEndEndsTheServiceByItself() async throws {
         let p = try await parts()
         let replay = try GPXReplay(path: Self.sail, speedFactor: 10_000)
-        let service = FixService(processor: p.processor, reporter: p.reporter, outbox: p.outbox, source: .replay(replay),
-                                 exitAtReplayEnd: true, drainTimeout: .zero)
+        let service = FixService(
+            processor: p.processor, reporter: p.reporter, outbox: p.outbox, source: .replay(replay),
+            exitAtReplayEnd: true, drainTimeout: .zero)
         try await testGracefulShutdown { _ in try await service.run() }
         #expect(await p.processor.lastAcceptedFixTime == replay.points.last?.time)
         await p.store.close()
@@ -101,10 +116,12 @@ import TestSupport
 
     @Test func theSyncServiceAppliesGeofencesAndStopsAtTheShutdown() async throws {
         let host = FakeMonitorHost()
-        let applier = ChangeApplier(store: FakeConditionStore(), host: host, publisher: FakePublisher(), topics: testTopics, logger: logger)
+        let applier = ChangeApplier(
+            store: FakeConditionStore(), host: host, publisher: FakePublisher(), topics: testTopics, logger: logger)
         let (stream, feed) = AsyncStream<MQTTMessage>.makeStream()
-        let service = GeofenceSyncService(subscriptions: [MQTTSubscription(filter: testTopics.fleetGeofences, stream: stream)],
-                                          applier: applier)
+        let service = GeofenceSyncService(
+            subscriptions: [MQTTSubscription(filter: testTopics.fleetGeofences, stream: stream)],
+            applier: applier)
         await testGracefulShutdown { trigger in
             let running = Task { await service.run() }
             for k in 0..<3 { feed.yield(geofenceMessage("g\(k)", circleFeature("g\(k)"))) }
@@ -117,18 +134,25 @@ import TestSupport
 
     @Test func theCommandServiceActsOnCommandsAndStopsAtTheShutdown() async throws {
         let host = FakeMonitorHost()
-        let applier = ChangeApplier(store: FakeConditionStore(), host: host, publisher: FakePublisher(), topics: testTopics, logger: logger)
+        let applier = ChangeApplier(
+            store: FakeConditionStore(), host: host, publisher: FakePublisher(), topics: testTopics, logger: logger)
         let (stream, feed) = AsyncStream<MQTTMessage>.makeStream()
-        let client = try MQTTClient(configuration: MQTTConfiguration(host: "127.0.0.1", port: try LocalProcess.freePort(), clientID: "c"),
-                                    logger: logger)
-        let service = CommandService(commands: MQTTSubscription(filter: testTopics.command, stream: stream), ownTracksCommands: nil,
-                                     applier: applier, geofenceFilters: [], client: client, logger: logger)
+        let client = try MQTTClient(
+            configuration: MQTTConfiguration(host: "127.0.0.1", port: try LocalProcess.freePort(), clientID: "c"),
+            logger: logger)
+        let service = CommandService(
+            commands: MQTTSubscription(filter: testTopics.command, stream: stream), ownTracksCommands: nil,
+            applier: applier, geofenceFilters: [], client: client, logger: logger)
         await testGracefulShutdown { trigger in
             let running = Task { await service.run() }
-            feed.yield(MQTTMessage(topic: testTopics.command, payload: Array(#"{"command":"startLiveUpdates"}"#.utf8), retained: false))
+            feed.yield(
+                MQTTMessage(
+                    topic: testTopics.command, payload: Array(#"{"command":"startLiveUpdates"}"#.utf8), retained: false)
+            )
             feed.yield(MQTTMessage(topic: testTopics.command, payload: Array("reportLocation".utf8), retained: false))
             let acted = await eventually(30) {
-                let started = await host.liveUpdates, reports = await host.locationReports
+                let started = await host.liveUpdates
+                let reports = await host.locationReports
                 return started == true && reports == 1
             }
             #expect(acted, "live updates started and the location asked for")
@@ -140,17 +164,23 @@ import TestSupport
 
     @Test func theReportingServiceKeepsTheStatusFileAndStopsAtTheShutdown() async throws {
         let p = try await parts()
-        let applier = ChangeApplier(store: FakeConditionStore(), host: p.processor, publisher: FakePublisher(), topics: testTopics,
-                                    logger: logger)
+        let applier = ChangeApplier(
+            store: FakeConditionStore(), host: p.processor, publisher: FakePublisher(), topics: testTopics,
+            logger: logger)
         let paths = StorePaths(p.configuration.storePath)
-        let service = ReportingService(processor: p.processor, applier: applier, reporter: p.reporter, inbox: paths.inbox)
+        let service = ReportingService(
+            processor: p.processor, applier: applier, reporter: p.reporter, inbox: paths.inbox)
         await testGracefulShutdown { trigger in
             let running = Task { await service.run() }
-            #expect(await eventually(30) { FileManager.default.fileExists(atPath: paths.status) }, "the status file is written")
+            #expect(
+                await eventually(30) { FileManager.default.fileExists(atPath: paths.status) },
+                "the status file is written")
             trigger.triggerGracefulShutdown()
             await running.value
         }
-        let status = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: paths.status))) as? [String: Any]
+        let status =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: paths.status)))
+            as? [String: Any]
         #expect(status?["status"] as? String == "online")
         await p.store.close()
     }
@@ -161,19 +191,24 @@ import TestSupport
         let broker = try LocalMosquitto()
         try broker.start()
         defer { broker.stop() }
-        var configuration = try AgentConfiguration.parse(JSONParser.parse(Array(
-            #"{"fleet":"test","vehicle":"v1","homeAssistant":{"enabled":true}}"#.utf8)))
+        var configuration = try AgentConfiguration.parse(
+            JSONParser.parse(
+                Array(
+                    #"{"fleet":"test","vehicle":"v1","homeAssistant":{"enabled":true}}"#.utf8)))
         configuration.mqtt.port = broker.port
         let outputs = testOutputs(configuration)
-        let client = try MQTTClient(configuration: MQTTConfiguration(host: "127.0.0.1", port: broker.port, clientID: "agent"), logger: logger)
-        let listener = try MQTTClient(configuration: MQTTConfiguration(host: "127.0.0.1", port: broker.port, clientID: "listener"),
-                                      logger: logger)
+        let client = try MQTTClient(
+            configuration: MQTTConfiguration(host: "127.0.0.1", port: broker.port, clientID: "agent"), logger: logger)
+        let listener = try MQTTClient(
+            configuration: MQTTConfiguration(host: "127.0.0.1", port: broker.port, clientID: "listener"),
+            logger: logger)
         let p = try await parts(publisher: client)
         let request = try #require(outputs.announcementRequests.first)
         let requests = try await client.subscribe(request.topic)
         let discovery = try await listener.subscribe("homeassistant/#")
-        let service = ConnectionService(client: client, reporter: p.reporter, outputs: outputs,
-                                        announcementRequests: [(requests, request.payload)], logger: logger)
+        let service = ConnectionService(
+            client: client, reporter: p.reporter, outputs: outputs,
+            announcementRequests: [(requests, request.payload)], logger: logger)
         try await testGracefulShutdown { trigger in
             let clients = [Task { try await client.run() }, Task { try await listener.run() }]
             let running = Task { await service.run() }
@@ -184,7 +219,8 @@ import TestSupport
             }
             #expect(Set(seen) == Set(outputs.announcements().map(\.topic)), "every discovery message at the connection")
             // Home Assistant restarts: its birth message asks again.
-            try await listener.publish(request.topic, payload: Array(request.payload.utf8), qos: .atLeastOnce, retain: false)
+            try await listener.publish(
+                request.topic, payload: Array(request.payload.utf8), qos: .atLeastOnce, retain: false)
             var again: [String] = []
             while again.count < outputs.announcements().count, let m = await configs.next() {
                 if m.topic.hasSuffix("/config") { again.append(m.topic) }

@@ -1,11 +1,12 @@
 import AgentOutputs
 import Foundation
-@testable import GeofenceAgent
 import GeofenceCore
 import GeofenceStore
 import Logging
-import Testing
 import TestSupport
+import Testing
+
+@testable import GeofenceAgent
 
 /// The state topic stays small whatever the number of conditions, and the detail comes in pages.
 @Suite(.offTheCooperativePool(.computing)) struct StateReporterTests {
@@ -14,17 +15,22 @@ import TestSupport
         var engine = MonitorEngine(name: name)
         for k in 0..<count {
             let state: ConditionState = k < inside ? .satisfied : (k < inside + unknown ? .unknown : .unsatisfied)
-            engine.restore(MonitorRecord(condition: try! Condition.circle(center: Coordinate(latitude: 52, longitude: 5 + Double(k) * 1e-3), radius: 50),
-                                         state: state, since: Date(timeIntervalSince1970: 1_767_225_600)),
-                           identifier: String(format: "customer-%06d", k))
+            engine.restore(
+                MonitorRecord(
+                    condition: try! Condition.circle(
+                        center: Coordinate(latitude: 52, longitude: 5 + Double(k) * 1e-3), radius: 50),
+                    state: state, since: Date(timeIntervalSince1970: 1_767_225_600)),
+                identifier: String(format: "customer-%06d", k))
         }
         return engine
     }
 
     func reporter(_ source: FakeSnapshotSource, _ publisher: FakePublisher) -> StateReporter {
-        let configuration = try! AgentConfiguration.parse(JSONParser.parse(Array(#"{"fleet":"test","vehicle":"v1","mqtt":{"host":"127.0.0.1","port":1883}}"#.utf8)))
-        return StateReporter(source: source, publisher: publisher, topics: testTopics, configuration: configuration,
-                             logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, brokerDescription: { "connected" })
+        let configuration = try! AgentConfiguration.parse(
+            JSONParser.parse(Array(#"{"fleet":"test","vehicle":"v1","mqtt":{"host":"127.0.0.1","port":1883}}"#.utf8)))
+        return StateReporter(
+            source: source, publisher: publisher, topics: testTopics, configuration: configuration,
+            logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, brokerDescription: { "connected" })
     }
 
     @Test(arguments: [(100, 3, 0), (100_000, 2, 0), (100_000, 0, 100_000), (100_000, 5_000, 20_000)])
@@ -38,10 +44,14 @@ import TestSupport
         let object = try #require(try JSONSerialization.jsonObject(with: Data(message.payload)) as? [String: Any])
         #expect(object["conditions"] as? Int == count)
         let m = try #require((object["monitors"] as? [String: Any])?["default"] as? [String: Any])
-        #expect(m["satisfied"] as? Int == inside && m["unknown"] as? Int == unknown && m["unsatisfied"] as? Int == count - inside - unknown)
+        #expect(
+            m["satisfied"] as? Int == inside && m["unknown"] as? Int == unknown
+                && m["unsatisfied"] as? Int == count - inside - unknown)
         let listed = (m["inside"] as? [String: Any])?.count ?? -1
         #expect(listed == min(inside, StateReporter.listing) || (m["truncated"] as? Bool == true && listed > 0))
-        #expect((m["truncated"] as? Bool) == (listed < inside || ((m["unknownConditions"] as? [Any])?.count ?? 0) < unknown))
+        #expect(
+            (m["truncated"] as? Bool) == (listed < inside || ((m["unknownConditions"] as? [Any])?.count ?? 0) < unknown)
+        )
     }
 
     @Test func theStateIsPublishedOnlyWhenItChangedAndNotWhileTheBrokerIsAway() async throws {
@@ -53,15 +63,22 @@ import TestSupport
         publisher.setConnected(true)
         await r.publishStateIfChanged()
         await r.publishStateIfChanged()
-        #expect(publisher.messages.filter { $0.topic == testTopics.state }.count == 1, "the same generation is published once")
+        #expect(
+            publisher.messages.filter { $0.topic == testTopics.state }.count == 1,
+            "the same generation is published once")
         await r.publishStateIfChanged(force: true)
-        #expect(publisher.messages.filter { $0.topic == testTopics.state }.count == 2, "after a reconnect it goes out again")
+        #expect(
+            publisher.messages.filter { $0.topic == testTopics.state }.count == 2, "after a reconnect it goes out again"
+        )
     }
 
     @Test func theDetailOnRequestCoversEveryConditionInPagesOfAtMost64Kilobytes() async throws {
         let publisher = FakePublisher()
-        let r = reporter(FakeSnapshotSource(monitors: [Self.monitor(count: 20_000, inside: 7, unknown: 0),
-                                                       Self.monitor("depots", count: 3, inside: 1, unknown: 1)]), publisher)
+        let r = reporter(
+            FakeSnapshotSource(monitors: [
+                Self.monitor(count: 20_000, inside: 7, unknown: 0),
+                Self.monitor("depots", count: 3, inside: 1, unknown: 1),
+            ]), publisher)
         await r.publishDetail(monitor: nil)
         let pages = publisher.messages.filter { $0.topic == testTopics.stateDetail }
         #expect(pages.count > 1)
@@ -78,13 +95,18 @@ import TestSupport
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reporter-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        var configuration = try AgentConfiguration.parse(JSONParser.parse(Array(#"{"fleet":"test","vehicle":"v1","mqtt":{"host":"127.0.0.1","port":1883}}"#.utf8)))
+        var configuration = try AgentConfiguration.parse(
+            JSONParser.parse(Array(#"{"fleet":"test","vehicle":"v1","mqtt":{"host":"127.0.0.1","port":1883}}"#.utf8)))
         configuration.storePath = directory.appendingPathComponent("agent.sqlite").path
-        let r = StateReporter(source: FakeSnapshotSource(monitors: [Self.monitor(count: 4, inside: 2, unknown: 0)]), publisher: FakePublisher(connected: false),
-                              topics: testTopics, configuration: configuration, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
-                              brokerDescription: { "unreachable: no connection" })
+        let r = StateReporter(
+            source: FakeSnapshotSource(monitors: [Self.monitor(count: 4, inside: 2, unknown: 0)]),
+            publisher: FakePublisher(connected: false),
+            topics: testTopics, configuration: configuration,
+            logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
+            brokerDescription: { "unreachable: no connection" })
         await r.writeStatusFile(online: true)
-        let status = try JSONDecoder().decode(AgentStatus.self, from: Data(contentsOf: URL(fileURLWithPath: StorePaths(configuration.storePath).status)))
+        let status = try JSONDecoder().decode(
+            AgentStatus.self, from: Data(contentsOf: URL(fileURLWithPath: StorePaths(configuration.storePath).status)))
         #expect(status.broker == "unreachable: no connection")
         #expect(status.conditions == 4 && status.monitors.first?.satisfied == 2)
     }

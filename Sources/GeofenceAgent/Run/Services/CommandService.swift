@@ -13,8 +13,11 @@ final class CommandService: Service, Sendable {
     let client: MQTTClient
     let logger: Logger
 
-    init(commands: MQTTSubscription, ownTracksCommands: MQTTSubscription?, applier: ChangeApplier, geofenceFilters: [String],
-         client: MQTTClient, logger: Logger) {
+    init(
+        commands: MQTTSubscription, ownTracksCommands: MQTTSubscription?, applier: ChangeApplier,
+        geofenceFilters: [String],
+        client: MQTTClient, logger: Logger
+    ) {
         self.commands = commands
         self.ownTracksCommands = ownTracksCommands
         self.applier = applier

@@ -13,8 +13,10 @@ final class ConnectionService: Service, Sendable {
     let announcementRequests: [(subscription: MQTTSubscription, payload: String)]
     let logger: Logger
 
-    init(client: MQTTClient, reporter: StateReporter, outputs: MultiplexOutput,
-         announcementRequests: [(subscription: MQTTSubscription, payload: String)], logger: Logger) {
+    init(
+        client: MQTTClient, reporter: StateReporter, outputs: MultiplexOutput,
+        announcementRequests: [(subscription: MQTTSubscription, payload: String)], logger: Logger
+    ) {
         self.client = client
         self.reporter = reporter
         self.outputs = outputs
@@ -34,7 +36,8 @@ final class ConnectionService: Service, Sendable {
             await withDiscardingTaskGroup { group in
                 for request in self.announcementRequests {
                     group.addTask {
-                        for await m in request.subscription where String(decoding: m.payload, as: UTF8.self) == request.payload {
+                        for await m in request.subscription
+                        where String(decoding: m.payload, as: UTF8.self) == request.payload {
                             await self.announce()
                         }
                     }
@@ -59,8 +62,11 @@ final class ConnectionService: Service, Sendable {
     /// The outputs' announcements, sent now and never queued.
     private func announce() async {
         for message in outputs.announcements() {
-            do { try await client.publish(message.topic, payload: message.unstampedBytes, retain: message.retain) } catch {
-                logger.warning("could not publish an announcement", metadata: ["topic": "\(message.topic)", "error": "\(error)"])
+            do {
+                try await client.publish(message.topic, payload: message.unstampedBytes, retain: message.retain)
+            } catch {
+                logger.warning(
+                    "could not publish an announcement", metadata: ["topic": "\(message.topic)", "error": "\(error)"])
                 return
             }
         }

@@ -1,6 +1,6 @@
 import Foundation
-import GeofenceStore
 import GPSD
+import GeofenceStore
 import ServiceLifecycle
 
 /// Where locations come from.
@@ -21,8 +21,10 @@ final class FixService: Service, Sendable {
     /// next start).
     let drainTimeout: Duration
 
-    init(processor: FixProcessor, reporter: StateReporter, outbox: Outbox, source: LocationFeed, exitAtReplayEnd: Bool,
-         drainTimeout: Duration = .seconds(60)) {
+    init(
+        processor: FixProcessor, reporter: StateReporter, outbox: Outbox, source: LocationFeed, exitAtReplayEnd: Bool,
+        drainTimeout: Duration = .seconds(60)
+    ) {
         self.processor = processor
         self.reporter = reporter
         self.outbox = outbox
@@ -34,8 +36,10 @@ final class FixService: Service, Sendable {
     func run() async throws {
         switch source {
         case .gpsd(let gps):
-            let locations = gps.locations(), statuses = gps.statusUpdates()
-            let processor = self.processor, reporter = self.reporter
+            let locations = gps.locations()
+            let statuses = gps.statusUpdates()
+            let processor = self.processor
+            let reporter = self.reporter
             await cancelWhenGracefulShutdown {
                 await withDiscardingTaskGroup { group in
                     group.addTask {
@@ -48,8 +52,10 @@ final class FixService: Service, Sendable {
                 }
             }
         case .replay(let replay):
-            await processor.gps(GPSStatus(state: .fix, detail: "replaying \(replay.points.count) points at \(replay.speedFactor)x",
-                                          device: "gpx"))
+            await processor.gps(
+                GPSStatus(
+                    state: .fix, detail: "replaying \(replay.points.count) points at \(replay.speedFactor)x",
+                    device: "gpx"))
             let resumeAfter = await processor.lastAcceptedFixTime
             let processor = self.processor
             await cancelWhenGracefulShutdown {

@@ -28,17 +28,19 @@ final class GeofenceSyncService: Service, Sendable {
 
     private func sync(_ batcher: MessageBatcher) async {
         var storing: Task<Void, Never>?
-        await batcher.run({ messages in
-            let batch = await ChangeApplier.validate(messages)
-            await storing?.value
-            guard !Task.isCancelled else { return }
-            storing = Task { await self.applier.apply(batch) }
-        }, drained: { count in
-            await storing?.value
-            // A burst of thousands of messages leaves freed heap behind that malloc keeps; give it back, so
-            // that the agent's resident size after a sync is what it holds.
-            if count >= 1_000 { HeapTrim.giveBackFreedMemory() }
-        })
+        await batcher.run(
+            { messages in
+                let batch = await ChangeApplier.validate(messages)
+                await storing?.value
+                guard !Task.isCancelled else { return }
+                storing = Task { await self.applier.apply(batch) }
+            },
+            drained: { count in
+                await storing?.value
+                // A burst of thousands of messages leaves freed heap behind that malloc keeps; give it back, so
+                // that the agent's resident size after a sync is what it holds.
+                if count >= 1_000 { HeapTrim.giveBackFreedMemory() }
+            })
         // Stopping: the batch being stored finishes before the store closes.
         await storing?.value
     }
