@@ -19,8 +19,9 @@ public actor Outbox {
 
     public nonisolated let wakes: AsyncStream<Void>
     private nonisolated let wakeContinuation: AsyncStream<Void>.Continuation
-    /// Entries just written, handed over so that the next event does not wait for a read of the store.
-    private var handOff: [OutboxEntry] = []
+    /// Entries just written, handed over so that the next event does not wait for a read of the store. A
+    /// lock, not the actor: the publisher takes them from its own task without a hop to the store's thread.
+    private nonisolated let handOff = Mutex<[OutboxEntry]>([])
     /// Entries the broker acknowledged, waiting to be deleted in one transaction (appended from any thread).
     private nonisolated let acknowledgedEntries = Mutex<[OutboxEntry]>([])
 
@@ -173,10 +174,12 @@ public actor Outbox {
         stats = after
         guard !write.rows.isEmpty else { return [] }
         // Rows handed over may have been dropped since: forget them, and let the publisher read the store.
-        if dropped > 0 || handOff.count + write.rows.count > Self.maximumHandOff {
-            handOff.removeAll()
-        } else {
-            handOff += write.rows
+        handOff.withLock { handed in
+            if dropped > 0 || handed.count + write.rows.count > Self.maximumHandOff {
+                handed.removeAll()
+            } else {
+                handed += write.rows
+            }
         }
         wake()
         return write.rows
@@ -193,12 +196,19 @@ public actor Outbox {
     /// What to issue next, in sequence order: the entries handed over when they follow on directly from
     /// the last one issued (nothing else can sit between them), else a read of the store, which is the
     /// record (at the start, after a gap, or when the hand-over was skipped).
-    public func next(after issuedUpTo: Int64, limit: Int = 256) throws(StoreError) -> [OutboxEntry] {
-        let handed = handOff.filter { $0.sequence > issuedUpTo }
-        handOff.removeAll()
+    public nonisolated func next(after issuedUpTo: Int64, limit: Int = 256) async throws(StoreError) -> [OutboxEntry] {
+        let handed = handOff.withLock { handed in
+            defer { handed.removeAll() }
+            return handed.filter { $0.sequence > issuedUpTo }
+        }
         let contiguous = zip(handed, handed.dropFirst()).allSatisfy { $1.sequence == $0.sequence + 1 }
         if let first = handed.first, issuedUpTo > 0, first.sequence == issuedUpTo + 1, contiguous { return handed }
-        return try repository.pendingOutbox(after: issuedUpTo, limit: limit)
+        return try await pending(after: issuedUpTo, limit: limit)
+    }
+
+    /// The record: what the repository holds after `sequence`.
+    private func pending(after sequence: Int64, limit: Int) throws(StoreError) -> [OutboxEntry] {
+        try repository.pendingOutbox(after: sequence, limit: limit)
     }
 
     /// The broker acknowledged `entry`: it leaves the outbox at the next `deleteAcknowledged()`.
