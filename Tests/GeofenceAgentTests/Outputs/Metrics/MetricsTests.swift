@@ -1,9 +1,11 @@
-import AgentOutputs
 import Foundation
 import LocalServers
+import Logging
+import ServiceLifecycleTestKit
 import TestSupport
 import Testing
 
+@testable import AgentOutputs
 @testable import GeofenceAgent
 
 #if canImport(Glibc)
@@ -183,4 +185,32 @@ func parseMetrics(_ text: String) throws -> [String: Double] {
     }
     // NaN (no fix yet) comes as the string "nan".
     return parsed.compactMapValues { ($0 as? Double) ?? ($0 as? String).flatMap(Double.init) }
+}
+
+/// Prometheus' textfile is its output's own timer: written at once, then every 15 s, until the shutdown.
+@Suite struct MetricsTextfileServiceTests {
+    @Test func theTextfileIsWrittenAndTheTimerStopsAtTheShutdown() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("textfile-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("agent.prom").path
+        let metrics = AgentMetrics()
+        metrics.fix(rejected: nil)
+        let service = MetricsTextfileService(
+            textfile: MetricsTextfile(path: path), metrics: metrics,
+            logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        await testGracefulShutdown { trigger in
+            let running = Task { await service.run() }
+            var written = false
+            for _ in 0..<3_000 where !written {
+                written = FileManager.default.fileExists(atPath: path)
+                if !written { try? await Task.sleep(for: .milliseconds(10)) }
+            }
+            #expect(written, "the textfile is written at the start")
+            trigger.triggerGracefulShutdown()
+            await running.value
+        }
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(text.contains("geofence_agent_fixes_received_total 1"))
+    }
 }
