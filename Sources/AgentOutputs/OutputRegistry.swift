@@ -6,6 +6,7 @@ package enum OutputRegistry {
         OwnTracksOutput.self,
         HomeAssistantOutput.self,
         MetricsOutput.self,
+        EventLogOutput.self,
     ]
 
     /// The settings types of the registered outputs: their objects in config.json.
