@@ -2,6 +2,7 @@ import Foundation
 import GeofenceStore
 import Logging
 import Mosquitto
+import ServiceLifecycleTestKit
 import Synchronization
 import Testing
 
@@ -128,6 +129,25 @@ struct OutboxPublisherTests {
         #expect(
             try await store.pending(after: 0, limit: 10).map(\.topic) == ["t/2", "t/3", "t/4"],
             "what was not acknowledged is sent again next time")
+        await store.close()
+    }
+
+    /// SIGTERM's path: the graceful shutdown stops issuing at once, gives acknowledgements in flight their
+    /// grace, deletes what was acknowledged, and leaves the rest for the next start.
+    @Test func aGracefulShutdownDeletesWhatWasAcknowledgedAndKeepsTheRest() async throws {
+        let store = try await store()
+        let outbox = try await Outbox.open(store, logger: logger)
+        let transport = FakeTransport()
+        let publisher = OutboxPublisher(outbox: outbox, client: transport, logger: logger)
+        try await outbox.enqueue((1...3).map(Self.item))
+        try await testGracefulShutdown { trigger in
+            let running = Task { try await publisher.run() }
+            #expect(await waitUntil { transport.issued.count == 3 })
+            transport.issued[0].ticket.complete(.success(.success))
+            trigger.triggerGracefulShutdown()
+            try await running.value
+        }
+        #expect(try await store.pending(after: 0, limit: 10).map(\.topic) == ["t/2", "t/3"])
         await store.close()
     }
 }
