@@ -16,6 +16,9 @@ public final class LocalMosquitto: @unchecked Sendable {
     public private(set) var webSocketPort: Int?
     private var webSocketLines = ""
     private var pid: pid_t?
+    /// Run inside a network namespace of a `CellularLink`, listening on that side's address; set before
+    /// `start()`.
+    public var namespace: (name: String, address: String)?
 
     /// `settings` are extra lines for the listener (TLS) and the broker (ACLs, passwords).
     public init(settings: String = "allow_anonymous true", port: Int? = nil) throws {
@@ -61,13 +64,20 @@ public final class LocalMosquitto: @unchecked Sendable {
             set_tcp_nodelay true
             log_dest file \(path("broker.log"))
             log_type all
-            listener \(port) 127.0.0.1
+            listener \(port) \(namespace?.address ?? "127.0.0.1")
             \(settings)
             \(webSocketLines)
             """
         try config.write(toFile: path("mosquitto.conf"), atomically: true, encoding: .utf8)
-        pid = try LocalProcess.spawn("/usr/sbin/mosquitto", ["-c", path("mosquitto.conf")])
-        try waitUntilListening()
+        if let namespace {
+            pid = try LocalProcess.spawn(
+                CellularLink.ipTool,
+                ["netns", "exec", namespace.name, "/usr/sbin/mosquitto", "-c", path("mosquitto.conf")])
+            try waitUntilRunningInNamespace()
+        } else {
+            pid = try LocalProcess.spawn("/usr/sbin/mosquitto", ["-c", path("mosquitto.conf")])
+            try waitUntilListening()
+        }
     }
 
     /// SIGTERM, then wait: the broker saves its persistent state on the way out. SIGKILL after 10 s.
@@ -80,6 +90,22 @@ public final class LocalMosquitto: @unchecked Sendable {
     /// Reloads the password and ACL files.
     public func reload() {
         if let pid { kill(pid, SIGHUP) }
+    }
+
+    /// Inside a namespace the port cannot be tried from here: the broker's log says when it listens.
+    private func waitUntilRunningInNamespace() throws {
+        guard let pid else { return }
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            let log = (try? String(contentsOfFile: path("broker.log"), encoding: .utf8)) ?? ""
+            if log.contains("Opening ipv4 listen socket on port \(port)") && log.contains("running") { return }
+            if LocalProcess.reap(pid, within: 0) {
+                self.pid = nil
+                throw LocalServerError("mosquitto exited in its namespace: \(log.suffix(500))")
+            }
+            usleep(20_000)
+        }
+        throw LocalServerError("mosquitto did not start listening within 10 s in its namespace")
     }
 
     private func waitUntilListening() throws {

@@ -280,8 +280,8 @@ public final class MQTTClient: Service, Sendable {
         defer { window.release() }
         while true {
             let result = await send(topic, payload: payload, qos: qos, retain: retain, whileStopping: false)
-            // Before the first connection libmosquitto refuses rather than queues: hold the message
-            // until there is a connection. (After one, it queues QoS 1 itself and resends on reconnect.)
+            // Not connected (before CONNACK, or while failing over): hold the message until there is a
+            // connection. A message libmosquitto took is never handed over again.
             if case .failure(.library(let error)) = result, error.code == MosquittoError.noConnection {
                 try await waitForConnection()
                 continue
@@ -328,17 +328,25 @@ public final class MQTTClient: Service, Sendable {
                                         code: MosquittoError.noConnection, operation: "publish while failing over"))))
                         return
                     }
-                    do throws(MosquittoError) {
-                        let handle = core.handle.withLock { $0 }!
-                        let mid = try handle.publish(topic: topic, payload: payload, qos: qos.rawValue, retain: retain)
-                        s.pendingPublishes[mid] = .init(
-                            topic: topic, payload: payload, qos: qos.rawValue, retain: retain, order: s.nextOrder,
-                            waiter: waiter)
-                        s.nextOrder += 1
-                        slot.mid = mid
-                    } catch {
-                        waiter.resume(returning: .failure(.library(error)))
+                    // Only between CONNACK and the disconnect: a message handed to libmosquitto during its
+                    // blocking connect would go out before CONNECT (the broker drops the client).
+                    guard s.status.isConnected else {
+                        waiter.resume(returning: .failure(.library(Self.notYetConnected)))
+                        return
                     }
+                    let handle = core.handle.withLock { $0 }!
+                    let (mid, error) = handle.enqueue(topic: topic, payload: payload, qos: qos.rawValue, retain: retain)
+                    // NO_CONN after the gate: the socket just closed, and libmosquitto has queued the message
+                    // for the reconnect. Handing it over again would send it twice under two ids.
+                    if let error, error.code != MosquittoError.noConnection {
+                        waiter.resume(returning: .failure(.library(error)))
+                        return
+                    }
+                    s.pendingPublishes[mid] = .init(
+                        topic: topic, payload: payload, qos: qos.rawValue, retain: retain, order: s.nextOrder,
+                        waiter: waiter)
+                    s.nextOrder += 1
+                    slot.mid = mid
                 }
             }
         } onCancel: {
@@ -367,18 +375,17 @@ public final class MQTTClient: Service, Sendable {
                     return .library(
                         MosquittoError(code: MosquittoError.noConnection, operation: "publish while failing over"))
                 }
-                do throws(MosquittoError) {
-                    let handle = core.handle.withLock { $0 }!
-                    let mid = try handle.publish(
-                        topic: topic, payload: payload, qos: MQTTQoS.atLeastOnce.rawValue, retain: retain)
-                    s.pendingPublishes[mid] = .init(
-                        topic: topic, payload: payload, qos: MQTTQoS.atLeastOnce.rawValue, retain: retain,
-                        order: s.nextOrder, waiter: waiter)
-                    s.nextOrder += 1
-                    return nil
-                } catch {
-                    return .library(error)
-                }
+                // As in `send`: only after CONNACK, and a NO_CONN after that is a message already queued.
+                guard s.status.isConnected else { return .library(Self.notYetConnected) }
+                let handle = core.handle.withLock { $0 }!
+                let (mid, error) = handle.enqueue(
+                    topic: topic, payload: payload, qos: MQTTQoS.atLeastOnce.rawValue, retain: retain)
+                if let error, error.code != MosquittoError.noConnection { return .library(error) }
+                s.pendingPublishes[mid] = .init(
+                    topic: topic, payload: payload, qos: MQTTQoS.atLeastOnce.rawValue, retain: retain,
+                    order: s.nextOrder, waiter: waiter)
+                s.nextOrder += 1
+                return nil
             }
             guard let issued else { return ticket }
             if case .library(let error) = issued, error.code == MosquittoError.noConnection {
@@ -392,6 +399,9 @@ public final class MQTTClient: Service, Sendable {
             throw issued
         }
     }
+
+    /// What a publish gets before CONNACK: it waits for the connection, then goes out.
+    static let notYetConnected = MosquittoError(code: MosquittoError.noConnection, operation: "publish before CONNACK")
 
     /// Returns once connected or shutting down; throws `.cancelled` as soon as the caller is cancelled
     /// (a stopping agent's tasks must not spin here while the broker is away).

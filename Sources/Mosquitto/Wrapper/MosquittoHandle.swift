@@ -103,12 +103,25 @@ final class MosquittoHandle: @unchecked Sendable {
 
     /// Queues a publish and returns its message id; the PUBACK arrives through `published`.
     func publish(topic: String, payload: [UInt8], qos: Int32, retain: Bool) throws(MosquittoError) -> Int32 {
+        let (mid, error) = enqueue(topic: topic, payload: payload, qos: qos, retain: retain)
+        if let error { throw error }
+        return mid
+    }
+
+    /// `mosquitto_publish_v5`, with the message id even when it fails: for QoS 1 and 2 it queues the message
+    /// before it tries the socket, so `MOSQ_ERR_NO_CONN` means "queued, sent at the reconnect" and the id
+    /// is the one its PUBACK will carry.
+    func enqueue(topic: String, payload: [UInt8], qos: Int32, retain: Bool) -> (mid: Int32, error: MosquittoError?) {
         var mid: Int32 = 0
         let rc = payload.withUnsafeBytes {
             mosquitto_publish_v5(raw, &mid, topic, Int32($0.count), $0.baseAddress, qos, retain, nil)
         }
-        try MosquittoError.check(rc, "publish to \(topic)")
-        return mid
+        do throws(MosquittoError) {
+            try MosquittoError.check(rc, "publish to \(topic)")
+            return (mid, nil)
+        } catch {
+            return (mid, error)
+        }
     }
 
     func subscribe(filter: String, qos: Int32) throws(MosquittoError) -> Int32 {
