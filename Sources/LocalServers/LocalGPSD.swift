@@ -8,7 +8,11 @@ import Foundation
 /// Without `-n` gpsd opens its sources only when the first client watches, so a feed loses nothing.
 /// Started, killed and restarted by PID only.
 public final class LocalGPSD: @unchecked Sendable {
-    public let port: Int
+    public private(set) var port: Int
+    /// Whether the port was chosen here (and may be chosen again when another server took it first).
+    private let portChosen: Bool
+    /// A restart keeps its port: its clients know it.
+    private var hasStarted = false
     public let directory: URL
     private var sources: [String]
     private var pid: pid_t?
@@ -18,6 +22,7 @@ public final class LocalGPSD: @unchecked Sendable {
 
     public init(sources: [String], port: Int? = nil) throws {
         self.port = try port ?? LocalProcess.freePort()
+        portChosen = port == nil
         self.sources = sources
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("gpsd-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -31,19 +36,52 @@ public final class LocalGPSD: @unchecked Sendable {
     public var controlSocket: String { directory.appendingPathComponent("control.sock").path }
     public var isRunning: Bool { pid != nil }
 
+    /// Starts gpsd and checks that what answers on its port is gpsd (its `VERSION` greeting): a free port is
+    /// released before gpsd binds it, and a server another test starts meanwhile can take it, leaving gpsd on
+    /// IPv6 alone. Then it starts again on another port (when the port was chosen here, at the first start).
     public func start() throws {
         guard pid == nil else { return }
-        try? FileManager.default.removeItem(atPath: controlSocket)
-        // -b: never write to a receiver (it is a recording); -N: stay in the foreground.
-        let started = try LocalProcess.spawn(
-            Self.executable, ["-N", "-b", "-S", "\(port)", "-F", controlSocket] + sources)
-        pid = started
-        do {
-            try LocalProcess.waitUntilListening(port: port, pid: started, name: "gpsd")
-        } catch {
-            pid = nil
-            throw error
+        for attempt in 1...3 {
+            try? FileManager.default.removeItem(atPath: controlSocket)
+            // -b: never write to a receiver (it is a recording); -N: stay in the foreground.
+            let started = try LocalProcess.spawn(
+                Self.executable, ["-N", "-b", "-S", "\(port)", "-F", controlSocket] + sources)
+            pid = started
+            do {
+                try LocalProcess.waitUntilListening(port: port, pid: started, name: "gpsd")
+            } catch {
+                pid = nil
+                throw error
+            }
+            if hasStarted || !portChosen || attempt == 3 || Self.greets(port: port) {
+                hasStarted = true
+                return
+            }
+            stop()
+            port = try LocalProcess.freePort()
         }
+    }
+
+    /// Whether the server on `port` (loopback) sends gpsd's `{"class":"VERSION"` greeting within 5 s.
+    static func greets(port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+        guard connected else { return false }
+        var buffer = [UInt8](repeating: 0, count: 256)
+        let count = read(fd, &buffer, buffer.count)
+        return count > 0 && String(decoding: buffer[0..<count], as: UTF8.self).contains("\"class\":\"VERSION\"")
     }
 
     /// SIGTERM and reap.
