@@ -81,7 +81,7 @@ let package = Package(
         // parked and crossing scenarios that the decision tests and `geofence-bench decisions` share.
         .target(name: "ReceiverSimulation", dependencies: ["GeofenceCore"]),
         // Runs a mosquitto or a gpsd of our own on loopback (tests, benchmarks, the demo), stopped by PID.
-        .target(name: "LocalServers"),
+        .target(name: "LocalServers", dependencies: ["GeofenceCore"]),
         // The files the agent reads and writes: conditions (GeoJSON), GPX, points CSV, the gazetteer, JSON lines.
         .target(name: "AgentFormats", dependencies: ["GeofenceCore", "Geocoding"]),
         // The outputs, one folder each behind one protocol: our own topics, OwnTracks, Home Assistant,

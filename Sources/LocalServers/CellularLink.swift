@@ -1,4 +1,5 @@
 import Foundation
+import GeofenceCore
 import Synchronization
 
 #if canImport(Glibc)
@@ -112,7 +113,7 @@ public final class CellularLink: @unchecked Sendable {
 
     /// Cuts the link now for `seconds`, whatever the profile says.
     public func cut(for seconds: Double) {
-        let until = MonotonicNanoseconds.now() + UInt64(seconds * 1e9)
+        let until = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
         state.withLock { $0.cutUntil = max($0.cutUntil, until) }
     }
 
@@ -155,14 +156,14 @@ public final class CellularLink: @unchecked Sendable {
 
     private func relay(seed: UInt64) {
         defer { finished.signal() }
-        var random = SplitMix(state: seed)
-        let start = MonotonicNanoseconds.now()
+        var random = SplitMix64(seed: seed)
+        let start = DispatchTime.now().uptimeNanoseconds
         var queues: [[Packet]] = [[], []]  // 0: to the broker, 1: to the vehicle
         var lastLost = [false, false]
         var buffer = [UInt8](repeating: 0, count: 65_536)
         let outputs = [fds.broker, fds.vehicle]
         while true {
-            let now = MonotonicNanoseconds.now()
+            let now = DispatchTime.now().uptimeNanoseconds
             // Send what is due, in due order (jitter reorders).
             for direction in 0..<2 {
                 while let first = queues[direction].first, first.due <= now {
@@ -179,15 +180,18 @@ public final class CellularLink: @unchecked Sendable {
             ]
             _ = poll(&polled, 3, timeout)
             if state.withLock({ $0.stopping }) { return }
+            // A device in error (its namespace gone) would wake poll at once for ever: the relay ends.
+            let failed = Int16(POLLERR | POLLHUP | POLLNVAL)
+            if polled[0].revents & failed != 0 || polled[1].revents & failed != 0 { return }
             for direction in 0..<2 where polled[direction].revents & Int16(POLLIN) != 0 {
                 let count = read(polled[direction].fd, &buffer, buffer.count)
                 guard count > 0 else { continue }
-                let at = MonotonicNanoseconds.now()
+                let at = DispatchTime.now().uptimeNanoseconds
                 if lose(direction: direction, at: at, since: start, lastLost: &lastLost[direction], random: &random) {
                     state.withLock { if direction == 0 { $0.dropped.up += 1 } else { $0.dropped.down += 1 } }
                     continue
                 }
-                let delay = max(0, profile.delay + (random.unit() * 2 - 1) * profile.jitter)
+                let delay = max(0, profile.delay + (Double.random(in: 0..<1, using: &random) * 2 - 1) * profile.jitter)
                 let packet = Packet(due: at + UInt64(delay * 1e9), bytes: Array(buffer[0..<count]))
                 let index = queues[direction].firstIndex { $0.due > packet.due } ?? queues[direction].endIndex
                 queues[direction].insert(packet, at: index)
@@ -197,7 +201,7 @@ public final class CellularLink: @unchecked Sendable {
     }
 
     /// Whether a packet arriving `at` is lost: in an outage (the profile's or a cut), or by chance.
-    private func lose(direction: Int, at: UInt64, since start: UInt64, lastLost: inout Bool, random: inout SplitMix)
+    private func lose(direction: Int, at: UInt64, since start: UInt64, lastLost: inout Bool, random: inout SplitMix64)
         -> Bool
     {
         if at < state.withLock({ $0.cutUntil }) { return true }
@@ -210,7 +214,7 @@ public final class CellularLink: @unchecked Sendable {
             lastLost
             ? profile.loss + profile.lossCorrelation * (1 - profile.loss)
             : profile.loss * (1 - profile.lossCorrelation)
-        lastLost = random.unit() < p
+        lastLost = Double.random(in: 0..<1, using: &random) < p
         return lastLost
     }
 
@@ -294,27 +298,4 @@ private func setNetworkNamespace(_ fd: Int32) -> Int32 {
 public struct LinkError: Error, CustomStringConvertible, Sendable {
     public let description: String
     init(_ description: String) { self.description = description }
-}
-
-/// Nanoseconds of CLOCK_MONOTONIC.
-enum MonotonicNanoseconds {
-    static func now() -> UInt64 {
-        var t = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &t)
-        return UInt64(t.tv_sec) * 1_000_000_000 + UInt64(t.tv_nsec)
-    }
-}
-
-/// A small seeded generator, so that a link's losses replay from its seed.
-struct SplitMix {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    /// Uniform in [0, 1).
-    mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
 }

@@ -9,10 +9,11 @@ public actor InMemoryOutboxRepository: OutboxRepository {
     private var conditions: [String: [String: (condition: Condition?, record: MonitorRecord?)]] = [:]
     private var lastFixes: [String: Location] = [:]
     /// Writes fail with this while it is set (a full disk).
-    public var failure: StoreError?
+    private var failure: StoreError?
 
     public init() {}
 
+    /// Makes every write fail with `error` (a full disk), or succeed again with nil.
     public func fail(with error: StoreError?) { failure = error }
 
     /// Every row held, in sequence order.

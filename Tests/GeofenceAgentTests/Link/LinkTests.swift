@@ -65,8 +65,10 @@ import Testing
         }
     }
 
-    @Test func everyTransitionCrossesACleanLinkOnceAndInOrder() async throws {
-        let link = try CellularLink(profile: .clean)
+    /// Replays the synthetic drive with live updates on, the agent in the vehicle's namespace, until the
+    /// replay ends it; checks every transition arrived at the broker's side, and hands over what it heard.
+    func drive(over profile: CellularLink.Profile, check: (CellularLink, BrokerSide) throws -> Void) async throws {
+        let link = try CellularLink(profile: profile)
         defer { link.stop() }
         let side = try BrokerSide(link: link)
         defer { side.stop() }
@@ -77,28 +79,26 @@ import Testing
         let expected = try expectedTransitions(in: agent)
         #expect(await waitUntil(10) { side.events.count >= expected.count })
         #expect(perCondition(side.events) == perCondition(expected))
-        let sequences = side.events.compactMap { $0["sequence"] as? Int }
-        #expect(sequences == sequences.sorted() && Set(sequences).count == sequences.count, "once and in order")
-        let bytes = try link.vehicleBytes()
-        #expect(bytes.up > 0 && bytes.down > 0, "the vehicle's interface counted \(bytes)")
+        try check(link, side)
+    }
+
+    @Test func everyTransitionCrossesACleanLinkOnceAndInOrder() async throws {
+        try await drive(over: .clean) { link, side in
+            let sequences = side.events.compactMap { $0["sequence"] as? Int }
+            #expect(sequences == sequences.sorted() && Set(sequences).count == sequences.count, "once and in order")
+            let bytes = try link.vehicleBytes()
+            #expect(bytes.up > 0 && bytes.down > 0, "the vehicle's interface counted \(bytes)")
+        }
     }
 
     /// libmosquitto stores the new socket before its blocking connect returns and queues CONNECT only
     /// after: a publish in that window goes out before CONNECT, and the broker drops the client ("protocol
     /// error"). On a link with 300 ms each way the handshake takes long enough every time.
     @Test func aSlowHandshakeLeavesNoProtocolErrorInTheBrokersLog() async throws {
-        let link = try CellularLink(profile: .init(name: "slow", delay: 0.3, jitter: 0.05, loss: 0))
-        defer { link.stop() }
-        let side = try BrokerSide(link: link)
-        defer { side.stop() }
-        let agent = try fixture(link, broker: side, speedFactor: 20, liveUpdates: true)
-        let pid = try startAgent(agent, link: link)
-        let exited = await waitUntil(180) { LocalProcess.reap(pid, within: 0) }
-        #expect(exited, "the replay ends the agent: \(agent.log.suffix(2000))")
-        #expect(
-            !side.log.contains("protocol error"), "\(side.log.split(separator: "\n").filter { $0.contains("error") })")
-        let expected = try expectedTransitions(in: agent)
-        #expect(await waitUntil(10) { side.events.count >= expected.count })
-        #expect(perCondition(side.events) == perCondition(expected))
+        try await drive(over: .init(name: "slow", delay: 0.3, jitter: 0.05, loss: 0)) { _, side in
+            #expect(
+                !side.log.contains("protocol error"),
+                "\(side.log.split(separator: "\n").filter { $0.contains("error") })")
+        }
     }
 }
