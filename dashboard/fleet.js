@@ -3,7 +3,7 @@
 (function (exports) {
   'use strict';
 
-  const VEHICLE_TOPICS = ['location', 'status', 'state', 'events', 'errors'];
+  const VEHICLE_TOPICS = ['location', 'track', 'status', 'state', 'events', 'errors'];
 
   function parseJSON(text) {
     try {
@@ -60,11 +60,15 @@
 
     /** Takes one message. Returns { kind, key } for what changed, or null when nothing did (a topic not
      *  read, a payload that is not what the topic carries, an event already seen). */
-    receive(topic, text) {
+    receive(topic, text, now = Date.now()) {
       this.messages += 1;
       const about = this.parse(topic);
-      const change = about ? this[`take_${about.kind}`](about, text) : null;
+      const change = about ? this[`take_${about.kind}`](about, text, now) : null;
       if (!change) this.ignored += 1;
+      // Whatever a vehicle sends shows it is there (a parked one sends a status every 15 minutes).
+      else if (about.vehicle && about.kind !== 'geofence' && this.vehicles.has(`${about.fleet}/${about.vehicle}`)) {
+        this.vehicles.get(`${about.fleet}/${about.vehicle}`).lastHeardAt = now;
+      }
       return change;
     }
 
@@ -72,7 +76,7 @@
       const key = `${fleet}/${vehicle}`;
       let v = this.vehicles.get(key);
       if (!v) {
-        v = { key, fleet, vehicle, location: null, trail: [], status: null, state: null, lastStatusAt: null, lastSequence: -1 };
+        v = { key, fleet, vehicle, location: null, trail: [], status: null, state: null, lastStatusAt: null, lastHeardAt: null, lastSequence: -1 };
         this.vehicles.set(key, v);
       }
       return v;
@@ -119,9 +123,39 @@
         isStationary: o.isStationary === true,
         place: o.place || null,
       };
+      this.extendTrail(v, l.lat, l.lon);
+      return { kind: 'vehicle', key: v.key };
+    }
+
+    extendTrail(v, lat, lon) {
       const last = v.trail[v.trail.length - 1];
-      if (!last || last[0] !== l.lat || last[1] !== l.lon) v.trail.push([l.lat, l.lon]);
+      if (!last || last[0] !== lat || last[1] !== lon) v.trail.push([lat, lon]);
       if (v.trail.length > this.trailLength) v.trail.splice(0, v.trail.length - this.trailLength);
+    }
+
+    /** A batch of live updates (docs/topics.md#track): delta-encoded integers, one row per fix. */
+    take_track({ fleet, vehicle }, text) {
+      const o = parseJSON(text);
+      if (!o || finite(o.t0) === null || !Array.isArray(o.p) || o.p.length === 0) return null;
+      const rows = o.p.filter((r) => Array.isArray(r) && r.length >= 7 && r.every((n) => Number.isInteger(n)));
+      if (rows.length !== o.p.length) return null;
+      const v = this.vehicle(fleet, vehicle);
+      if (typeof o.sequence === 'number' && o.sequence <= v.lastSequence) return null;
+      if (typeof o.sequence === 'number') v.lastSequence = o.sequence;
+      let tenths = Math.round(o.t0 * 10), lat = 0, lon = 0, point = null;
+      for (const [dt, dlat, dlon, accuracy, speed, course, stationary] of rows) {
+        tenths += dt; lat += dlat; lon += dlon;
+        point = { lat: lat / 1e6, lon: lon / 1e6, accuracy, speed, course, stationary, time: new Date(tenths * 100).toISOString() };
+        this.extendTrail(v, point.lat, point.lon);
+      }
+      v.location = {
+        lat: point.lat, lon: point.lon,
+        accuracy: point.accuracy > 0 ? point.accuracy : null,
+        speed: point.speed >= 0 ? point.speed / 10 : null, course: point.course >= 0 ? point.course : null,
+        time: point.time, gpsTime: point.time, isStationary: point.stationary === 1,
+        // The track names no place: the last one heard stays.
+        place: v.location ? v.location.place : null,
+      };
       return { kind: 'vehicle', key: v.key };
     }
 
@@ -191,12 +225,15 @@
       return keys;
     }
 
-    /** Whether a vehicle is online: its last status says so, and came within `silence` milliseconds
-     *  (the agent publishes it every 10 s while connected). */
-    presence(v, now = Date.now(), silence = 35000) {
+    /** Whether a vehicle is online: its last status says so, and it was heard (any message) within
+     *  twice the status's heartbeat and 15 s (the agent sends a status at least that often while
+     *  connected; 10 s when the status does not say). */
+    presence(v, now = Date.now()) {
       if (!v.status) return 'unknown';
       if (v.status.status === 'offline') return 'offline';
-      return now - v.lastStatusAt > silence ? 'silent' : 'online';
+      const heartbeat = finite(v.status.heartbeatSeconds) || 10;
+      const heard = Math.max(v.lastStatusAt || 0, v.lastHeardAt || 0);
+      return now - heard > heartbeat * 2000 + 15000 ? 'silent' : 'online';
     }
 
     /** A geofence's state for a vehicle: 'inside', 'outside', 'unknown' (not decided yet, or no state

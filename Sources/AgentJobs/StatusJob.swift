@@ -27,6 +27,8 @@ package enum StatusJob {
         let age = (try? FileManager.default.attributesOfItem(atPath: paths.status)[.modificationDate] as? Date).map {
             Date().timeIntervalSince($0)
         }
+        // The agent replaces the file when it changes, else every 30 s: the fix has aged since.
+        if running, let age, let fixAge = status?.gps.fixAgeSeconds { status?.gps.fixAgeSeconds = fixAge + age }
         let conditions = try storedConditions(paths)
         if json {
             var line = JSONLine()

@@ -55,12 +55,15 @@ package struct AgentStatus: Sendable, Codable, Equatable {
     package var liveUpdates: Bool
     /// The place of the last fix (places on, a fix seen); absent otherwise.
     package var place: PlaceSummary?
+    /// The longest time between two published statuses while connected: a dashboard calls a vehicle
+    /// silent after about twice this.
+    package var heartbeatSeconds: Double?
 
     package init(
         status: String, fleet: String, vehicle: String, version: String, pid: Int32, updated: String, startedAt: String,
         broker: String, gps: GPS, monitors: [Monitor], conditions: Int, outbox: OutboxStats, outboxCaps: OutboxLimits,
         store: String, storeProblem: String? = nil, waitingStateChanges: Int, liveUpdates: Bool,
-        place: PlaceSummary? = nil
+        place: PlaceSummary? = nil, heartbeatSeconds: Double? = nil
     ) {
         self.status = status
         self.fleet = fleet
@@ -80,5 +83,6 @@ package struct AgentStatus: Sendable, Codable, Equatable {
         self.waitingStateChanges = waitingStateChanges
         self.liveUpdates = liveUpdates
         self.place = place
+        self.heartbeatSeconds = heartbeatSeconds
     }
 }

@@ -23,6 +23,8 @@ public struct Topics: Sendable, Equatable {
     public var errors: String { "\(vehicleBase)/errors" }
     public var events: String { "\(vehicleBase)/events" }
     public var location: String { "\(vehicleBase)/location" }
+    /// Live updates in batches (`TrackEncoding`).
+    public var track: String { "\(vehicleBase)/track" }
     public var state: String { "\(vehicleBase)/state" }
     /// The full state, on request (`reportState`), in pages.
     public var stateDetail: String { "\(vehicleBase)/state/detail" }

@@ -55,6 +55,7 @@ func jsonLine(_ pairs: [(String, Any)]) -> String {
         case let i as Int: line.add(key, i)
         case let d as Double: line.add(key, d)
         case let b as Bool: line.add(key, b)
+        case is NSNull: line.add(key, orNull: nil as Double?)
         default: line.add(key, "\(value)")
         }
     }

@@ -10,7 +10,7 @@ import Testing
         let rig = try GPSDRig(log: "bundg_zeus_9", interval: 0.0005)
         defer { rig.stop() }
         let recorder = SourceRecorder(rig.configuration())
-        #expect(await recorder.wait(10) { $0.locations.count >= 10 })
+        #expect(await recorder.wait(30) { $0.locations.count >= 10 })
         rig.gpsd.kill()
         #expect(await recorder.wait(3) { $0.statuses.contains { $0.state == .gpsdUnavailable } })
         let before = recorder.locations.count
@@ -19,7 +19,7 @@ import Testing
         // before gpsd is started: the source may be back before `start()` has returned.
         let restarted = MonotonicClock.now()
         try rig.gpsd.start()
-        #expect(await recorder.wait(10) { $0.locations.count > before })
+        #expect(await recorder.wait(30) { $0.locations.count > before })
         let first = try #require(recorder.locations.dropFirst(before).first?.receivedAtNanoseconds)
         #expect(
             Int64(first) - Int64(restarted) < 2_000_000_000,

@@ -27,7 +27,7 @@ import Testing
         defer { rig.stop() }
         let expected = try ChkOracle.expected(chk: GPSDFixtures.chk("haicom-305N"))
         let recorder = SourceRecorder(GPSSourceConfiguration(host: "127.0.0.1", port: rig.gpsd.port, device: rig.b.url))
-        _ = await recorder.wait(10) { $0.locations.count >= expected.count }
+        _ = await recorder.wait(30) { $0.locations.count >= expected.count }
         try await Task.sleep(for: .milliseconds(300))
         await recorder.stop()
         #expect(recorder.locations.count == expected.count)

@@ -49,7 +49,11 @@ import Testing
             retain: true)
 
         // The agent, ready to replay the sail (started once the page is watching).
-        let agent = try Sail.agent(brokerPort: broker.port, speedFactor: 8) { $0["places"] = ["enabled": true] }
+        // A status every 10 s (the default is 15 minutes, to spare the link): the list shows the outbox drain.
+        let agent = try Sail.agent(brokerPort: broker.port, speedFactor: 8) {
+            $0["places"] = ["enabled": true]
+            $0["fleetTopics"] = ["statusHeartbeatSeconds": 10]
+        }
         defer { agent.kill(signal: SIGKILL) }
         let expected = try expectedEvents(agent)
 

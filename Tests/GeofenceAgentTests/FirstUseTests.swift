@@ -33,7 +33,8 @@ import Testing
         ])
         let elapsed = ContinuousClock.now - start
         #expect(result.status == 1, "\(result.stderr)")
-        #expect(elapsed < .seconds(60), "the default timeout (30 s) ends it")
+        // The default timeout is 30 s; a busy machine may start the process slowly.
+        #expect(elapsed < .seconds(120), "the default timeout (30 s) ends it")
         #expect(result.stderr.contains("gpsd"), "\(result.stderr)")
     }
 

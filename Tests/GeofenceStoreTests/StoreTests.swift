@@ -332,7 +332,9 @@ func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Locat
     @Test func theLogFileShrinksAfterAnOutageDrains() async throws {
         let path = temporaryStorePath()
         let store = try await AgentStore.open(path: path, logger: quietLogger)
-        let outbox = try await Outbox.open(store, logger: quietLogger)
+        var limits = OutboxLimits()
+        limits.groupCommitSeconds = 0  // every location stored as it comes: the broker is away
+        let outbox = try await Outbox.open(store, limits: limits, logger: quietLogger)
         let padding = String(repeating: "x", count: 6_000)
         var entries: [OutboxEntry] = []
         for k in 0..<1_000 { entries += try await outbox.enqueue([item(.location, "\(padding) \(k)")]) }
@@ -366,9 +368,13 @@ func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Locat
         let pending = try await store.pending()
         #expect(pending.map(\.sequence) == [2])
         let b = try await outbox.enqueue([item(.transition, "c")])
-        #expect(b.map(\.sequence) == [3], "sequence numbers never repeat, even after the rows are gone")
+        // The store leases numbers ahead (droppable rows are numbered before they are stored): a restart
+        // skips the rest of the lease.
+        #expect(
+            b.map(\.sequence) == [3 + Outbox.sequenceLease],
+            "sequence numbers never repeat, even after the rows are gone")
         #expect(!ids.contains(b[0].eventID))
-        #expect(String(decoding: b[0].payload, as: UTF8.self) == "c \(b[0].eventID) 3")
+        #expect(String(decoding: b[0].payload, as: UTF8.self) == "c \(b[0].eventID) \(b[0].sequence)")
         #expect(await outbox.stats.rows == 2)
         await store.close()
     }

@@ -1,14 +1,23 @@
+import Foundation
 import GeofenceCore
+import Synchronization
 
-/// Our own topics (docs/topics.md): every notified event on `events`, durable, and live updates and
-/// answers to `reportLocation` on the retained `location`, droppable.
+/// Our own topics (docs/topics.md): every notified event on `events`, durable; live updates in batches on
+/// `track` and, at a slower pace, on the retained `location`, both droppable; answers to `reportLocation`
+/// on `location` at once.
 struct FleetOutput: AgentOutput {
     let topics: Topics
     let fleet: String
     let vehicle: String
+    /// The output is told on the fix processor only; the lock is never contended.
+    let pacing: Paced
+
+    static var settingsType: (any OutputSettings.Type)? { FleetTopicsSettings.self }
 
     static func make(_ context: OutputContext) -> FleetOutput? {
-        FleetOutput(topics: context.topics, fleet: context.fleet, vehicle: context.vehicle)
+        FleetOutput(
+            topics: context.topics, fleet: context.fleet, vehicle: context.vehicle,
+            pacing: Paced(LivePacing(settings: context.settings[FleetTopicsSettings.self])))
     }
 
     func messages(for happening: Happening) -> [OutputMessage] {
@@ -23,17 +32,39 @@ struct FleetOutput: AgentOutput {
                             sequence: sequence, place: e.place)
                     }, delivery: .durable)
             ]
-        case .location(let l) where l.reason != .transition:
-            return [
-                OutputMessage(
-                    topic: topics.location,
-                    payload: .stamped { [fleet, vehicle] id, sequence in
-                        Payloads.location(
-                            l.update, fleet: fleet, vehicle: vehicle, eventID: id, sequence: sequence, place: l.place)
-                    }, retain: true, delivery: .droppable)
-            ]
+        case .location(let l) where l.reason == .requested:
+            pacing.state.withLock { $0.sentLocation(at: l.update.location.timestamp) }
+            return [location(l)]
+        case .location(let l) where l.reason == .liveUpdate:
+            let decision = pacing.state.withLock { $0.take(l.update) }
+            var messages: [OutputMessage] = []
+            if let batch = decision.batch {
+                messages.append(
+                    OutputMessage(
+                        topic: topics.track,
+                        payload: .stamped { [vehicle] _, sequence in
+                            TrackEncoding.encode(batch, vehicle: vehicle, sequence: sequence)
+                        }, delivery: .droppable))
+            }
+            if decision.location { messages.append(location(l)) }
+            return messages
         default:
             return []
         }
     }
+
+    private func location(_ l: LocationHappening) -> OutputMessage {
+        OutputMessage(
+            topic: topics.location,
+            payload: .stamped { [fleet, vehicle] id, sequence in
+                Payloads.location(
+                    l.update, fleet: fleet, vehicle: vehicle, eventID: id, sequence: sequence, place: l.place)
+            }, retain: true, delivery: .droppable)
+    }
+}
+
+/// The pacing's state, shared by the copies of the output.
+final class Paced: Sendable {
+    let state: Mutex<LivePacing>
+    init(_ pacing: LivePacing) { state = Mutex(pacing) }
 }

@@ -27,6 +27,8 @@ public enum AgentRunner {
         m.keepAlive = c.mqtt.keepAlive
         m.failover = c.mqtt.failover
         m.connectTimeout = c.mqtt.failoverAfter
+        // A vehicle's link comes back when it comes back: try often (a SYN is 60 bytes).
+        m.maximumRetryDelay = 5
         m.username = c.mqtt.username
         m.password = c.mqtt.passwordFile.map(MQTTPasswordSource.file) ?? .none
         m.tls = c.mqtt.tls.map { MQTTTLS(caFile: $0.caFile, certificateFile: $0.certificateFile, keyFile: $0.keyFile) }

@@ -81,6 +81,7 @@ extension AgentConfiguration {
                 "maximumBytes": .number(Double(outbox.maximumBytes)),
                 "hardMaximumRows": .number(Double(outbox.hardMaximumRows)),
                 "hardMaximumBytes": .number(Double(outbox.hardMaximumBytes)),
+                "groupCommitSeconds": .number(outbox.groupCommitSeconds),
             ]),
         ]
         if let replay {

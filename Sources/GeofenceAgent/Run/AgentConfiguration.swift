@@ -22,7 +22,7 @@ public struct AgentConfiguration: Sendable, Equatable {
         public var tls: TLS?
         /// "mqttv5" or "mqttv311".
         public var protocolVersion = "mqttv5"
-        public var keepAlive = 30
+        public var keepAlive = 120
         public var clientID: String?
     }
 
@@ -282,6 +282,8 @@ public struct AgentConfiguration: Sendable, Equatable {
             c.outbox.hardMaximumRows = try o.integer("hardMaximumRows", in: 1...100_000_000) ?? c.outbox.hardMaximumRows
             c.outbox.hardMaximumBytes =
                 try o.integer("hardMaximumBytes", in: 1024...(1 << 40)) ?? c.outbox.hardMaximumBytes
+            c.outbox.groupCommitSeconds =
+                try o.number("groupCommitSeconds", in: 0...3600) ?? c.outbox.groupCommitSeconds
             guard c.outbox.hardMaximumRows >= c.outbox.maximumRows else {
                 throw ConfigError(path: "outbox.hardMaximumRows", message: "must be at least outbox.maximumRows")
             }

@@ -70,7 +70,7 @@ public struct AgentApplication: Service {
         } catch {
             logger.error("agent stopped with an error", metadata: ["error": "\(error)"])
         }
-        await reporter.writeStatusFile(online: false)
+        await reporter.writeStatusFile(online: false, force: true)
         await store.close()
     }
 

@@ -6,9 +6,10 @@ import Mosquitto
 import ServiceLifecycle
 import Synchronization
 
-/// Drains the outbox in sequence order through the MQTT client's bounded in-flight window. A row leaves
-/// the outbox only when the broker acknowledged it with a reason below 0x80; anything not acknowledged
-/// when the agent stops is sent again at the next start (consumers deduplicate by `eventId`).
+/// Drains the outbox through the MQTT client's bounded in-flight window: transitions first, in sequence
+/// order, then droppable rows in theirs. A row leaves the outbox only when the broker acknowledged it with a
+/// reason below 0x80; anything not acknowledged when the agent stops is sent again at the next start
+/// (consumers deduplicate by `eventId`).
 /// Everything it reads, and every acknowledgement, goes through the `Outbox`, which owns them.
 package final class OutboxPublisher: Service, Sendable {
     private let outbox: Outbox
@@ -43,7 +44,13 @@ package final class OutboxPublisher: Service, Sendable {
                 }
                 failing = true
             }
-            if stopping { return }
+            if stopping {
+                // What the broker has not acknowledged of the track is stored for the next start.
+                do { try await outbox.groupCommit() } catch {
+                    logger.error("could not store the track's last rows", metadata: ["error": "\(error)"])
+                }
+                return
+            }
             try? await Task.sleep(for: .milliseconds(20))
         }
     }
@@ -57,14 +64,26 @@ package final class OutboxPublisher: Service, Sendable {
     /// (with the broker away they never come; their rows stay in the outbox for the next start).
     static let acknowledgementGrace: Duration = .seconds(1)
 
-    /// Issues entries in sequence order until the wake stream ends or the task is cancelled.
+    /// Droppable entries issued at a time, between looks for transitions: a transition never waits behind
+    /// more than these and the broker's in-flight window.
+    static let droppableBatch = 8
+
+    /// Issues entries until the wake stream ends or the task is cancelled: every transition waiting first,
+    /// in sequence order, then a few droppable entries, in their order. Transitions never wait behind the
+    /// track's backlog after an outage.
     private func issue(into issued: AsyncStream<Issued>.Continuation) async {
-        var issuedUpTo: Int64 = 0
+        // Per kind, the last sequence issued: nil until the outbox's repository was read once.
+        var issuedUpTo: [OutboxEntry.Kind: Int64?] = [.transition: nil, .location: nil]
         var wakes = outbox.wakes.makeAsyncIterator()
         while !Task.isCancelled {
-            let batch: [OutboxEntry]
+            var batch: [OutboxEntry] = []
             do {
-                batch = try await outbox.next(after: issuedUpTo)
+                batch = try await outbox.next(.transition, after: issuedUpTo[.transition]!)
+                if issuedUpTo[.transition]! == nil { issuedUpTo[.transition] = 0 }
+                if batch.isEmpty {
+                    batch = try await outbox.next(.location, after: issuedUpTo[.location]!, limit: Self.droppableBatch)
+                    if issuedUpTo[.location]! == nil { issuedUpTo[.location] = 0 }
+                }
             } catch {
                 logger.error("outbox read failed", metadata: ["error": "\(error)"])
                 try? await Task.sleep(for: .seconds(1))
@@ -75,7 +94,12 @@ package final class OutboxPublisher: Service, Sendable {
                 guard await wakes.next() != nil else { return }
                 continue
             }
-            for entry in batch {
+            for (index, entry) in batch.enumerated() {
+                issuedUpTo[entry.kind] = entry.sequence
+                if superseded(entry, by: batch[(index + 1)...]) {
+                    outbox.acknowledged(entry)
+                    continue
+                }
                 let ticket: any PublishAcknowledgement
                 do {
                     ticket = try await client.issueInOrder(entry.topic, payload: entry.payload, retain: entry.retain)
@@ -84,11 +108,16 @@ package final class OutboxPublisher: Service, Sendable {
                     logger.debug("outbox publisher stops", metadata: ["reason": "\(error)"])
                     return
                 }
-                issuedUpTo = entry.sequence
                 awaiting.add(1, ordering: .relaxed)
                 issued.yield((entry, ticket, ContinuousClock.now))
             }
         }
+    }
+
+    /// A retained droppable entry with a newer one for its topic waiting behind it: the broker keeps only
+    /// the newest, so after an outage only that one is sent (the track's batches are not retained).
+    private func superseded(_ entry: OutboxEntry, by later: ArraySlice<OutboxEntry>) -> Bool {
+        entry.kind == .location && entry.retain && later.contains { $0.retain && $0.topic == entry.topic }
     }
 
     /// Awaits acknowledgements in issue order (the broker answers in that order) and queues each

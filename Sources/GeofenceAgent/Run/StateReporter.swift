@@ -24,6 +24,12 @@ actor StateReporter {
     /// Told each status written (every second): Prometheus' gauges follow it.
     private let outputs: MultiplexOutput
     private var publishedGeneration = -1
+    /// What the last status published and written said, without what changes by itself, and when.
+    private var published: (material: Data?, at: ContinuousClock.Instant)?
+    private var written: (material: Data?, at: ContinuousClock.Instant)?
+    /// The status file is replaced when something in it changed, else this often: a flash card wears with
+    /// every write. `geofence-agent status` ages the fix by the file's own age.
+    static let statusFileInterval: Duration = .seconds(30)
     /// Set once the agent's services run: before that, a status file would say "running" too early.
     private var running = false
 
@@ -79,15 +85,38 @@ actor StateReporter {
 
     /// Conditions changed: the status file shows the new counts at once (a sync's progress).
     func conditionsChanged() async {
-        if running { await writeStatusFile(online: true) }
+        if running { await writeStatusFile(online: true, force: true) }
     }
 
-    /// The status file beside the store, replaced atomically, for `geofence-agent status`.
-    func writeStatusFile(online: Bool) async {
+    /// What in a status matters to its reader, without what changes by itself (times, ages, rows in flight).
+    static func material(_ status: AgentStatus) -> Data? {
+        var m = status
+        m.updated = ""
+        m.gps.fixAgeSeconds = nil
+        m.gps.horizontalAccuracy = nil
+        m.outbox.rows = 0
+        m.outbox.bytes = 0
+        m.outbox.transitions = 0
+        m.outbox.locations = 0
+        // The `state` topic follows what the vehicle is inside; the status need not go with every transition.
+        for index in m.monitors.indices { m.monitors[index].satisfied = 0 }
+        m.place = nil
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys  // else the order of keys differs from one call to the next
+        return try? encoder.encode(m)
+    }
+
+    /// The status file beside the store, replaced atomically, for `geofence-agent status`: when something in
+    /// it changed, every `statusFileInterval`, or when `force`d. The outputs are told every call.
+    func writeStatusFile(online: Bool, force: Bool = false) async {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         let status = await status(online: online)
         outputs.tell(.status(status))
+        let material = Self.material(status)
+        let now = ContinuousClock.now
+        if !force, let written, written.material == material, now - written.at < Self.statusFileInterval { return }
+        self.written = (material, now)
         do {
             try encoder.encode(status).write(to: URL(fileURLWithPath: paths.status), options: .atomic)
         } catch {
@@ -97,11 +126,20 @@ actor StateReporter {
 
     /// The retained status, while connected. While the broker is away nothing is queued: a status is a
     /// snapshot, and a fresh one goes out when the connection returns.
-    func publishStatus() async {
+    /// Sent when something in it changed (the broker's or the receiver's state, the conditions, a drop),
+    /// when `force`d (after each reconnect), and at least every `fleetTopics.statusHeartbeatSeconds`: every
+    /// status costs about 1.5 kB on the wire.
+    func publishStatus(force: Bool = false) async {
         guard publisher.isConnected else { return }
-        guard let data = try? JSONEncoder().encode(await status(online: true)) else { return }
+        let status = await status(online: true)
+        let material = Self.material(status)
+        let now = ContinuousClock.now
+        let heartbeat = Duration.seconds(configuration.outputs[FleetTopicsSettings.self].statusHeartbeatSeconds)
+        if !force, let published, published.material == material, now - published.at < heartbeat { return }
+        guard let data = try? JSONEncoder().encode(status) else { return }
         do {
             try await publisher.publish(topics.status, payload: Array(data), retain: true)
+            self.published = (material, now)
         } catch {
             logger.debug("status not published", metadata: ["error": "\(error)"])
         }

@@ -26,10 +26,12 @@ extension AgentStore: OutboxRepository {
                 }
                 state.reset()
                 let kinds = try db.statement(
-                    "SELECT kind, count(*), COALESCE(sum(length(payload)), 0) FROM outbox GROUP BY kind")
+                    """
+                    SELECT kind, count(*), COALESCE(sum(length(payload)), 0), max(sequence) FROM outbox GROUP BY kind
+                    """)
                 while try kinds.step() {
                     guard let kind = kinds.text(0).flatMap(OutboxEntry.Kind.init(rawValue:)) else { continue }
-                    contents.rows[kind] = (Int(kinds.int(1)), Int(kinds.int(2)))
+                    contents.rows[kind] = (Int(kinds.int(1)), Int(kinds.int(2)), kinds.int(3))
                 }
                 return contents
             }
@@ -52,8 +54,10 @@ extension AgentStore: OutboxRepository {
         }
     }
 
-    public nonisolated func pendingOutbox(after sequence: Int64, limit: Int) throws(StoreError) -> [OutboxEntry] {
-        try onStoreThread { store throws(StoreError) in try store.pending(after: sequence, limit: limit) }
+    public nonisolated func pendingOutbox(kind: OutboxEntry.Kind, after sequence: Int64, limit: Int)
+        throws(StoreError) -> [OutboxEntry]
+    {
+        try onStoreThread { store throws(StoreError) in try store.pending(kind: kind, after: sequence, limit: limit) }
     }
 
     public nonisolated func writeOutbox(_ write: OutboxWrite) throws(StoreError) {
@@ -100,14 +104,17 @@ extension AgentStore: OutboxRepository {
         try onStoreThread { store throws(StoreError) in try store.apply(changes, outbox: outbox) }
     }
 
-    /// The oldest waiting entries after `sequence`, in order.
-    public func pending(after sequence: Int64 = 0, limit: Int = 256) throws(StoreError) -> [OutboxEntry] {
+    /// The oldest waiting entries after `sequence` (of one kind, or of all), in order.
+    public func pending(kind: OutboxEntry.Kind? = nil, after sequence: Int64 = 0, limit: Int = 256)
+        throws(StoreError) -> [OutboxEntry]
+    {
         try guarded { db in
             let s = try db.statement(
                 """
-                SELECT sequence, event_id, kind, topic, payload, qos, retain FROM outbox WHERE sequence > ?1 ORDER BY sequence LIMIT ?2
+                SELECT sequence, event_id, kind, topic, payload, qos, retain FROM outbox
+                WHERE sequence > ?1 AND (?3 IS NULL OR kind = ?3) ORDER BY sequence LIMIT ?2
                 """
-            ).bind(.integer(sequence), .int(limit))
+            ).bind(.integer(sequence), .int(limit), kind.map { .text($0.rawValue) } ?? .null)
             var out: [OutboxEntry] = []
             while try s.step() {
                 out.append(

@@ -37,8 +37,8 @@ public actor InMemoryOutboxRepository: OutboxRepository {
             var contents = OutboxContents()
             contents.counters = r.counters
             for row in r.rows {
-                let held = contents.rows[row.kind] ?? (0, 0)
-                contents.rows[row.kind] = (held.count + 1, held.bytes + row.payload.count)
+                let held = contents.rows[row.kind] ?? (0, 0, 0)
+                contents.rows[row.kind] = (held.count + 1, held.bytes + row.payload.count, row.sequence)
             }
             return contents
         }
@@ -52,8 +52,12 @@ public actor InMemoryOutboxRepository: OutboxRepository {
         }
     }
 
-    public nonisolated func pendingOutbox(after sequence: Int64, limit: Int) throws(StoreError) -> [OutboxEntry] {
-        try onExecutor { r in Array(r.rows.lazy.filter { $0.sequence > sequence }.prefix(limit)) }
+    public nonisolated func pendingOutbox(kind: OutboxEntry.Kind, after sequence: Int64, limit: Int)
+        throws(StoreError) -> [OutboxEntry]
+    {
+        try onExecutor { r in
+            Array(r.rows.lazy.filter { $0.kind == kind && $0.sequence > sequence }.prefix(limit))
+        }
     }
 
     public nonisolated func writeOutbox(_ write: OutboxWrite) throws(StoreError) {
@@ -128,7 +132,10 @@ public actor InMemoryOutboxRepository: OutboxRepository {
         if let failure { throw failure }
         let dropping = Set(write.dropping)
         rows.removeAll { dropping.contains($0.sequence) }
+        // Droppable rows are stored in group commits, after rows of the other kind numbered later.
+        let inOrder = write.rows.allSatisfy { $0.sequence > rows.last?.sequence ?? 0 }
         rows += write.rows
+        if !inOrder { rows.sort { $0.sequence < $1.sequence } }
         counters = write.counters
     }
 }

@@ -10,23 +10,37 @@ import Synchronization
 /// the same thread, hops nowhere, and a write is prepared and made with no suspension between, so two
 /// writes never interleave.
 public actor Outbox {
-    private let repository: any OutboxRepository
+    let repository: any OutboxRepository
     public nonisolated let limits: OutboxLimits
-    private let logger: Logger
-    private var counters = OutboxCounters()
+    let logger: Logger
+    /// The counters as the repository holds them; `nextSequence` there is a lease (see `sequenceLease`).
+    var counters = OutboxCounters()
+    /// The number the next row gets.
+    var nextSequence: Int64 = 1
     /// What the outbox holds and has dropped.
-    public private(set) var stats = OutboxStats()
+    public internal(set) var stats = OutboxStats()
+
+    /// Droppable rows numbered and handed to the publisher but not stored: the broker's acknowledgement
+    /// usually comes first, and then they are never written. The rest go to the repository at the next
+    /// group commit (`OutboxLimits.groupCommitSeconds`), with any write made before it, and at the stop.
+    var buffered: [OutboxEntry] = []
+    /// Droppable rows in the repository the broker acknowledged: deleted at the next group commit.
+    var acknowledgedStored: [OutboxEntry] = []
+    var lastGroupCommit = ContinuousClock.now
 
     public nonisolated let wakes: AsyncStream<Void>
     private nonisolated let wakeContinuation: AsyncStream<Void>.Continuation
     /// Entries just written, handed over so that the next event does not wait for a read of the store. A
     /// lock, not the actor: the publisher takes them from its own task without a hop to the store's thread.
-    private nonisolated let handOff = Mutex<[OutboxEntry]>([])
-    /// Entries the broker acknowledged, waiting to be deleted in one transaction (appended from any thread).
+    nonisolated let handOff = Mutex(OutboxHandOff())
+    /// Entries the broker acknowledged, waiting to be deleted (appended from any thread).
     private nonisolated let acknowledgedEntries = Mutex<[OutboxEntry]>([])
 
     /// More than this waiting means the publisher is behind (broker away): the store has them.
     static let maximumHandOff = 256
+    /// Numbers are reserved this many at a time for droppable rows that are never stored: the store's
+    /// counter stays ahead of every number given, so none repeats after a crash (a restart may skip some).
+    static let sequenceLease: Int64 = 1_000
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { repository.unownedExecutor }
 
@@ -50,14 +64,18 @@ public actor Outbox {
     private func load() throws(StoreError) {
         let contents = try repository.outboxContents()
         counters = contents.counters
+        nextSequence = counters.nextSequence
         stats = OutboxStats()
         stats.droppedLocations = counters.droppedLocations
         stats.droppedTransitions = counters.droppedTransitions
+        var last: [OutboxEntry.Kind: Int64] = [.transition: 0, .location: 0]
         for (kind, held) in contents.rows {
             stats.rows += held.count
             stats.bytes += held.bytes
+            last[kind] = held.last
             if kind == .transition { stats.transitions += held.count } else { stats.locations += held.count }
         }
+        handOff.withLock { $0 = OutboxHandOff(lastWritten: last) }
     }
 
     // MARK: Writing
@@ -69,20 +87,21 @@ public actor Outbox {
         monitor: String, records: [(identifier: String, record: MonitorRecord)], lastFix: Location?,
         indexFloor: Int? = nil, removing: [String] = [], items: [OutboxItem]
     ) throws(StoreError) -> [OutboxEntry] {
-        let (write, after) = try prepare(items)
+        let prepared = try prepare(items, writing: true)
         try repository.commitFix(
             monitor: monitor, records: records, lastFix: lastFix, indexFloor: indexFloor, removing: removing,
-            outbox: write)
-        return written(write, after)
+            outbox: prepared.write)
+        return written(prepared)
     }
 
-    /// Queues messages that change no state (location updates).
+    /// Queues messages that change no state (location updates). Droppable ones are written only at the
+    /// next group commit, if the broker has not acknowledged them by then.
     @discardableResult
     public func enqueue(_ items: [OutboxItem]) throws(StoreError) -> [OutboxEntry] {
         guard !items.isEmpty else { return [] }
-        let (write, after) = try prepare(items)
-        try repository.writeOutbox(write)
-        return written(write, after)
+        let prepared = try prepare(items, writing: items.contains { $0.kind == .transition } || groupCommitDue)
+        if prepared.writes { try repository.writeOutbox(prepared.write) }
+        return written(prepared)
     }
 
     /// Applies condition changes (a sync, a removal) with the exit of each condition deleted while the
@@ -93,28 +112,47 @@ public actor Outbox {
         exits: (AgentStore.RemovedWhileInside) -> [OutboxItem]
     ) throws(StoreError) -> [AgentStore.ChangeResult] {
         let removed = try repository.satisfiedRemovals(changes)
-        let (write, after) = try prepare(removed.flatMap(exits))
-        let results = try repository.applyChanges(changes, outbox: write)
-        written(write, after)
+        let prepared = try prepare(removed.flatMap(exits), writing: true)
+        let results = try repository.applyChanges(changes, outbox: prepared.write)
+        written(prepared)
         return results
     }
 
+    /// A write prepared: the rows and counters to store, the statistics after it, the new droppable rows
+    /// and the next number.
+    struct Prepared {
+        var write: OutboxWrite
+        var after: OutboxStats
+        var droppable: [OutboxEntry]
+        var next: Int64
+        /// Whether anything is to be stored (`writing`, or a new lease for the numbers).
+        var writes: Bool
+    }
+
     /// Numbers the items, makes their payloads and decides what the caps drop: everything the write needs,
-    /// made before the transaction.
-    private func prepare(_ items: [OutboxItem]) throws(StoreError) -> (OutboxWrite, OutboxStats) {
+    /// made before the transaction. When the outbox writes (`writing`), the droppable rows waiting go in
+    /// the same transaction (a group commit for free); else the new droppable rows only join them.
+    func prepare(_ items: [OutboxItem], writing: Bool) throws(StoreError) -> Prepared {
         var write = OutboxWrite(counters: counters)
         var after = stats
+        var next = nextSequence
+        var droppable: [OutboxEntry] = []
         for item in items {
-            let sequence = write.counters.nextSequence
             let id = EventID.make()
-            let payload = item.payload(id, sequence)
-            write.rows.append(
-                OutboxEntry(
-                    sequence: sequence, eventID: id, kind: item.kind, topic: item.topic, payload: payload,
-                    qos: item.qos, retain: item.retain))
-            after.add(item.kind, bytes: payload.count)
-            write.counters.nextSequence += 1
+            let entry = OutboxEntry(
+                sequence: next, eventID: id, kind: item.kind, topic: item.topic, payload: item.payload(id, next),
+                qos: item.qos, retain: item.retain)
+            after.add(item.kind, bytes: entry.payload.count)
+            if item.kind == .transition { write.rows.append(entry) } else { droppable.append(entry) }
+            next += 1
         }
+        // The store's counter is a lease that stays ahead of every number given.
+        if next > counters.nextSequence { write.counters.nextSequence = next + Self.sequenceLease }
+        let writes = writing || write.counters.nextSequence != counters.nextSequence
+        guard writes else {
+            return Prepared(write: write, after: after, droppable: droppable, next: next, writes: false)
+        }
+        write.rows = (write.rows + buffered + droppable).sorted { $0.sequence < $1.sequence }
         let locations = try drop(.location, &write, &after) {
             $0.rows > limits.maximumRows || $0.bytes > limits.maximumBytes
         }
@@ -126,7 +164,7 @@ public actor Outbox {
         after.droppedLocations = write.counters.droppedLocations
         after.droppedTransitions = write.counters.droppedTransitions
         if locations + transitions > 0 { after.capReached = true }
-        return (write, after)
+        return Prepared(write: write, after: after, droppable: droppable, next: next, writes: true)
     }
 
     /// Drops the oldest rows of `kind` while `over`: those stored first, then this write's own.
@@ -136,10 +174,12 @@ public actor Outbox {
     ) throws(StoreError) -> Int {
         var dropped = 0
         var skip = 0
+        // An acknowledged row waits for its deletion: it is not dropped (and counted) again.
+        let deleting = Set(acknowledgedStored.map(\.sequence))
         while over(after) {
             let stored = try repository.oldestOutboxRows(kind: kind, limit: skip + 256).dropFirst(skip)
             guard !stored.isEmpty else { break }
-            for row in stored where over(after) {
+            for row in stored where over(after) && !deleting.contains(row.sequence) {
                 write.dropping.append(row.sequence)
                 after.remove(kind, bytes: row.bytes)
                 dropped += 1
@@ -153,10 +193,24 @@ public actor Outbox {
         return dropped
     }
 
-    /// The write is in the store: the counters and statistics move, and the rows go to the publisher.
+    /// A write was made (or none was needed): the counters and statistics move, the droppable rows that
+    /// were not stored wait for the next group commit, and the new rows go to the publisher. Returns them.
     @discardableResult
-    private func written(_ write: OutboxWrite, _ after: OutboxStats) -> [OutboxEntry] {
-        counters = write.counters
+    func written(_ prepared: Prepared) -> [OutboxEntry] {
+        let (write, after) = (prepared.write, prepared.after)
+        nextSequence = prepared.next
+        let fresh: [OutboxEntry]
+        if prepared.writes {
+            counters = write.counters
+            buffered = []
+            lastGroupCommit = ContinuousClock.now
+            let kept = Set(write.rows.map(\.sequence))
+            let stored = prepared.droppable.filter { kept.contains($0.sequence) }
+            fresh = (write.rows.filter { $0.kind == .transition } + stored).sorted { $0.sequence < $1.sequence }
+        } else {
+            buffered += prepared.droppable
+            fresh = prepared.droppable
+        }
         let dropped =
             after.droppedLocations - stats.droppedLocations + after.droppedTransitions - stats.droppedTransitions
         if after.droppedLocations > stats.droppedLocations {
@@ -172,17 +226,14 @@ public actor Outbox {
                 ])
         }
         stats = after
-        guard !write.rows.isEmpty else { return [] }
+        guard !fresh.isEmpty || dropped > 0 else { return fresh }
         // Rows handed over may have been dropped since: forget them, and let the publisher read the store.
-        handOff.withLock { handed in
-            if dropped > 0 || handed.count + write.rows.count > Self.maximumHandOff {
-                handed.removeAll()
-            } else {
-                handed += write.rows
-            }
+        handOff.withLock { handOff in
+            if dropped > 0 || handOff.count + fresh.count > Self.maximumHandOff { handOff.reset() }
+            handOff.append(fresh)
         }
         wake()
-        return write.rows
+        return fresh
     }
 
     // MARK: Handing over and acknowledging
@@ -193,22 +244,23 @@ public actor Outbox {
     /// Ends the publisher's wait for new rows (the agent stops).
     public nonisolated func stopWaking() { wakeContinuation.finish() }
 
-    /// What to issue next, in sequence order: the entries handed over when they follow on directly from
-    /// the last one issued (nothing else can sit between them), else a read of the store, which is the
-    /// record (at the start, after a gap, or when the hand-over was skipped).
-    public nonisolated func next(after issuedUpTo: Int64, limit: Int = 256) async throws(StoreError) -> [OutboxEntry] {
-        let handed = handOff.withLock { handed in
-            defer { handed.removeAll() }
-            return handed.filter { $0.sequence > issuedUpTo }
-        }
-        let contiguous = zip(handed, handed.dropFirst()).allSatisfy { $1.sequence == $0.sequence + 1 }
-        if let first = handed.first, issuedUpTo > 0, first.sequence == issuedUpTo + 1, contiguous { return handed }
-        return try await pending(after: issuedUpTo, limit: limit)
+    /// What to issue next of one kind, in sequence order: the entries handed over when they follow on
+    /// directly from the last one of that kind issued (0: none, the repository read), else a read of the
+    /// repository, which is the record (at the start, `issuedUpTo` nil; after a gap; or when the hand-over
+    /// was skipped). Droppable rows not stored yet are seen only through the hand-over, or once the group
+    /// commit has stored them.
+    public nonisolated func next(_ kind: OutboxEntry.Kind, after issuedUpTo: Int64?, limit: Int = 256)
+        async throws(StoreError) -> [OutboxEntry]
+    {
+        if let handed = handOff.withLock({ $0.take(kind, after: issuedUpTo, limit: limit) }) { return handed }
+        return try await pending(kind, after: issuedUpTo ?? 0, limit: limit)
     }
 
-    /// The record: what the repository holds after `sequence`.
-    private func pending(after sequence: Int64, limit: Int) throws(StoreError) -> [OutboxEntry] {
-        try repository.pendingOutbox(after: sequence, limit: limit)
+    /// The record: what the repository holds of `kind` after `sequence`.
+    private func pending(_ kind: OutboxEntry.Kind, after sequence: Int64, limit: Int) throws(StoreError)
+        -> [OutboxEntry]
+    {
+        try repository.pendingOutbox(kind: kind, after: sequence, limit: limit)
     }
 
     /// The broker acknowledged `entry`: it leaves the outbox at the next `deleteAcknowledged()`.
@@ -216,24 +268,38 @@ public actor Outbox {
         acknowledgedEntries.withLock { $0.append(entry) }
     }
 
-    /// Deletes what the broker acknowledged, in one transaction (one fsync, not one each). On failure
-    /// (a full disk) the entries are kept for the next call: dropped, they would stay in the outbox, sent
-    /// already, until the next start sent them again.
+    /// Deletes what the broker acknowledged: transitions at once, in one transaction (one fsync, not one
+    /// each); a droppable row never stored is forgotten with no write, one stored is deleted at the next
+    /// group commit. Makes the group commit when it is due. On failure (a full disk) the entries are kept
+    /// for the next call: dropped, they would stay in the outbox, sent already, until the next start sent
+    /// them again.
     public func deleteAcknowledged() throws(StoreError) {
         let batch = acknowledgedEntries.withLock { list -> [OutboxEntry] in
             defer { list.removeAll() }
             return list
         }
-        guard !batch.isEmpty else { return }
-        do {
-            let deleted = try repository.deleteOutbox(batch.map(\.sequence))
-            for entry in batch where deleted.contains(entry.sequence) {
-                stats.remove(entry.kind, bytes: entry.payload.count)
+        var transitions: [OutboxEntry] = []
+        for entry in batch {
+            if entry.kind == .transition {
+                transitions.append(entry)
+            } else if let index = buffered.firstIndex(where: { $0.sequence == entry.sequence }) {
+                stats.remove(.location, bytes: buffered.remove(at: index).payload.count)
+            } else {
+                acknowledgedStored.append(entry)
             }
-        } catch {
-            acknowledgedEntries.withLock { $0.insert(contentsOf: batch, at: 0) }
-            throw error
         }
+        if !transitions.isEmpty {
+            do {
+                let deleted = try repository.deleteOutbox(transitions.map(\.sequence))
+                for entry in transitions where deleted.contains(entry.sequence) {
+                    stats.remove(entry.kind, bytes: entry.payload.count)
+                }
+            } catch {
+                acknowledgedEntries.withLock { $0.insert(contentsOf: transitions, at: 0) }
+                throw error
+            }
+        }
+        if groupCommitDue { try groupCommit() }
     }
 
     /// Acknowledged entries not yet deleted.
@@ -245,6 +311,10 @@ extension OutboxStats {
         rows += 1
         self.bytes += bytes
         if kind == .transition { transitions += 1 } else { locations += 1 }
+    }
+
+    mutating func remove(_ entries: [OutboxEntry]) {
+        for entry in entries { remove(entry.kind, bytes: entry.payload.count) }
     }
 
     mutating func remove(_ kind: OutboxEntry.Kind, bytes: Int) {

@@ -2,22 +2,24 @@ import GeofenceCore
 
 /// The outbox's counters, kept in one row beside the outbox (migration 3).
 public struct OutboxCounters: Sendable, Equatable {
-    /// The sequence number the next row gets; it never goes back, even when the rows are gone.
+    /// The sequence number the next row gets; it never goes back, even when the rows are gone. The store
+    /// holds a lease: numbers below it may have been given to droppable rows that were never stored.
     public var nextSequence: Int64 = 1
     public var droppedLocations: Int64 = 0
     public var droppedTransitions: Int64 = 0
     public init() {}
 }
 
-/// What the outbox holds when it is opened: its counters and, per kind, its rows and bytes.
+/// What the outbox holds when it is opened: its counters and, per kind, its rows, bytes and last sequence.
 public struct OutboxContents: Sendable, Equatable {
     public var counters = OutboxCounters()
-    public var rows: [OutboxEntry.Kind: (count: Int, bytes: Int)] = [:]
+    public var rows: [OutboxEntry.Kind: (count: Int, bytes: Int, last: Int64)] = [:]
     public init() {}
 
     public static func == (a: Self, b: Self) -> Bool {
         a.counters == b.counters
-            && a.rows.mapValues { [$0.count, $0.bytes] } == b.rows.mapValues { [$0.count, $0.bytes] }
+            && a.rows.mapValues { [Int64($0.count), Int64($0.bytes), $0.last] }
+                == b.rows.mapValues { [Int64($0.count), Int64($0.bytes), $0.last] }
     }
 }
 
@@ -45,8 +47,9 @@ public protocol OutboxRepository: Actor {
     /// The oldest rows of one kind, in sequence order: the candidates for a cap's drop.
     nonisolated func oldestOutboxRows(kind: OutboxEntry.Kind, limit: Int) throws(StoreError)
         -> [(sequence: Int64, bytes: Int)]
-    /// Rows waiting after `sequence`, in sequence order.
-    nonisolated func pendingOutbox(after sequence: Int64, limit: Int) throws(StoreError) -> [OutboxEntry]
+    /// Rows of one kind waiting after `sequence`, in sequence order.
+    nonisolated func pendingOutbox(kind: OutboxEntry.Kind, after sequence: Int64, limit: Int) throws(StoreError)
+        -> [OutboxEntry]
     /// Writes rows, drops and counters in one transaction.
     nonisolated func writeOutbox(_ write: OutboxWrite) throws(StoreError)
     /// Deletes acknowledged rows in one transaction; returns the sequences that were still there.

@@ -47,6 +47,9 @@ public struct OutboxLimits: Sendable, Equatable, Codable {
     public var maximumBytes: Int = 32 << 20
     public var hardMaximumRows: Int = 200_000
     public var hardMaximumBytes: Int = 128 << 20
+    /// How long droppable rows the broker has not acknowledged wait before they are stored together: at a
+    /// power cut, at most this much of the track is lost.
+    public var groupCommitSeconds: Double = 10
     public init() {}
 }
 

@@ -60,7 +60,13 @@ final class ClientCore: MosquittoEvents {
     /// The handle in use (one per broker; a failover moves to another). Used from the connect callback.
     let handle = Mutex<MosquittoHandle?>(nil)
 
-    init(logger: Logger) { self.logger = logger }
+    /// `TCP_USER_TIMEOUT` for each new connection (0: the kernel's).
+    let stallTimeoutMilliseconds: UInt32
+
+    init(logger: Logger, stallTimeout: Double = 0) {
+        self.logger = logger
+        stallTimeoutMilliseconds = UInt32(max(0, min(stallTimeout, 3600)) * 1000)
+    }
 
     func setStatus(_ status: MQTTConnectionStatus) {
         let changed = state.withLock { s -> Bool in
@@ -88,6 +94,7 @@ final class ClientCore: MosquittoEvents {
         // Resubscribe what the broker does not hold for us: everything after a fresh session, and
         // filters added while offline after a resumed one.
         let current = handle.withLock { $0 }
+        current?.setUserTimeout(milliseconds: stallTimeoutMilliseconds)
         let (wanted, refusedCarry) = state.withLock { s -> ([(String, MQTTQoS)], [PendingPublish]) in
             s.tlsProblem = nil
             // After a failover, what the previous broker never acknowledged goes first, in its order.

@@ -32,7 +32,7 @@ public final class MQTTClient: Service, Sendable {
     /// Prepares the client; nothing touches the network until `start()` (or `run()`).
     public init(configuration: MQTTConfiguration, logger: Logger) throws(MQTTError) {
         self.configuration = configuration
-        core = ClientCore(logger: logger)
+        core = ClientCore(logger: logger, stallTimeout: configuration.stallTimeout)
         guard (1...65_000).contains(configuration.maximumInflight) else {
             throw MQTTError.configuration(
                 "maximumInflight \(configuration.maximumInflight) must be from 1 to 65000 (message ids are 16-bit)")
@@ -144,6 +144,7 @@ public final class MQTTClient: Service, Sendable {
     /// reconnect in progress overrides the disconnect that asks it to end.
     private func supervise() async {
         var delay = configuration.minimumRetryDelay
+        var connecting: (socket: Int32, since: ContinuousClock.Instant)?
         while !Task.isCancelled {
             try? await Task.sleep(for: .milliseconds(200))
             let (status, started, tlsProblem, stopping, lastConnectionError) = core.state.withLock {
@@ -152,8 +153,10 @@ public final class MQTTClient: Service, Sendable {
             if stopping { return }
             if status.isConnected {
                 delay = configuration.minimumRetryDelay
+                connecting = nil
                 continue
             }
+            connecting = abortSlowConnect(connecting)
             let refused: Bool
             if case .refused = status { refused = true } else { refused = false }
             guard refused || ContinuousClock.now - started > .seconds(configuration.connectTimeout) else { continue }
@@ -198,6 +201,20 @@ public final class MQTTClient: Service, Sendable {
                 }
             }
         }
+    }
+
+    /// A connection attempt whose SYN has gone unanswered for half the stall timeout is ended, so that
+    /// libmosquitto makes a fresh one: after an outage, the kernel's SYN backoff (1, 3, 7, 15, 31 s)
+    /// would leave the link unused for as long again. Returns the attempt being watched.
+    private func abortSlowConnect(_ watched: (socket: Int32, since: ContinuousClock.Instant)?)
+        -> (socket: Int32, since: ContinuousClock.Instant)?
+    {
+        guard configuration.stallTimeout > 0, let socket = handle.connectingSocket() else { return nil }
+        guard let watched, watched.socket == socket else { return (socket, .now) }
+        guard ContinuousClock.now - watched.since > .seconds(configuration.stallTimeout / 2) else { return watched }
+        core.logger.debug("MQTT connection attempt unanswered for \(configuration.stallTimeout / 2) s; trying again")
+        handle.abortConnecting(socket)
+        return nil
     }
 
     /// Moves the connection to another broker's handle (its own client id: a broker, or a cluster node,
@@ -466,9 +483,12 @@ public final class MQTTClient: Service, Sendable {
         if last { try? handle.unsubscribe(filter: filter) }
     }
 
-    /// Publishes the will explicitly (a normal disconnect discards it), waits up to `timeout` for its
-    /// acknowledgement, then disconnects and stops the network loop. Waiting calls end with `.shutDown`.
-    public func shutdown(timeout: Duration = .seconds(3)) async {
+    /// Has the broker publish the will (a normal disconnect discards it), then stops the network loop.
+    /// Waiting calls end with `.shutDown`. With MQTT 5 the DISCONNECT says so (reason 0x04) and nothing
+    /// is awaited, so a stop on a stalled link is prompt; the broker then publishes the will when its
+    /// keepalive gives up. With MQTT 3.1.1 the will is published explicitly, and its acknowledgement
+    /// awaited up to `timeout`.
+    public func shutdown(timeout: Duration = .seconds(1)) async {
         guard
             core.state.withLock({ s -> Bool in
                 defer { s.stopping = true }
@@ -476,7 +496,8 @@ public final class MQTTClient: Service, Sendable {
             })
         else { return }
         supervisor.withLock { $0?.cancel() }
-        if let will = configuration.will, status.isConnected {
+        let withWill = configuration.will != nil && configuration.protocolVersion == .v5
+        if let will = configuration.will, !withWill, status.isConnected {
             _ = await withTaskGroup(of: Bool.self) { group in
                 group.addTask {
                     await self.send(
@@ -493,10 +514,10 @@ public final class MQTTClient: Service, Sendable {
             }
         }
         let handle = handle
-        await worker.run {
-            _ = try? handle.disconnect()
-            _ = try? handle.loopStop(force: false)
-        }
+        if withWill { await worker.run { _ = try? handle.disconnectWithWill() } }
+        // The loop thread may be retrying an unreachable broker: one disconnect may be overridden by the
+        // attempt in progress, and the join would then wait for ever.
+        await stopLoop(handle)
         core.failEverything()
         core.setStatus(.stopped)
         core.statusBroadcaster.finish()

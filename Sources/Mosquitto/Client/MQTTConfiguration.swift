@@ -105,6 +105,12 @@ public struct MQTTConfiguration: Sendable, Equatable {
     /// Backoff between supervisor restarts, seconds.
     public var minimumRetryDelay: Double = 1
     public var maximumRetryDelay: Double = 30
+    /// Seconds that sent data may stay unacknowledged before the connection counts as stalled and is
+    /// dropped, to be made again (Linux's `TCP_USER_TIMEOUT`; 0: the kernel's default, 15 minutes and
+    /// more). After an outage TCP's retransmission backoff can leave a socket silent for 20-30 s, and the
+    /// keepalive's PINGREQ waits behind the stuck data. A connection attempt (SYN) unanswered this long is
+    /// made again too: its backoff is as slow.
+    public var stallTimeout: Double = 10
 
     public init(host: String = "127.0.0.1", port: Int = 1883, clientID: String) {
         self.host = host

@@ -1,5 +1,9 @@
 import CMosquitto
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The one owner of a `struct mosquitto *`: thin, typed calls, and `mosquitto_destroy` when released.
 ///
 /// libmosquitto is thread-safe once its loop thread runs, so the handle may be shared; the setup calls
@@ -97,6 +101,45 @@ final class MosquittoHandle: @unchecked Sendable {
 
     func disconnect() throws(MosquittoError) {
         try MosquittoError.check(mosquitto_disconnect_v5(raw, 0, nil), "disconnect")
+    }
+
+    /// MQTT 5's "disconnect with will message" (reason 0x04): the broker publishes the will at once, and
+    /// nothing waits for an acknowledgement on a link that may be stalled.
+    func disconnectWithWill() throws(MosquittoError) {
+        try MosquittoError.check(mosquitto_disconnect_v5(raw, 4, nil), "disconnect with will")
+    }
+
+    // MARK: The socket
+
+    /// Bounds how long sent data may stay unacknowledged before the kernel drops the connection
+    /// (`TCP_USER_TIMEOUT`). Called on the loop thread (the connect callback), which owns the socket.
+    func setUserTimeout(milliseconds: UInt32) {
+        let fd = mosquitto_socket(raw)
+        guard fd >= 0, milliseconds > 0 else { return }
+        var value = milliseconds
+        _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_USER_TIMEOUT, &value, socklen_t(MemoryLayout<UInt32>.size))
+    }
+
+    /// The socket of a connection attempt still waiting for the broker's SYN-ACK, or nil. Read from the
+    /// supervisor while libmosquitto's blocking `connect` runs on its own thread.
+    func connectingSocket() -> Int32? {
+        let fd = mosquitto_socket(raw)
+        guard fd >= 0 else { return nil }
+        // struct tcp_info begins with tcpi_state; TCP_SYN_SENT is 2.
+        var info = [UInt8](repeating: 0, count: 8)
+        var length = socklen_t(info.count)
+        guard getsockopt(fd, Int32(IPPROTO_TCP), TCP_INFO, &info, &length) == 0, length > 0, info[0] == 2 else {
+            return nil
+        }
+        return fd
+    }
+
+    /// Ends a connection attempt that `connectingSocket` found still waiting: libmosquitto's `connect`
+    /// returns with an error and its loop makes a fresh attempt after its reconnect delay. The socket is
+    /// checked again first: only one still in SYN_SENT is shut down.
+    func abortConnecting(_ fd: Int32) {
+        guard connectingSocket() == fd else { return }
+        _ = shutdown(fd, Int32(SHUT_RDWR))
     }
 
     // MARK: Messages

@@ -50,7 +50,7 @@ final class ConnectionService: Service, Sendable {
                             self.outputs.tell(.connection(connected: connected))
                         }
                         guard state.isConnected else { continue }
-                        await self.reporter.publishStatus()
+                        await self.reporter.publishStatus(force: true)
                         await self.reporter.publishStateIfChanged(force: true)
                         await self.announce()
                     }

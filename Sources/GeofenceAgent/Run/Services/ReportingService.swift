@@ -2,7 +2,8 @@ import Logging
 import ServiceLifecycle
 
 /// The reporter's timers. Every second, broker or not: retry waiting commits, apply the CLI's inbox,
-/// write the status file. Every 250 ms while connected: the state when it changed; every 10 s the status.
+/// write the status file when it changed. Every 250 ms while connected: the state when it changed; every
+/// second the status when it changed (or its heartbeat is due).
 final class ReportingService: Service, Sendable {
     let processor: FixProcessor
     let applier: ChangeApplier
@@ -39,7 +40,7 @@ final class ReportingService: Service, Sendable {
         var tick = 0
         while !Task.isCancelled {
             await reporter.publishStateIfChanged()
-            if tick % 40 == 0 { await reporter.publishStatus() }
+            if tick % 4 == 0 { await reporter.publishStatus() }
             tick += 1
             do { try await Task.sleep(for: .milliseconds(250)) } catch { return }
         }

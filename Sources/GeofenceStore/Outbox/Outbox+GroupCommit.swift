@@ -1,0 +1,28 @@
+/// Droppable rows (live updates, the track) are stored in group commits, not one write each: a flash card
+/// wears with every write, and on a working link the broker acknowledges them before they would be stored.
+extension Outbox {
+    /// Droppable rows wait, or acknowledged stored ones wait for deletion, and the interval has passed.
+    var groupCommitDue: Bool {
+        (!buffered.isEmpty || !acknowledgedStored.isEmpty)
+            && ContinuousClock.now - lastGroupCommit >= .seconds(limits.groupCommitSeconds)
+    }
+
+    /// Stores the droppable rows the broker has not acknowledged and deletes the acknowledged stored ones.
+    /// A power cut loses at most the droppable rows of the last interval; never a transition, which is
+    /// stored before it is handed to the publisher. Made when due, and when the agent stops.
+    public func groupCommit() throws(StoreError) {
+        lastGroupCommit = ContinuousClock.now
+        if !acknowledgedStored.isEmpty {
+            let deleted = try repository.deleteOutbox(acknowledgedStored.map(\.sequence))
+            stats.remove(acknowledgedStored.filter { deleted.contains($0.sequence) })
+            acknowledgedStored = []
+        }
+        guard !buffered.isEmpty else { return }
+        let prepared = try prepare([], writing: true)
+        try repository.writeOutbox(prepared.write)
+        written(prepared)
+    }
+
+    /// Droppable rows held in memory only, waiting for the broker or the next group commit.
+    public var unstoredRows: Int { buffered.count }
+}

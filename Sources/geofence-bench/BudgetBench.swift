@@ -1,0 +1,113 @@
+import AgentFormats
+import ArgumentParser
+import Foundation
+import LocalServers
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `geofence-bench budget`: what one fix costs a vehicle, through the real agent: CPU, storage and data.
+struct BudgetBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "budget",
+        abstract: "Measure the agent's CPU time, storage writes and wire bytes per fix, driving and parked.",
+        discussion: """
+            The real agent replays a half-hour drive at 1 Hz through 14 circles, and a vehicle parked as long, \
+            with live updates on and off, geofences already stored, the store on disk. CPU time comes from \
+            /proc/PID/stat (utime + stime), storage from /proc/PID/io (write_bytes), both read as the agent \
+            exits; bytes on the wire (IP bytes, both ways) from the vehicle's interface of a clean link \
+            between two network namespaces of our own (needs root; else "wire" is null). Each figure is the \
+            run's total less a run of the same configuration over 2 fixes (start, connect, stop), divided by \
+            the fixes in between. A last run keeps the agent parked for --idle-seconds in real time, to \
+            show what an hour parked costs (keepalive, heartbeat), less the 2-fix run:
+
+            {"scenario": "budget", "motion": "driving", "live_updates": true, "fixes": 1800, \
+            "cpu_us_per_fix": ..., "storage_bytes_per_fix": ..., "wire_up_bytes_per_fix": ..., ...}
+            {"scenario": "budget-idle", "seconds": 90, "wire_bytes_per_hour": ..., ...}
+
+            Example:
+              swift build -c release && sudo .build/release/geofence-bench budget
+            """
+    )
+
+    @Option(help: "Fixes in each replay (1 Hz).")
+    var fixes = 1_800
+
+    @Option(help: "How much faster than real time the replays run.")
+    var speedFactor = 20.0
+
+    @Option(help: "Seconds of the real-time parked run (0: none).")
+    var idleSeconds = 90
+
+    @Flag(help: "Run over loopback, with no link (no wire figures).")
+    var noLink = false
+
+    @OptionGroup var agent: AgentExecutable
+
+    func run() async throws {
+        let agentPath = try agent.path()
+        let useLink = !noLink && getuid() == 0
+        if !noLink && !useLink {
+            FileHandle.standardError.write(Data("not root: no link, so no wire figures\n".utf8))
+        }
+        var baseLive: BudgetRun.Result?
+        for live in [true, false] {
+            let base = try BudgetRun(
+                agentPath: agentPath, fixes: 2, driving: true, liveUpdates: live, speedFactor: speedFactor,
+                link: useLink
+            ).measure()
+            if live { baseLive = base }
+            for driving in [true, false] {
+                let run = try BudgetRun(
+                    agentPath: agentPath, fixes: fixes, driving: driving, liveUpdates: live,
+                    speedFactor: speedFactor, link: useLink
+                ).measure()
+                print(jsonLine(perFix(run, base, driving: driving, live: live)))
+            }
+        }
+        if idleSeconds > 0 {
+            let idle = try BudgetRun(
+                agentPath: agentPath, fixes: idleSeconds, driving: false, liveUpdates: true, speedFactor: 1,
+                link: useLink
+            ).measure()
+            let perHour = 3600 / Double(idleSeconds)
+            // Less what starting and stopping cost (the 2-fix run).
+            let spend = baseLive.map { idle.spend - $0.spend } ?? idle.spend
+            let wire = idle.wire.map { w in baseLive?.wire.map { (up: w.up - $0.up, down: w.down - $0.down) } ?? w }
+            print(
+                jsonLine([
+                    "scenario": "budget-idle", "motion": "parked", "live_updates": true, "seconds": idleSeconds,
+                    "cpu_ms_per_hour": rounded(spend.cpuMicroseconds / 1000 * perHour, 1),
+                    "storage_kb_per_hour": rounded(spend.storageBytes / 1024 * perHour, 1),
+                    "wire_kb_per_hour": wire.map { rounded(Double($0.up + $0.down) / 1024 * perHour, 1) }
+                        ?? NSNull() as Any,
+                ]))
+        }
+    }
+
+    private func perFix(_ run: BudgetRun.Result, _ base: BudgetRun.Result, driving: Bool, live: Bool)
+        -> [(String, Any)]
+    {
+        let n = Double(run.fixes - base.fixes)
+        let spend = run.spend - base.spend
+        var line: [(String, Any)] = [
+            ("scenario", "budget"), ("motion", driving ? "driving" : "parked"), ("live_updates", live),
+            ("fixes", run.fixes), ("speed_factor", speedFactor),
+            ("cpu_us_per_fix", rounded(spend.cpuMicroseconds / n, 1)),
+            ("storage_bytes_per_fix", rounded(spend.storageBytes / n, 0)),
+            ("transitions", run.transitions),
+        ]
+        if let wire = run.wire, let baseWire = base.wire {
+            let up = Double(wire.up - baseWire.up) / n
+            let down = Double(wire.down - baseWire.down) / n
+            line += [
+                ("wire_up_bytes_per_fix", rounded(up, 1)), ("wire_down_bytes_per_fix", rounded(down, 1)),
+                ("wire_kb_per_hour_at_1hz", rounded((up + down) * 3600 / 1024, 1)),
+            ]
+        } else {
+            line.append(("wire_up_bytes_per_fix", NSNull()))
+        }
+        return line
+    }
+}

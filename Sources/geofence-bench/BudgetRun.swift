@@ -1,0 +1,89 @@
+import AgentFormats
+import Foundation
+import LocalServers
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One run of the agent for `geofence-bench budget`: a replay in a directory of its own, a mosquitto of
+/// our own, over a clean link between two namespaces of our own (or loopback), until the replay ends it.
+struct BudgetRun {
+    var agentPath: String
+    var fixes: Int
+    var driving: Bool
+    var liveUpdates: Bool
+    var speedFactor: Double
+    var link: Bool
+
+    struct Result {
+        var fixes: Int
+        var spend: ProcessSpend
+        /// IP bytes through the vehicle's interface; nil over loopback.
+        var wire: (up: Int, down: Int)?
+        /// Events a subscriber on the broker's side heard.
+        var transitions: Int
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    func measure() throws -> Result {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("budget-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try BudgetRoutes.gpx(fixes: fixes, driving: driving).write(
+            to: directory.appendingPathComponent("drive.gpx"), atomically: true, encoding: .utf8)
+        try BudgetRoutes.conditions.write(
+            to: directory.appendingPathComponent("zones.geojson"), atomically: true, encoding: .utf8)
+
+        let cellular = link ? try CellularLink(profile: .clean) : nil
+        defer { cellular?.stop() }
+        let broker = try LocalMosquitto()
+        if let cellular { broker.namespace = (cellular.broker, cellular.brokerAddress) }
+        try broker.start()
+        defer { broker.stop() }
+        let host = cellular?.brokerAddress ?? "127.0.0.1"
+        func inBroker(_ arguments: [String]) -> (String, [String]) {
+            cellular?.command(in: cellular!.broker, arguments) ?? (arguments[0], Array(arguments.dropFirst()))
+        }
+        func inVehicle(_ arguments: [String]) -> (String, [String]) {
+            cellular?.command(in: cellular!.vehicle, arguments) ?? (arguments[0], Array(arguments.dropFirst()))
+        }
+        let heard = directory.appendingPathComponent("events.txt").path
+        let sub = inBroker([
+            "/usr/bin/mosquitto_sub", "-h", host, "-p", "\(broker.port)", "-t", "fleet/budget/vehicles/v1/events",
+            "-q", "1",
+        ])
+        let subscriber = try LocalProcess.spawn(sub.0, sub.1, standardOutput: heard)
+        defer { LocalProcess.terminate(subscriber) }
+
+        let config: [String: Any] = [
+            "fleet": "budget", "vehicle": "v1",
+            "mqtt": ["host": host, "port": broker.port],
+            "store": ["path": "state/agent.sqlite"],
+            "conditions": ["file": "zones.geojson"],
+            "replay": ["gpx": "drive.gpx", "speedFactor": speedFactor, "exitAtEnd": true],
+            "liveUpdates": ["startedByDefault": liveUpdates],
+        ]
+        let configURL = directory.appendingPathComponent("config.json")
+        try JSONSerialization.data(withJSONObject: config).write(to: configURL)
+
+        let before = try cellular?.vehicleBytes()
+        let run = inVehicle([agentPath, "run", "--config", configURL.path])
+        let log = directory.appendingPathComponent("agent.log").path
+        let pid = try LocalProcess.spawn(run.0, run.1, standardOutput: log, standardError: log)
+        let seconds = Double(fixes) / speedFactor + 120
+        guard let spend = ProcessSpend.atExit(of: pid, within: seconds) else {
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            throw Failure(description: "the agent did not end its replay within \(seconds) s: \(text.suffix(1500))")
+        }
+        let after = try cellular?.vehicleBytes()
+        // The subscriber may still be taking the last events in.
+        usleep(300_000)
+        let events = ((try? String(contentsOfFile: heard, encoding: .utf8)) ?? "").split(separator: "\n").count
+        let wire = before.flatMap { b in after.map { a in (up: a.up - b.up, down: a.down - b.down) } }
+        return Result(fixes: fixes, spend: spend, wire: wire, transitions: events)
+    }
+}
