@@ -188,14 +188,24 @@ package struct LocationHappening: Sendable {
 
     package var update: LiveUpdate
     package var reason: Reason
-    package var place: PlaceSummary??
+    /// Where the location is: looked up only when a message that names it is made (most live updates
+    /// become track points, which do not).
+    private let placeLookup: @Sendable () -> PlaceSummary??
+    package var place: PlaceSummary?? { placeLookup() }
     /// The conditions the vehicle is inside, when an output asked for them (`needsInsideConditions`).
     package var inside: [InsideCondition]
 
     package init(update: LiveUpdate, reason: Reason, place: PlaceSummary??, inside: [InsideCondition]) {
+        self.init(update: update, reason: reason, placeLookup: { place }, inside: inside)
+    }
+
+    package init(
+        update: LiveUpdate, reason: Reason, placeLookup: @escaping @Sendable () -> PlaceSummary??,
+        inside: [InsideCondition]
+    ) {
         self.update = update
         self.reason = reason
-        self.place = place
+        self.placeLookup = placeLookup
         self.inside = inside
     }
 }

@@ -116,6 +116,9 @@ public enum Migrations {
                     COALESCE((SELECT CAST(value AS INTEGER) FROM settings WHERE key = 'outbox.droppedTransitions'), 0));
                 DELETE FROM settings WHERE key IN ('outbox.nextSequence', 'outbox.droppedLocations', 'outbox.droppedTransitions');
                 """),
+        // Every insert into the outbox and every delete also wrote a page of this index: a quarter of the
+        // bytes a transition cost the flash. The outbox is read in sequence order, and it is small.
+        Step(version: 4, name: "outbox without its kind index", sql: "DROP INDEX outbox_kind;"),
     ]
 
     public static var latest: Int { all.last?.version ?? 0 }

@@ -9,7 +9,7 @@ struct BenchCommand: AsyncParsableCommand {
         abstract: "Measure geofence-agent's speed and memory; prints one JSON line per scenario.",
         subcommands: [
             CoreBench.self, DecisionsBench.self, MQTTBench.self, GPSDBench.self, ResumeBench.self, E2EBench.self,
-            SyncBench.self, GeocodeBench.self, AgentFuzzBench.self, SoakBench.self, BudgetBench.self,
+            SyncBench.self, GeocodeBench.self, AgentFuzzBench.self, SoakBench.self, BudgetBench.self, LinkBench.self,
         ]
     )
 }

@@ -15,6 +15,11 @@ struct BudgetRun {
     var liveUpdates: Bool
     var speedFactor: Double
     var link: Bool
+    /// How the link behaves (with `link`).
+    var profile: CellularLink.Profile = .clean
+    /// Keep the agent past the replay's end until this many transitions are heard (or `patience` runs out).
+    var awaitTransitions: Int?
+    var patience: Double = 300
 
     struct Result {
         var fixes: Int
@@ -23,6 +28,8 @@ struct BudgetRun {
         var wire: (up: Int, down: Int)?
         /// Events a subscriber on the broker's side heard.
         var transitions: Int
+        /// Each distinct transition as heard: arrival (Unix seconds) and the event's time (the replay's).
+        var arrivals: [(at: Double, time: Date)] = []
     }
 
     struct Failure: Error, CustomStringConvertible {
@@ -38,7 +45,7 @@ struct BudgetRun {
         try BudgetRoutes.conditions.write(
             to: directory.appendingPathComponent("zones.geojson"), atomically: true, encoding: .utf8)
 
-        let cellular = link ? try CellularLink(profile: .clean) : nil
+        let cellular = link ? try CellularLink(profile: profile) : nil
         defer { cellular?.stop() }
         let broker = try LocalMosquitto()
         if let cellular { broker.namespace = (cellular.broker, cellular.brokerAddress) }
@@ -54,7 +61,7 @@ struct BudgetRun {
         let heard = directory.appendingPathComponent("events.txt").path
         let sub = inBroker([
             "/usr/bin/mosquitto_sub", "-h", host, "-p", "\(broker.port)", "-t", "fleet/budget/vehicles/v1/events",
-            "-q", "1",
+            "-q", "1", "-F", "%U %p",
         ])
         let subscriber = try LocalProcess.spawn(sub.0, sub.1, standardOutput: heard)
         defer { LocalProcess.terminate(subscriber) }
@@ -64,7 +71,7 @@ struct BudgetRun {
             "mqtt": ["host": host, "port": broker.port],
             "store": ["path": "state/agent.sqlite"],
             "conditions": ["file": "zones.geojson"],
-            "replay": ["gpx": "drive.gpx", "speedFactor": speedFactor, "exitAtEnd": true],
+            "replay": ["gpx": "drive.gpx", "speedFactor": speedFactor, "exitAtEnd": awaitTransitions == nil],
             "liveUpdates": ["startedByDefault": liveUpdates],
         ]
         let configURL = directory.appendingPathComponent("config.json")
@@ -75,6 +82,11 @@ struct BudgetRun {
         let log = directory.appendingPathComponent("agent.log").path
         let pid = try LocalProcess.spawn(run.0, run.1, standardOutput: log, standardError: log)
         let seconds = Double(fixes) / speedFactor + 120
+        if let awaitTransitions {
+            let end = Date().addingTimeInterval(Double(fixes) / speedFactor + patience)
+            while Date() < end, Self.arrivals(heard).count < awaitTransitions { usleep(200_000) }
+            kill(pid, SIGTERM)
+        }
         guard let spend = ProcessSpend.atExit(of: pid, within: seconds) else {
             let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
             throw Failure(description: "the agent did not end its replay within \(seconds) s: \(text.suffix(1500))")
@@ -82,8 +94,25 @@ struct BudgetRun {
         let after = try cellular?.vehicleBytes()
         // The subscriber may still be taking the last events in.
         usleep(300_000)
-        let events = ((try? String(contentsOfFile: heard, encoding: .utf8)) ?? "").split(separator: "\n").count
+        let arrivals = Self.arrivals(heard)
         let wire = before.flatMap { b in after.map { a in (up: a.up - b.up, down: a.down - b.down) } }
-        return Result(fixes: fixes, spend: spend, wire: wire, transitions: events)
+        return Result(fixes: fixes, spend: spend, wire: wire, transitions: arrivals.count, arrivals: arrivals)
+    }
+
+    /// The distinct events in the subscriber's file (`%U %p` lines), first copies only.
+    static func arrivals(_ path: String) -> [(at: Double, time: Date)] {
+        let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+        var seen: Set<String> = []
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return text.split(separator: "\n").compactMap { line in
+            let parts = line.split(separator: " ", maxSplits: 1)
+            guard parts.count == 2, let at = Double(parts[0]),
+                let o = try? JSONSerialization.jsonObject(with: Data(parts[1].utf8)) as? [String: Any],
+                let id = o["eventId"] as? String, seen.insert(id).inserted,
+                let time = (o["time"] as? String).flatMap(formatter.date(from:))
+            else { return nil }
+            return (at, time)
+        }
     }
 }

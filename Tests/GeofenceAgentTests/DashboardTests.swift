@@ -252,6 +252,13 @@ import Testing
                     location: (m.receive('fleet/test/vehicles/v1/location', '{"sequence":5,"location":{"lat":52,"lon":5}}'),
                                m.receive('fleet/test/vehicles/v1/location', '{"sequence":4,"location":{"lat":53,"lon":5}}'),
                                m.vehicles.get('test/v1').location.lat),
+                    badTrack: m.receive('fleet/test/vehicles/v2/track', '{"sequence":9,"t0":1767225600,"p":[[0,1.5,2,3,4,5,0]]}'),
+                    track: (m.receive('fleet/test/vehicles/v2/track',
+                              '{"sequence":9,"vehicle":"v2","t0":1767225600.0,"p":[[0,52000000,5000000,5,123,90,0],[10,100,-200,6,-1,-1,1]]}'),
+                            (v => [v.location.lat, v.location.lon, v.location.accuracy, v.location.speed,
+                                   v.location.isStationary, v.location.time, v.trail.length])(m.vehicles.get('test/v2'))),
+                    olderTrack: (m.receive('fleet/test/vehicles/v2/track', '{"sequence":8,"t0":1767225600.0,"p":[[0,53000000,5000000,5,1,1,0]]}'),
+                                 m.vehicles.get('test/v2').location.lat),
                   }; })()
                 """) as? [String: Any])
         for key in [
@@ -268,6 +275,12 @@ import Testing
         #expect(results["feed"] as? [String] == ["e4", "e3", "e2"], "newest first, the oldest dropped past feedLength")
         #expect(
             results["location"] as? Double == 52, "an older sequence (a retained copy) does not move the vehicle back")
+        #expect(results["badTrack"] is NSNull, "a track whose points are not whole numbers is refused")
+        let track = try #require(results["track"] as? [Any])
+        #expect(abs((track[0] as? Double ?? 0) - 52.0001) < 1e-9 && abs((track[1] as? Double ?? 0) - 4.9998) < 1e-9)
+        #expect(track[2] as? Double == 6 && track[3] is NSNull && track[4] as? Bool == true, "\(track)")
+        #expect(track[5] as? String == "2026-01-01T00:00:01.000Z" && track[6] as? Int == 2, "\(track)")
+        #expect(results["olderTrack"] as? Double == 52.0001, "an older batch does not move the vehicle back")
         #expect(try page.pageErrors() == [])
     }
 

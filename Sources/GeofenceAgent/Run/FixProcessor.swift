@@ -4,6 +4,7 @@ import GPSD
 import GeofenceCore
 import GeofenceStore
 import Logging
+import Synchronization
 
 /// The part of the agent that decides: every fix goes through every monitor, and what changed is
 /// committed through the outbox before the publisher may send anything. It owns the monitors; the
@@ -30,8 +31,17 @@ actor FixProcessor: MonitorHost, SnapshotSource {
     private var gpsStatus = GPSStatus(state: .connecting)
     private var storeProblem: String?
     /// Bumped by every change of a condition's state or of the set of conditions; the reporter
-    /// publishes the state when it moved.
-    private(set) var generation = 0
+    /// publishes the state when it moved. Atomic: the reporter reads it four times a second without a
+    /// hop to the store's thread.
+    private nonisolated let generationCounter = Atomic<Int>(0)
+    nonisolated var generation: Int { generationCounter.load(ordering: .relaxed) }
+    /// Yields when the generation moves: the reporter waits on it rather than looking on a timer.
+    nonisolated let stateChanges: AsyncStream<Void>
+    private nonisolated let stateChangesContinuation: AsyncStream<Void>.Continuation
+    private func bumpGeneration() {
+        generationCounter.add(1, ordering: .relaxed)
+        stateChangesContinuation.yield()
+    }
 
     /// Restores every monitor the store holds (and the default one) before any fix is evaluated.
     init(
@@ -44,6 +54,7 @@ actor FixProcessor: MonitorHost, SnapshotSource {
         self.store = store
         self.outbox = outbox
         self.logger = logger
+        (stateChanges, stateChangesContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         liveFilter = LiveUpdateFilter(configuration: configuration.liveUpdates.configuration)
         let persisted = try await store.setting("liveUpdates.started")
         liveUpdatesStarted = persisted.map { $0 == "true" } ?? configuration.liveUpdates.startedByDefault
@@ -72,7 +83,7 @@ actor FixProcessor: MonitorHost, SnapshotSource {
                 monitors.remove(identifier, monitor: monitor)
             }
         }
-        if !changes.isEmpty { generation &+= 1 }
+        if !changes.isEmpty { bumpGeneration() }
     }
 
     func setLiveUpdates(_ started: Bool) {
@@ -135,7 +146,7 @@ actor FixProcessor: MonitorHost, SnapshotSource {
         for step in result.steps {
             let name = step.monitor
             let engine = monitors[name]!
-            generation &+= 1
+            bumpGeneration()
             // Only the conditions that had events: reading every record would cost O(n) per fix at 100k.
             var seen: Set<String> = []
             let records = step.events.compactMap { e -> (identifier: String, record: MonitorRecord)? in
@@ -213,11 +224,12 @@ actor FixProcessor: MonitorHost, SnapshotSource {
 
     /// Queues what the outputs send for a location: a live update, or an answer to a request.
     private func enqueueLocation(_ update: LiveUpdate, reason: LocationHappening.Reason) async {
-        let place = places.map { $0.place(at: update.location.coordinate) }
+        let places = self.places
         let messages = outputs.messages(
             for: .location(
                 LocationHappening(
-                    update: update, reason: reason, place: place,
+                    update: update, reason: reason,
+                    placeLookup: { places.map { $0.place(at: update.location.coordinate) } },
                     inside: insideConditions())))
         do {
             try await outbox.enqueue(messages.compactMap(\.outboxItem))

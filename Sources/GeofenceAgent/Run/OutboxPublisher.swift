@@ -25,13 +25,24 @@ package final class OutboxPublisher: Service, Sendable {
         self.logger = logger
     }
 
-    /// Has the outbox delete acknowledged entries every 20 ms, in one transaction per batch, until the
-    /// publisher is cancelled (and once more then, so that nothing acknowledged is sent again at the next
-    /// start).
+    /// Has the outbox delete acknowledged entries when acknowledgements come (gathered for 20 ms, one
+    /// transaction a batch) and make its group commit when due (looked at every second), until the wake
+    /// stream ends; then once more, and the last group commit, so that nothing acknowledged is sent again
+    /// and nothing unacknowledged is lost at the next start. No timer runs faster than once a second: on a
+    /// vehicle every wakeup costs battery.
     private func deleteAcknowledged() async {
         var failing = false
+        let ticker = Task { [outbox] in
+            while !Task.isCancelled {
+                do { try await Task.sleep(for: .seconds(1)) } catch { return }
+                outbox.tick()
+            }
+        }
+        defer { ticker.cancel() }
+        var signals = outbox.acknowledgements.makeAsyncIterator()
         while true {
-            let stopping = Task.isCancelled
+            let stopping = await signals.next() == nil
+            if !stopping { try? await Task.sleep(for: .milliseconds(20)) }
             do {
                 try await outbox.deleteAcknowledged()
                 failing = false
@@ -51,7 +62,6 @@ package final class OutboxPublisher: Service, Sendable {
                 }
                 return
             }
-            try? await Task.sleep(for: .milliseconds(20))
         }
     }
 
@@ -158,6 +168,8 @@ package final class OutboxPublisher: Service, Sendable {
             while awaiting.load(ordering: .relaxed) > 0, ContinuousClock.now < end {
                 do { try await Task.sleep(for: .milliseconds(10)) } catch { break }
             }
+            // The deleting loop makes its last deletions and group commit, and ends.
+            outbox.finishAcknowledgements()
             group.cancelAll()
         }
     }

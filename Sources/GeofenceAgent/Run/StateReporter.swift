@@ -25,8 +25,8 @@ actor StateReporter {
     private let outputs: MultiplexOutput
     private var publishedGeneration = -1
     /// What the last status published and written said, without what changes by itself, and when.
-    private var published: (material: Data?, at: ContinuousClock.Instant)?
-    private var written: (material: Data?, at: ContinuousClock.Instant)?
+    private var published: (material: AgentStatus, at: ContinuousClock.Instant)?
+    private var written: (material: AgentStatus, at: ContinuousClock.Instant)?
     /// The status file is replaced when something in it changed, else this often: a flash card wears with
     /// every write. `geofence-agent status` ages the fix by the file's own age.
     static let statusFileInterval: Duration = .seconds(30)
@@ -89,7 +89,7 @@ actor StateReporter {
     }
 
     /// What in a status matters to its reader, without what changes by itself (times, ages, rows in flight).
-    static func material(_ status: AgentStatus) -> Data? {
+    static func material(_ status: AgentStatus) -> AgentStatus {
         var m = status
         m.updated = ""
         m.gps.fixAgeSeconds = nil
@@ -101,22 +101,20 @@ actor StateReporter {
         // The `state` topic follows what the vehicle is inside; the status need not go with every transition.
         for index in m.monitors.indices { m.monitors[index].satisfied = 0 }
         m.place = nil
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys  // else the order of keys differs from one call to the next
-        return try? encoder.encode(m)
+        return m
     }
 
     /// The status file beside the store, replaced atomically, for `geofence-agent status`: when something in
     /// it changed, every `statusFileInterval`, or when `force`d. The outputs are told every call.
     func writeStatusFile(online: Bool, force: Bool = false) async {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         let status = await status(online: online)
         outputs.tell(.status(status))
         let material = Self.material(status)
         let now = ContinuousClock.now
         if !force, let written, written.material == material, now - written.at < Self.statusFileInterval { return }
         self.written = (material, now)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         do {
             try encoder.encode(status).write(to: URL(fileURLWithPath: paths.status), options: .atomic)
         } catch {

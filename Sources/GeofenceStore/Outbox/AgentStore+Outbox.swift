@@ -146,6 +146,7 @@ extension AgentStore: OutboxRepository {
         for sequence in write.dropping {
             try db.statement("DELETE FROM outbox WHERE sequence = ?1").bind(.integer(sequence)).run()
         }
+        guard write.countersChanged else { return }
         let c = write.counters
         try db.statement(
             "UPDATE outbox_state SET next_sequence = ?1, dropped_locations = ?2, dropped_transitions = ?3 WHERE id = 1"

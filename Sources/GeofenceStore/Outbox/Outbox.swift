@@ -30,6 +30,9 @@ public actor Outbox {
 
     public nonisolated let wakes: AsyncStream<Void>
     private nonisolated let wakeContinuation: AsyncStream<Void>.Continuation
+    /// Yields when an acknowledgement arrives (the publisher's deleting loop waits on it, not on a timer).
+    public nonisolated let acknowledgements: AsyncStream<Void>
+    private nonisolated let acknowledgementContinuation: AsyncStream<Void>.Continuation
     /// Entries just written, handed over so that the next event does not wait for a read of the store. A
     /// lock, not the actor: the publisher takes them from its own task without a hop to the store's thread.
     nonisolated let handOff = Mutex(OutboxHandOff())
@@ -49,6 +52,8 @@ public actor Outbox {
         self.limits = limits
         self.logger = logger
         (wakes, wakeContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        (acknowledgements, acknowledgementContinuation) = AsyncStream<Void>.makeStream(
+            bufferingPolicy: .bufferingNewest(1))
     }
 
     /// Opens the outbox over `repository`, reading its counters and what it holds.
@@ -164,6 +169,7 @@ public actor Outbox {
         after.droppedLocations = write.counters.droppedLocations
         after.droppedTransitions = write.counters.droppedTransitions
         if locations + transitions > 0 { after.capReached = true }
+        write.countersChanged = write.counters != counters
         return Prepared(write: write, after: after, droppable: droppable, next: next, writes: true)
     }
 
@@ -244,6 +250,12 @@ public actor Outbox {
     /// Ends the publisher's wait for new rows (the agent stops).
     public nonisolated func stopWaking() { wakeContinuation.finish() }
 
+    /// Ends the deleting loop's wait for acknowledgements, once the last ones had their chance to come.
+    public nonisolated func finishAcknowledgements() { acknowledgementContinuation.finish() }
+
+    /// Wakes the deleting loop without an acknowledgement (its group-commit tick).
+    public nonisolated func tick() { acknowledgementContinuation.yield() }
+
     /// What to issue next of one kind, in sequence order: the entries handed over when they follow on
     /// directly from the last one of that kind issued (0: none, the repository read), else a read of the
     /// repository, which is the record (at the start, `issuedUpTo` nil; after a gap; or when the hand-over
@@ -266,6 +278,7 @@ public actor Outbox {
     /// The broker acknowledged `entry`: it leaves the outbox at the next `deleteAcknowledged()`.
     public nonisolated func acknowledged(_ entry: OutboxEntry) {
         acknowledgedEntries.withLock { $0.append(entry) }
+        acknowledgementContinuation.yield()
     }
 
     /// Deletes what the broker acknowledged: transitions at once, in one transaction (one fsync, not one

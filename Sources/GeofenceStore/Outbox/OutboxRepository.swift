@@ -29,6 +29,9 @@ public struct OutboxWrite: Sendable {
     public var rows: [OutboxEntry] = []
     public var dropping: [Int64] = []
     public var counters: OutboxCounters
+    /// Whether the counters differ from the stored ones: when not, their row is left alone (one page
+    /// less written to flash per transaction).
+    public var countersChanged = true
     public init(counters: OutboxCounters) { self.counters = counters }
 
     /// Nothing to write.

@@ -146,7 +146,8 @@ public final class MQTTClient: Service, Sendable {
         var delay = configuration.minimumRetryDelay
         var connecting: (socket: Int32, since: ContinuousClock.Instant)?
         while !Task.isCancelled {
-            try? await Task.sleep(for: .milliseconds(200))
+            // Connected, a look a second is enough (a wakeup costs a vehicle's battery); else every 200 ms.
+            try? await Task.sleep(for: .milliseconds(status.isConnected ? 1_000 : 200))
             let (status, started, tlsProblem, stopping, lastConnectionError) = core.state.withLock {
                 ($0.status, $0.attemptStarted, $0.tlsProblem, $0.stopping, $0.lastConnectionError)
             }

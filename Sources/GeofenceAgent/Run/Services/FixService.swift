@@ -58,9 +58,9 @@ final class FixService: Service, Sendable {
                     device: "gpx"))
             let resumeAfter = await processor.lastAcceptedFixTime
             let processor = self.processor
-            await cancelWhenGracefulShutdown {
-                for await l in replay.stream(after: resumeAfter) { await processor.handle(l) }
-            }
+            // Followed on the processor's own thread: a location wakes it directly, with no hop through
+            // the cooperative pool first.
+            await cancelWhenGracefulShutdown { await processor.follow(replay.stream(after: resumeAfter)) }
             await processor.gps(GPSStatus(state: .noData, detail: "the replay ended", device: "gpx"))
             if exitAtReplayEnd {
                 await cancelWhenGracefulShutdown { await self.drainOutbox() }

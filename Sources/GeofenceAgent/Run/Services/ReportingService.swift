@@ -1,9 +1,10 @@
 import Logging
 import ServiceLifecycle
 
-/// The reporter's timers. Every second, broker or not: retry waiting commits, apply the CLI's inbox,
-/// write the status file when it changed. Every 250 ms while connected: the state when it changed; every
-/// second the status when it changed (or its heartbeat is due).
+/// The reporter's loops. Every second, broker or not: retry waiting commits, apply the CLI's inbox, write the
+/// status file and publish the status when they changed (or their heartbeats are due). When the conditions'
+/// state moves: the state, at most four times a second. Nothing else wakes it: on a vehicle every wakeup
+/// costs battery.
 final class ReportingService: Service, Sendable {
     let processor: FixProcessor
     let applier: ChangeApplier
@@ -21,28 +22,31 @@ final class ReportingService: Service, Sendable {
         await reporter.start()
         await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
-                group.addTask { await self.localLoop() }
-                group.addTask { await self.brokerLoop() }
+                group.addTask { await self.everySecond() }
+                group.addTask { await self.stateLoop() }
             }
         }
     }
 
-    private func localLoop() async {
+    private func everySecond() async {
         while !Task.isCancelled {
             await processor.flushPending()
             await applier.processInbox(inbox)
             await reporter.writeStatusFile(online: true)
+            await reporter.publishStatus()
             do { try await Task.sleep(for: .seconds(1)) } catch { return }
         }
     }
 
-    private func brokerLoop() async {
-        var tick = 0
+    /// The state 250 ms after it moves, not at once: the transition that moved it goes out first, alone,
+    /// and the changes of those 250 ms go in one message.
+    private func stateLoop() async {
+        var changes = processor.stateChanges.makeAsyncIterator()
+        await reporter.publishStateIfChanged()
         while !Task.isCancelled {
-            await reporter.publishStateIfChanged()
-            if tick % 4 == 0 { await reporter.publishStatus() }
-            tick += 1
+            guard await changes.next() != nil else { return }
             do { try await Task.sleep(for: .milliseconds(250)) } catch { return }
+            await reporter.publishStateIfChanged()
         }
     }
 }
