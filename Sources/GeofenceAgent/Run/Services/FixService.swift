@@ -58,9 +58,11 @@ final class FixService: Service, Sendable {
                     device: "gpx"))
             let resumeAfter = await processor.lastAcceptedFixTime
             let processor = self.processor
-            // Followed on the processor's own thread: a location wakes it directly, with no hop through
-            // the cooperative pool first.
-            await cancelWhenGracefulShutdown { await processor.follow(replay.stream(after: resumeAfter)) }
+            // Not followed on the processor's own thread (the store's): a stop would then wait for whatever
+            // the store is doing, a sync's batch of thousands of geofences included.
+            await cancelWhenGracefulShutdown {
+                for await l in replay.stream(after: resumeAfter) { await processor.handle(l) }
+            }
             await processor.gps(GPSStatus(state: .noData, detail: "the replay ended", device: "gpx"))
             if exitAtReplayEnd {
                 await cancelWhenGracefulShutdown { await self.drainOutbox() }
