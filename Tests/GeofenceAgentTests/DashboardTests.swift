@@ -159,14 +159,15 @@ import Testing
                 as? Bool == true,
             "a Feature without an id is named by its topic, not refused")
 
-        // The status list: online with the receiver's fix while the drive runs; then, once the broker has
+        // The status list: online with the receiver's fix while the drive runs (the status that says "fix"
+        // follows the first one within a second: it goes out when it changes); then, once the broker has
         // acknowledged the drive's events, an empty outbox (a status comes every 10 s, and on a busy machine the
         // first one can precede the acknowledgements, the last one follow the end of the replay); then offline
         // once the agent stops.
         let row = #"document.querySelector('#vehicles tr[data-vehicle="test/v1"]')"#
         let online =
             try page.wait(
-                "\(row) && \(row).querySelector('.presence').textContent === 'online' && [...\(row).cells].map(c => c.textContent)"
+                "\(row) && \(row).querySelector('.presence').textContent === 'online' && \(row).cells[2].textContent.startsWith('fix') && [...\(row).cells].map(c => c.textContent)"
             ) as? [String]
         #expect(online?[2].hasPrefix("fix") == true, "gps: \(online ?? [])")
         let drained =
