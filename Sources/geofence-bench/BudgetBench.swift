@@ -8,7 +8,7 @@ import LocalServers
 #endif
 
 /// `geofence-bench budget`: what one fix costs a vehicle, through the real agent: CPU, storage and data.
-struct BudgetBench: AsyncParsableCommand {
+struct BudgetBench: ParsableCommand {  // blocking waits for processes: not on the cooperative pool
     static let configuration = CommandConfiguration(
         commandName: "budget",
         abstract: "Measure the agent's CPU time, storage writes and wire bytes per fix, driving and parked.",
@@ -45,7 +45,7 @@ struct BudgetBench: AsyncParsableCommand {
 
     @OptionGroup var agent: AgentExecutable
 
-    func run() async throws {
+    func run() throws {
         let agentPath = try agent.path()
         let useLink = !noLink && getuid() == 0
         if !noLink && !useLink {

@@ -7,7 +7,7 @@ import LocalServers
 #endif
 
 /// `geofence-bench link`: how late transitions arrive over a cellular-like link, through the real agent.
-struct LinkBench: AsyncParsableCommand {
+struct LinkBench: ParsableCommand {  // blocking waits for processes: not on the cooperative pool
     static let configuration = CommandConfiguration(
         commandName: "link",
         abstract: "Measure transition delays over clean, cellular and bad links, live updates on.",
@@ -46,7 +46,7 @@ struct LinkBench: AsyncParsableCommand {
         guard getuid() == 0 else { throw ValidationError("the link's namespaces need root") }
     }
 
-    func run() async throws {
+    func run() throws {
         let agentPath = try agent.path()
         let known: [String: CellularLink.Profile] = ["clean": .clean, "cellular": .cellular, "bad": .bad]
         // The transitions a clean run hears: what every profile must deliver.

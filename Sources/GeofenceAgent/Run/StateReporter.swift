@@ -107,7 +107,17 @@ actor StateReporter {
     /// The status file beside the store, replaced atomically, for `geofence-agent status`: when something in
     /// it changed, every `statusFileInterval`, or when `force`d. The outputs are told every call.
     func writeStatusFile(online: Bool, force: Bool = false) async {
-        let status = await status(online: online)
+        writeStatusFile(await status(online: online), force: force)
+    }
+
+    /// The reporter's every-second round: one status, read once, to the file and the broker when each is due.
+    func reportStatus() async {
+        let status = await status(online: true)
+        writeStatusFile(status, force: false)
+        await publishStatus(status, force: false)
+    }
+
+    private func writeStatusFile(_ status: AgentStatus, force: Bool) {
         outputs.tell(.status(status))
         let material = Self.material(status)
         let now = ContinuousClock.now
@@ -129,7 +139,11 @@ actor StateReporter {
     /// status costs about 1.5 kB on the wire.
     func publishStatus(force: Bool = false) async {
         guard publisher.isConnected else { return }
-        let status = await status(online: true)
+        await publishStatus(await status(online: true), force: force)
+    }
+
+    private func publishStatus(_ status: AgentStatus, force: Bool) async {
+        guard publisher.isConnected else { return }
         let material = Self.material(status)
         let now = ContinuousClock.now
         let heartbeat = Duration.seconds(configuration.outputs[FleetTopicsSettings.self].statusHeartbeatSeconds)

@@ -21,6 +21,8 @@ extension Outbox {
         let prepared = try prepare([], writing: true)
         try repository.writeOutbox(prepared.write)
         written(prepared)
+        // Rows the hand-over had to forget (too many waiting) are in the store now: the publisher reads them.
+        wake()
     }
 
     /// Droppable rows held in memory only, waiting for the broker or the next group commit.

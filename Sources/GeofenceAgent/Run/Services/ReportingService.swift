@@ -32,8 +32,7 @@ final class ReportingService: Service, Sendable {
         while !Task.isCancelled {
             await processor.flushPending()
             await applier.processInbox(inbox)
-            await reporter.writeStatusFile(online: true)
-            await reporter.publishStatus()
+            await reporter.reportStatus()
             do { try await Task.sleep(for: .seconds(1)) } catch { return }
         }
     }
