@@ -89,7 +89,10 @@ import Testing
             let last = try #require(replay.points.last?.time)
             #expect(
                 await eventually(120) { await p.processor.lastAcceptedFixTime == last }, "the whole drive was handled")
-            #expect(await p.processor.snapshot(listing: 0).gps.state == .noData, "the end of the replay is said")
+            // The end is said after the last fix is handled, so it is waited for too.
+            #expect(
+                await eventually(120) { await p.processor.snapshot(listing: 0).gps.state == .noData },
+                "the end of the replay is said")
             trigger.triggerGracefulShutdown()
             try await running.value
         }
