@@ -43,6 +43,9 @@ struct BudgetBench: ParsableCommand {  // blocking waits for processes: not on t
     @Flag(help: "Run over loopback, with no link (no wire figures).")
     var noLink = false
 
+    @Flag(help: "Only the driving run with live updates on (and its base), for a quick look at the wire.")
+    var drivingLiveOnly = false
+
     @OptionGroup var agent: AgentExecutable
 
     func run() throws {
@@ -52,13 +55,13 @@ struct BudgetBench: ParsableCommand {  // blocking waits for processes: not on t
             FileHandle.standardError.write(Data("not root: no link, so no wire figures\n".utf8))
         }
         var baseLive: BudgetRun.Result?
-        for live in [true, false] {
+        for live in drivingLiveOnly ? [true] : [true, false] {
             let base = try BudgetRun(
                 agentPath: agentPath, fixes: 2, driving: true, liveUpdates: live, speedFactor: speedFactor,
                 link: useLink
             ).measure()
             if live { baseLive = base }
-            for driving in [true, false] {
+            for driving in drivingLiveOnly ? [true] : [true, false] {
                 let run = try BudgetRun(
                     agentPath: agentPath, fixes: fixes, driving: driving, liveUpdates: live,
                     speedFactor: speedFactor, link: useLink
@@ -66,7 +69,7 @@ struct BudgetBench: ParsableCommand {  // blocking waits for processes: not on t
                 print(jsonLine(perFix(run, base, driving: driving, live: live)))
             }
         }
-        if idleSeconds > 0 {
+        if idleSeconds > 0, !drivingLiveOnly {
             let idle = try BudgetRun(
                 agentPath: agentPath, fixes: idleSeconds, driving: false, liveUpdates: true, speedFactor: 1,
                 link: useLink
@@ -97,6 +100,11 @@ struct BudgetBench: ParsableCommand {  // blocking waits for processes: not on t
             ("cpu_us_per_fix", rounded(spend.cpuMicroseconds / n, 1)),
             ("storage_bytes_per_fix", rounded(spend.storageBytes / n, 0)),
             ("transitions", run.transitions),
+            // The whole run's messages by topic, retained ones included: where the bytes go.
+            (
+                "topics",
+                run.topics.mapValues { ["messages": $0.messages, "payload_bytes": $0.bytes] } as [String: Any]
+            ),
         ]
         if let wire = run.wire, let baseWire = base.wire {
             let up = Double(wire.up - baseWire.up) / n

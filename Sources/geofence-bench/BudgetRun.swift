@@ -30,6 +30,8 @@ struct BudgetRun {
         var transitions: Int
         /// Each distinct transition as heard: arrival (Unix seconds) and the event's time (the replay's).
         var arrivals: [(at: Double, time: Date)] = []
+        /// What the vehicle published, by the topic's last level: messages and payload bytes.
+        var topics: [String: (messages: Int, bytes: Int)] = [:]
     }
 
     struct Failure: Error, CustomStringConvertible {
@@ -65,6 +67,14 @@ struct BudgetRun {
         ])
         let subscriber = try LocalProcess.spawn(sub.0, sub.1, standardOutput: heard)
         defer { LocalProcess.terminate(subscriber) }
+        // Every message of the vehicle's, by topic and payload length: where the wire's bytes go.
+        let everything = directory.appendingPathComponent("topics.txt").path
+        let all = inBroker([
+            "/usr/bin/mosquitto_sub", "-h", host, "-p", "\(broker.port)", "-t", "fleet/budget/vehicles/v1/#",
+            "-q", "1", "-F", "%t %l",
+        ])
+        let allSubscriber = try LocalProcess.spawn(all.0, all.1, standardOutput: everything)
+        defer { LocalProcess.terminate(allSubscriber) }
 
         let config: [String: Any] = [
             "fleet": "budget", "vehicle": "v1",
@@ -96,7 +106,24 @@ struct BudgetRun {
         usleep(300_000)
         let arrivals = Self.arrivals(heard)
         let wire = before.flatMap { b in after.map { a in (up: a.up - b.up, down: a.down - b.down) } }
-        return Result(fixes: fixes, spend: spend, wire: wire, transitions: arrivals.count, arrivals: arrivals)
+        return Result(
+            fixes: fixes, spend: spend, wire: wire, transitions: arrivals.count, arrivals: arrivals,
+            topics: Self.topics(everything))
+    }
+
+    /// Messages and payload bytes by the topic's last level, from `%t %l` lines.
+    static func topics(_ path: String) -> [String: (messages: Int, bytes: Int)] {
+        let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+        var topics: [String: (messages: Int, bytes: Int)] = [:]
+        for line in text.split(separator: "\n") {
+            let parts = line.split(separator: " ")
+            guard parts.count == 2, let level = parts[0].split(separator: "/").last, let bytes = Int(parts[1]) else {
+                continue
+            }
+            topics[String(level), default: (0, 0)].messages += 1
+            topics[String(level), default: (0, 0)].bytes += bytes
+        }
+        return topics
     }
 
     /// The distinct events in the subscriber's file (`%U %p` lines), first copies only.

@@ -56,6 +56,9 @@ func jsonLine(_ pairs: [(String, Any)]) -> String {
         case let d as Double: line.add(key, d)
         case let b as Bool: line.add(key, b)
         case is NSNull: line.add(key, orNull: nil as Double?)
+        case let object as [String: Any]:
+            let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+            line.addRaw(key, String(decoding: data, as: UTF8.self))
         default: line.add(key, "\(value)")
         }
     }

@@ -1,6 +1,5 @@
 import Foundation
 import GeofenceCore
-import Synchronization
 
 /// Our own topics (docs/topics.md): every notified event on `events`, durable; live updates in batches on
 /// `track` and, at a slower pace, on the retained `location`, both droppable; answers to `reportLocation`
@@ -9,15 +8,14 @@ struct FleetOutput: AgentOutput {
     let topics: Topics
     let fleet: String
     let vehicle: String
-    /// The output is told on the fix processor only; the lock is never contended.
-    let pacing: Paced
+    let pacing: OutputState<LivePacing>
 
     static var settingsType: (any OutputSettings.Type)? { FleetTopicsSettings.self }
 
     static func make(_ context: OutputContext) -> FleetOutput? {
         FleetOutput(
             topics: context.topics, fleet: context.fleet, vehicle: context.vehicle,
-            pacing: Paced(LivePacing(settings: context.settings[FleetTopicsSettings.self])))
+            pacing: OutputState(LivePacing(settings: context.settings[FleetTopicsSettings.self])))
     }
 
     func messages(for happening: Happening) -> [OutputMessage] {
@@ -63,8 +61,3 @@ struct FleetOutput: AgentOutput {
     }
 }
 
-/// The pacing's state, shared by the copies of the output.
-final class Paced: Sendable {
-    let state: Mutex<LivePacing>
-    init(_ pacing: LivePacing) { state = Mutex(pacing) }
-}

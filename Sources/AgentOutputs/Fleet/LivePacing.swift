@@ -7,10 +7,14 @@ import GeofenceCore
 struct LivePacing: Sendable {
     var settings: FleetTopicsSettings
     private var batch: [TrackEncoding.Point] = []
-    private var lastLocation: Date?
+    private var locationPace: LocationPace
     private var lastStationary: Bool?
 
-    init(settings: FleetTopicsSettings) { self.settings = settings }
+    init(settings: FleetTopicsSettings) {
+        self.settings = settings
+        locationPace = LocationPace(
+            movingSeconds: settings.locationIntervalSeconds, parkedSeconds: settings.parkedIntervalSeconds)
+    }
 
     struct Decision: Equatable {
         /// A batch to send on `track`, closed by this update.
@@ -36,15 +40,11 @@ struct LivePacing: Sendable {
                 batch = []
             }
         }
-        let interval = update.isStationary ? settings.parkedIntervalSeconds : settings.locationIntervalSeconds
-        if changed || lastLocation.map({ time.timeIntervalSince($0) >= interval || time < $0 }) ?? true {
-            decision.location = true
-            lastLocation = time
-        }
+        decision.location = locationPace.take(at: time, stationary: update.isStationary)
         lastStationary = update.isStationary
         return decision
     }
 
     /// A location was sent for another reason (a request): the pace counts from it.
-    mutating func sentLocation(at time: Date) { lastLocation = time }
+    mutating func sentLocation(at time: Date) { locationPace.sent(at: time) }
 }

@@ -6,6 +6,7 @@ import GeofenceCore
 /// and whenever Home Assistant says `online`.
 struct HomeAssistantOutput: AgentOutput {
     let identity: HomeAssistant.Identity
+    let pace: OutputState<LocationPace>
 
     static var settingsType: (any OutputSettings.Type)? { HomeAssistantSettings.self }
 
@@ -13,7 +14,9 @@ struct HomeAssistantOutput: AgentOutput {
         let h = context.settings[HomeAssistantSettings.self]
         return h.enabled
             ? HomeAssistantOutput(
-                identity: HomeAssistant.Identity(discoveryPrefix: h.discoveryPrefix, topics: context.topics))
+                identity: HomeAssistant.Identity(discoveryPrefix: h.discoveryPrefix, topics: context.topics),
+                pace: OutputState(
+                    LocationPace(movingSeconds: h.locationIntervalSeconds, parkedSeconds: h.parkedIntervalSeconds)))
             : nil
     }
 
@@ -26,6 +29,12 @@ struct HomeAssistantOutput: AgentOutput {
             return [OutputMessage(topic: identity.events, payload: .bytes(payload), delivery: .durable)]
         case .location(let l):
             // The tracker shows what the vehicle is inside: its attributes follow every transition too.
+            let time = l.update.location.timestamp
+            if l.reason == .liveUpdate {
+                guard pace.state.withLock({ $0.take(at: time, stationary: l.update.isStationary) }) else { return [] }
+            } else {
+                pace.state.withLock { $0.sent(at: time) }
+            }
             let payload = HomeAssistant.attributes(l.update.location, inside: l.inside.map(\.identifier))
             return [
                 OutputMessage(topic: identity.attributes, payload: .bytes(payload), retain: true, delivery: .droppable)

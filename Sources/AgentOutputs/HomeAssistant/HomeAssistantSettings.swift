@@ -8,6 +8,11 @@ public struct HomeAssistantSettings: OutputSettings {
     public var enabled = false
     /// Home Assistant's `discovery_prefix`.
     public var discoveryPrefix = "homeassistant"
+    /// The tracker's attributes are replaced after a live update at most this often while moving (after a
+    /// transition always); 0: after every live update.
+    public var locationIntervalSeconds = 30.0
+    /// ... and this often while parked.
+    public var parkedIntervalSeconds = 900.0
 
     public init() {}
 
@@ -22,9 +27,18 @@ public struct HomeAssistantSettings: OutputSettings {
             }
             s.discoveryPrefix = prefix
         }
+        s.locationIntervalSeconds =
+            try o.number("locationIntervalSeconds", in: 0...86_400) ?? s.locationIntervalSeconds
+        s.parkedIntervalSeconds = try o.number("parkedIntervalSeconds", in: 0...86_400) ?? s.parkedIntervalSeconds
         try o.finish()
         self = s
     }
 
-    public var json: JSONValue { .object(["enabled": .bool(enabled), "discoveryPrefix": .string(discoveryPrefix)]) }
+    public var json: JSONValue {
+        .object([
+            "enabled": .bool(enabled), "discoveryPrefix": .string(discoveryPrefix),
+            "locationIntervalSeconds": .number(locationIntervalSeconds),
+            "parkedIntervalSeconds": .number(parkedIntervalSeconds),
+        ])
+    }
 }

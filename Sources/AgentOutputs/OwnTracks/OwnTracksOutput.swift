@@ -13,6 +13,7 @@ struct OwnTracksOutput: AgentOutput {
     let identity: OwnTracks.Identity
     let mqtt: MQTTConfiguration
     let logger: Logger
+    let pace: OutputState<LocationPace>
 
     static var settingsType: (any OutputSettings.Type)? { OwnTracksSettings.self }
 
@@ -21,7 +22,10 @@ struct OwnTracksOutput: AgentOutput {
         guard settings.enabled else { return nil }
         return OwnTracksOutput(
             identity: settings.identity(fleet: context.fleet, vehicle: context.vehicle), mqtt: context.mqtt,
-            logger: context.logger)
+            logger: context.logger,
+            pace: OutputState(
+                LocationPace(
+                    movingSeconds: settings.locationIntervalSeconds, parkedSeconds: settings.parkedIntervalSeconds)))
     }
 
     /// The will's connection: it publishes nothing else, and its will explicitly on a clean stop.
@@ -50,9 +54,14 @@ struct OwnTracksOutput: AgentOutput {
             return [OutputMessage(topic: identity.event, payload: .bytes(payload), delivery: .durable)]
         case .location(let l):
             let trigger: OwnTracks.Trigger
+            let time = l.update.location.timestamp
             switch l.reason {
-            case .liveUpdate: trigger = .ping
-            case .requested: trigger = .response
+            case .liveUpdate:
+                guard pace.state.withLock({ $0.take(at: time, stationary: l.update.isStationary) }) else { return [] }
+                trigger = .ping
+            case .requested:
+                pace.state.withLock { $0.sent(at: time) }
+                trigger = .response
             case .transition: return []
             }
             let inside = l.inside.map { OwnTracks.Region(identifier: $0.identifier, name: $0.name) }

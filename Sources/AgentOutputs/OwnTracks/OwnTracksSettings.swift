@@ -14,6 +14,10 @@ public struct OwnTracksSettings: OutputSettings {
     public var device: String?
     /// The tracker id a map shows (one or two characters); nil: the device's last two letters or digits.
     public var tid: String?
+    /// A ping (a live update's location) is sent at most this often while moving; 0: every live update.
+    public var locationIntervalSeconds = 30.0
+    /// ... and this often while parked.
+    public var parkedIntervalSeconds = 900.0
 
     public init() {}
 
@@ -42,12 +46,19 @@ public struct OwnTracksSettings: OutputSettings {
             }
             s.tid = tid
         }
+        s.locationIntervalSeconds =
+            try o.number("locationIntervalSeconds", in: 0...86_400) ?? s.locationIntervalSeconds
+        s.parkedIntervalSeconds = try o.number("parkedIntervalSeconds", in: 0...86_400) ?? s.parkedIntervalSeconds
         try o.finish()
         self = s
     }
 
     public var json: JSONValue {
-        var keys: [String: JSONValue] = ["enabled": .bool(enabled), "topicPrefix": .string(topicPrefix)]
+        var keys: [String: JSONValue] = [
+            "enabled": .bool(enabled), "topicPrefix": .string(topicPrefix),
+            "locationIntervalSeconds": .number(locationIntervalSeconds),
+            "parkedIntervalSeconds": .number(parkedIntervalSeconds),
+        ]
         keys["user"] = user.map(JSONValue.string)
         keys["device"] = device.map(JSONValue.string)
         keys["tid"] = tid.map(JSONValue.string)

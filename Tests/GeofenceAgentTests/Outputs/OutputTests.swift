@@ -78,6 +78,39 @@ import Testing
         #expect(o.messages(for: event(enter, origin: .removal)).map(\.topic) == [testTopics.events])
     }
 
+    /// A live update `second`s into a drive (parked when `stationary`).
+    func liveUpdate(_ second: Double, stationary: Bool = false) -> Happening {
+        var at = enter.location
+        at.timestamp = at.timestamp.addingTimeInterval(second)
+        return .location(
+            LocationHappening(
+                update: LiveUpdate(location: at, isStationary: stationary), reason: .liveUpdate, place: nil,
+                inside: []))
+    }
+
+    @Test func eachOutputKeepsItsOwnPaceForLiveUpdates() throws {
+        let o = try outputs(
+            #"""
+            {"fleet":"test","vehicle":"v1","owntracks":{"enabled":true,"locationIntervalSeconds":20},
+             "homeAssistant":{"enabled":true,"parkedIntervalSeconds":600}}
+            """#)
+        var sent: [String: [Int]] = [:]
+        // Two minutes moving, then an hour parked.
+        for second in 0..<3_720 {
+            for message in o.messages(for: liveUpdate(Double(second), stationary: second >= 120)) {
+                sent[message.topic, default: []].append(second)
+            }
+        }
+        #expect(sent[testTopics.location] == [0, 60, 120, 1020, 1920, 2820])
+        #expect(sent["owntracks/test/v1"] == [0, 20, 40, 60, 80, 100, 120, 1020, 1920, 2820])
+        #expect(
+            sent["\(testTopics.vehicleBase)/homeassistant/attributes"]
+                == [0, 30, 60, 90, 120, 720, 1320, 1920, 2520, 3120])
+        // A request is answered at once by those that answer it, and their pace counts from it.
+        let answered = o.messages(for: location(.requested)).map(\.topic)
+        #expect(answered.contains(testTopics.location) && answered.contains("owntracks/test/v1"))
+    }
+
     @Test func ourEventIsStampedByTheOutboxAndTheirsAreReadyMade() throws {
         let o = try outputs(everything)
         let items = o.messages(for: event(enter)).compactMap(\.outboxItem)

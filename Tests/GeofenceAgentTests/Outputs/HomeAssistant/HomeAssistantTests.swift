@@ -114,7 +114,10 @@ struct HomeAssistantDiscoveryTests {
             port: broker.port, topic: "fleet/test/vehicles/v1/homeassistant/attributes")
         let events = try await EventSubscriber(port: broker.port, topic: "fleet/test/vehicles/v1/homeassistant/event")
         let status = try await EventSubscriber(port: broker.port, topic: "fleet/test/vehicles/v1/status")
-        let agent = try Sail.agent(brokerPort: broker.port, speedFactor: 20) { $0["homeAssistant"] = ["enabled": true] }
+        // Attributes after a live update at most every 5 s of the sail's 147 (30 s by default).
+        let agent = try Sail.agent(brokerPort: broker.port, speedFactor: 20) {
+            $0["homeAssistant"] = ["enabled": true, "locationIntervalSeconds": 5]
+        }
         defer { agent.kill(signal: SIGKILL) }
         try agent.start()
 

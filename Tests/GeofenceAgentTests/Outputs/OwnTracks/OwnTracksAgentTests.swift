@@ -20,7 +20,10 @@ import Testing
         let locations = try await EventSubscriber(port: broker.port, topic: "owntracks/+/+")
         let transitions = try await EventSubscriber(port: broker.port, topic: "owntracks/+/+/event")
         let regions = try await EventSubscriber(port: broker.port, topic: "owntracks/+/+/waypoints")
-        let agent = try Sail.agent(brokerPort: broker.port, speedFactor: 20) { $0["owntracks"] = ["enabled": true] }
+        // A ping at most every 5 s of the sail's 147 (30 s by default, for a paid link).
+        let agent = try Sail.agent(brokerPort: broker.port, speedFactor: 20) {
+            $0["owntracks"] = ["enabled": true, "locationIntervalSeconds": 5]
+        }
         defer { agent.kill(signal: SIGKILL) }
         try agent.start()
 
@@ -39,6 +42,7 @@ import Testing
         // Locations on owntracks/test/v1: pings with the regions the vehicle is in.
         #expect(await waitUntil(30) { locations.events.filter { $0["t"] as? String == "p" }.count >= 20 })
         let pings = locations.events.filter { $0["_type"] as? String == "location" }
+        #expect(pings.filter { $0["t"] as? String == "p" }.count <= 147 / 5 + 2, "the pings keep their pace")
         #expect(
             pings.allSatisfy {
                 $0["tid"] as? String == "v1" && $0["tst"] is Int && $0["lat"] is Double && $0["created_at"] is Int
