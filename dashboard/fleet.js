@@ -4,6 +4,19 @@
   'use strict';
 
   const VEHICLE_TOPICS = ['location', 'track', 'status', 'state', 'events', 'errors'];
+  /** The track's columns (docs/topics.md#track). */
+  const TRACK_COLUMNS = ['t', 'lat', 'lon', 'acc', 'speed', 'course'];
+
+  /** A track column's values: the first as sent, then a step that each next value changes. */
+  function decodeColumn(coded) {
+    const values = [coded[0]];
+    let step = 0;
+    for (let i = 1; i < coded.length; i++) {
+      step += coded[i];
+      values.push(values[i - 1] + step);
+    }
+    return values;
+  }
 
   function parseJSON(text) {
     try {
@@ -133,19 +146,25 @@
       if (v.trail.length > this.trailLength) v.trail.splice(0, v.trail.length - this.trailLength);
     }
 
-    /** A batch of live updates (docs/topics.md#track): delta-encoded integers, one row per fix. */
+    /** A batch of live updates (docs/topics.md#track): columns of integers, each its changes' changes. */
     take_track({ fleet, vehicle }, text) {
       const o = parseJSON(text);
-      if (!o || finite(o.t0) === null || !Array.isArray(o.p) || o.p.length === 0) return null;
-      const rows = o.p.filter((r) => Array.isArray(r) && r.length >= 7 && r.every((n) => Number.isInteger(n)));
-      if (rows.length !== o.p.length) return null;
+      if (!o) return null;
+      const columns = TRACK_COLUMNS.map((key) => o[key]);
+      const length = Array.isArray(columns[0]) ? columns[0].length : 0;
+      const whole = (c) => Array.isArray(c) && c.length === length && c.every((n) => Number.isInteger(n));
+      if (length === 0 || !columns.every(whole)) return null;
+      const stationary = new Set(Array.isArray(o.stationary) ? o.stationary : []);
       const v = this.vehicle(fleet, vehicle);
       if (typeof o.sequence === 'number' && o.sequence <= v.lastSequence) return null;
       if (typeof o.sequence === 'number') v.lastSequence = o.sequence;
-      let tenths = Math.round(o.t0 * 10), lat = 0, lon = 0, point = null;
-      for (const [dt, dlat, dlon, accuracy, speed, course, stationary] of rows) {
-        tenths += dt; lat += dlat; lon += dlon;
-        point = { lat: lat / 1e6, lon: lon / 1e6, accuracy, speed, course, stationary, time: new Date(tenths * 100).toISOString() };
+      const [t, lats, lons, accuracies, speeds, courses] = columns.map(decodeColumn);
+      let point = null;
+      for (let i = 0; i < length; i++) {
+        point = {
+          lat: lats[i] / 1e6, lon: lons[i] / 1e6, accuracy: accuracies[i], speed: speeds[i], course: courses[i],
+          stationary: stationary.has(i) ? 1 : 0, time: new Date(t[i] * 100).toISOString(),
+        };
         this.extendTrail(v, point.lat, point.lon);
       }
       v.location = {

@@ -46,10 +46,19 @@ struct BudgetBench: ParsableCommand {  // blocking waits for processes: not on t
     @Flag(help: "Only the driving run with live updates on (and its base), for a quick look at the wire.")
     var drivingLiveOnly = false
 
+    @Option(help: "A JSON object merged into each run's config.json (for example the track's batch size).")
+    var agentConfig: String?
+
     @OptionGroup var agent: AgentExecutable
 
     func run() throws {
         let agentPath = try agent.path()
+        let extra = try agentConfig.map { text -> [String: Any] in
+            guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
+                throw ValidationError("--agent-config is not a JSON object: \(text)")
+            }
+            return object
+        } ?? [:]
         let useLink = !noLink && getuid() == 0
         if !noLink && !useLink {
             FileHandle.standardError.write(Data("not root: no link, so no wire figures\n".utf8))
@@ -58,13 +67,13 @@ struct BudgetBench: ParsableCommand {  // blocking waits for processes: not on t
         for live in drivingLiveOnly ? [true] : [true, false] {
             let base = try BudgetRun(
                 agentPath: agentPath, fixes: 2, driving: true, liveUpdates: live, speedFactor: speedFactor,
-                link: useLink
+                link: useLink, extraConfig: extra
             ).measure()
             if live { baseLive = base }
             for driving in drivingLiveOnly ? [true] : [true, false] {
                 let run = try BudgetRun(
                     agentPath: agentPath, fixes: fixes, driving: driving, liveUpdates: live,
-                    speedFactor: speedFactor, link: useLink
+                    speedFactor: speedFactor, link: useLink, extraConfig: extra
                 ).measure()
                 print(jsonLine(perFix(run, base, driving: driving, live: live)))
             }
@@ -72,7 +81,7 @@ struct BudgetBench: ParsableCommand {  // blocking waits for processes: not on t
         if idleSeconds > 0, !drivingLiveOnly {
             let idle = try BudgetRun(
                 agentPath: agentPath, fixes: idleSeconds, driving: false, liveUpdates: true, speedFactor: 1,
-                link: useLink
+                link: useLink, extraConfig: extra
             ).measure()
             let perHour = 3600 / Double(idleSeconds)
             // Less what starting and stopping cost (the 2-fix run).

@@ -20,6 +20,8 @@ struct BudgetRun {
     /// Keep the agent past the replay's end until this many transitions are heard (or `patience` runs out).
     var awaitTransitions: Int?
     var patience: Double = 300
+    /// Merged into config.json over the run's own keys.
+    var extraConfig: [String: Any] = [:]
 
     struct Result {
         var fixes: Int
@@ -76,7 +78,7 @@ struct BudgetRun {
         let allSubscriber = try LocalProcess.spawn(all.0, all.1, standardOutput: everything)
         defer { LocalProcess.terminate(allSubscriber) }
 
-        let config: [String: Any] = [
+        var config: [String: Any] = [
             "fleet": "budget", "vehicle": "v1",
             "mqtt": ["host": host, "port": broker.port],
             "store": ["path": "state/agent.sqlite"],
@@ -84,6 +86,7 @@ struct BudgetRun {
             "replay": ["gpx": "drive.gpx", "speedFactor": speedFactor, "exitAtEnd": awaitTransitions == nil],
             "liveUpdates": ["startedByDefault": liveUpdates],
         ]
+        config.merge(extraConfig) { _, extra in extra }
         let configURL = directory.appendingPathComponent("config.json")
         try JSONSerialization.data(withJSONObject: config).write(to: configURL)
 

@@ -253,12 +253,12 @@ import Testing
                     location: (m.receive('fleet/test/vehicles/v1/location', '{"sequence":5,"location":{"lat":52,"lon":5}}'),
                                m.receive('fleet/test/vehicles/v1/location', '{"sequence":4,"location":{"lat":53,"lon":5}}'),
                                m.vehicles.get('test/v1').location.lat),
-                    badTrack: m.receive('fleet/test/vehicles/v2/track', '{"sequence":9,"t0":1767225600,"p":[[0,1.5,2,3,4,5,0]]}'),
+                    badTrack: m.receive('fleet/test/vehicles/v2/track', '{"sequence":9,"t":[17672256000],"lat":[1.5],"lon":[2],"acc":[3],"speed":[4],"course":[5]}'),
                     track: (m.receive('fleet/test/vehicles/v2/track',
-                              '{"sequence":9,"vehicle":"v2","t0":1767225600.0,"p":[[0,52000000,5000000,5,123,90,0],[10,100,-200,6,-1,-1,1]]}'),
+                              '{"sequence":9,"vehicle":"v2","t":[17672256000,10],"lat":[52000000,100],"lon":[5000000,-200],"acc":[5,1],"speed":[123,-124],"course":[90,-91],"stationary":[1]}'),
                             (v => [v.location.lat, v.location.lon, v.location.accuracy, v.location.speed,
                                    v.location.isStationary, v.location.time, v.trail.length])(m.vehicles.get('test/v2'))),
-                    olderTrack: (m.receive('fleet/test/vehicles/v2/track', '{"sequence":8,"t0":1767225600.0,"p":[[0,53000000,5000000,5,1,1,0]]}'),
+                    olderTrack: (m.receive('fleet/test/vehicles/v2/track', '{"sequence":8,"t":[17672256000],"lat":[53000000],"lon":[5000000],"acc":[5],"speed":[1],"course":[1]}'),
                                  m.vehicles.get('test/v2').location.lat),
                   }; })()
                 """) as? [String: Any])

@@ -8,11 +8,11 @@ public struct FleetTopicsSettings: OutputSettings {
 
     /// Live updates are sent as batches on `track`, one when this many seconds of fixes are gathered;
     /// 0: no track.
-    public var trackBatchSeconds = 10.0
+    public var trackBatchSeconds = 20.0
     /// At most this many fixes in one batch.
     public var trackMaximumPoints = 120
     /// The retained `location` is replaced at most this often while moving (a request is always answered).
-    public var locationIntervalSeconds = 60.0
+    public var locationIntervalSeconds = 120.0
     /// ... and this often while parked: with the status heartbeat, all a parked vehicle sends.
     public var parkedIntervalSeconds = 900.0
     /// The retained `status` is sent when it changes, and at least this often.

@@ -2,15 +2,17 @@ import AgentFormats
 import Foundation
 import GeofenceCore
 
-/// The `track` payload (docs/topics.md#track): a batch of live updates as delta-encoded integers, about
-/// 25 bytes a fix where `location` takes 250.
+/// The `track` payload (docs/topics.md#track): a batch of live updates as columns of integers, each coded
+/// as its changes' changes, about 15 bytes a fix where `location` takes 300.
 ///
-///     {"sequence":812,"vehicle":"v1","t0":1767225600.0,"p":[[0,52000000,5000000,5,120,90,0],[10,12,-3,5,121,90,0]]}
+///     {"sequence":812,"vehicle":"v1","t":[17672256000,10,0],"lat":[52000000,12,1],"lon":[5000000,-3,0],
+///      "acc":[5,0,0],"speed":[120,1,-1],"course":[90,0,0],"stationary":[2]}
 ///
-/// Each point is `[dt, dlat, dlon, accuracy, speed, course, stationary]`: dt in tenths of a second since the
-/// previous point (the first: since `t0`, epoch seconds); dlat and dlon in millionths of a degree (0.11 m),
-/// the first point's absolute, each next one's the change; accuracy in whole metres (1-sigma, rounded up),
-/// speed in tenths of a metre a second and course in whole degrees, each -1 when unknown; stationary 0 or 1.
+/// Columns: `t` in tenths of a second since the epoch; `lat` and `lon` in millionths of a degree (0.11 m);
+/// `acc` the 1-sigma accuracy in whole metres (rounded up), `speed` in tenths of a metre a second, `course`
+/// in whole degrees, each -1 when unknown. In each column the first value is the first fix's; after it, keep
+/// a step that starts at 0, add each value to the step and the step to the previous fix's value. A vehicle
+/// at a steady pace sends zeros. `stationary` lists the fixes (from 0) that are stationary, when any is.
 public enum TrackEncoding {
     /// One point in the batch's integers.
     public struct Point: Sendable, Equatable {
@@ -46,44 +48,77 @@ public enum TrackEncoding {
         }
     }
 
+    /// The columns, in their order in the payload.
+    static let columns = ["t", "lat", "lon", "acc", "speed", "course"]
+
     /// The payload of one batch.
     public static func encode(_ points: [Point], vehicle: String, sequence: Int64) -> [UInt8] {
-        guard let first = points.first else { return [] }
-        // Tenths of a second: the first point's time is t0, exact to the tenth.
-        let t0 = (first.time.timeIntervalSince1970 * 10).rounded(.down) / 10
-        var text = #"{"sequence":\#(sequence),"vehicle":"# + JSONLine.quote(vehicle) + #","t0":\#(t0),"p":["#
-        var previous = (tenths: Int((t0 * 10).rounded()), latitude: 0, longitude: 0)
-        for (index, p) in points.enumerated() {
-            let tenths = Int((p.time.timeIntervalSince1970 * 10).rounded())
-            if index > 0 { text += "," }
-            text +=
-                "[\(tenths - previous.tenths),\(p.latitude - previous.latitude),\(p.longitude - previous.longitude),"
-                + "\(p.accuracy),\(p.speed),\(p.course),\(p.stationary ? 1 : 0)]"
-            previous = (tenths, p.latitude, p.longitude)
+        guard !points.isEmpty else { return [] }
+        var text = #"{"sequence":\#(sequence),"vehicle":"# + JSONLine.quote(vehicle)
+        let values: [[Int]] = [
+            points.map { Int(($0.time.timeIntervalSince1970 * 10).rounded()) }, points.map(\.latitude),
+            points.map(\.longitude), points.map(\.accuracy), points.map(\.speed), points.map(\.course),
+        ]
+        for (key, column) in zip(columns, values) {
+            text += #","\#(key)":["# + changesOfChanges(column).map(String.init).joined(separator: ",") + "]"
         }
-        text += "]}"
+        let stationary = points.indices.filter { points[$0].stationary }
+        if !stationary.isEmpty { text += #","stationary":["# + stationary.map(String.init).joined(separator: ",") + "]" }
+        text += "}"
         return Array(text.utf8)
+    }
+
+    /// The first value, then each change of the change from the value before.
+    static func changesOfChanges(_ values: [Int]) -> [Int] {
+        var coded: [Int] = []
+        coded.reserveCapacity(values.count)
+        var previous = (value: 0, step: 0)
+        for (index, value) in values.enumerated() {
+            if index == 0 {
+                coded.append(value)
+            } else {
+                let step = value - previous.value
+                coded.append(step - previous.step)
+                previous.step = step
+            }
+            previous.value = value
+        }
+        return coded
+    }
+
+    /// The values back from `changesOfChanges`.
+    static func values(_ coded: [Int]) -> [Int] {
+        var values: [Int] = []
+        values.reserveCapacity(coded.count)
+        var step = 0
+        for (index, x) in coded.enumerated() {
+            if index == 0 {
+                values.append(x)
+            } else {
+                step += x
+                values.append(values[index - 1] + step)
+            }
+        }
+        return values
     }
 
     /// Reads a payload back (tests, and the reference for consumers).
     public static func decode(_ payload: [UInt8]) -> (sequence: Int64, vehicle: String, points: [Point])? {
         guard let object = try? JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any],
-            let sequence = (object["sequence"] as? NSNumber)?.int64Value, let vehicle = object["vehicle"] as? String,
-            let t0 = (object["t0"] as? NSNumber)?.doubleValue, let rows = object["p"] as? [[Int]]
+            let sequence = (object["sequence"] as? NSNumber)?.int64Value, let vehicle = object["vehicle"] as? String
         else { return nil }
-        var tenths = Int((t0 * 10).rounded())
-        var latitude = 0
-        var longitude = 0
-        var points: [Point] = []
-        for row in rows {
-            guard row.count == 7 else { return nil }
-            tenths += row[0]
-            latitude += row[1]
-            longitude += row[2]
-            points.append(
-                Point(
-                    time: Date(timeIntervalSince1970: Double(tenths) / 10), latitude: latitude, longitude: longitude,
-                    accuracy: row[3], speed: row[4], course: row[5], stationary: row[6] != 0))
+        var decoded: [[Int]] = []
+        for key in columns {
+            guard let column = object[key] as? [Int], !column.isEmpty, column.count == decoded.first?.count ?? column.count
+            else { return nil }
+            decoded.append(values(column))
+        }
+        let stationary = Set(object["stationary"] as? [Int] ?? [])
+        let points = decoded[0].indices.map { i in
+            Point(
+                time: Date(timeIntervalSince1970: Double(decoded[0][i]) / 10), latitude: decoded[1][i],
+                longitude: decoded[2][i], accuracy: decoded[3][i], speed: decoded[4][i], course: decoded[5][i],
+                stationary: stationary.contains(i))
         }
         return (sequence, vehicle, points)
     }

@@ -101,7 +101,7 @@ import Testing
                 sent[message.topic, default: []].append(second)
             }
         }
-        #expect(sent[testTopics.location] == [0, 60, 120, 1020, 1920, 2820])
+        #expect(sent[testTopics.location] == [0, 120, 1020, 1920, 2820])
         #expect(sent["owntracks/test/v1"] == [0, 20, 40, 60, 80, 100, 120, 1020, 1920, 2820])
         #expect(
             sent["\(testTopics.vehicleBase)/homeassistant/attributes"]

@@ -55,17 +55,53 @@ import Testing
         }
     }
 
-    @Test func aFixCostsAboutTwentyFiveBytes() {
-        let points = (0..<10).map { TrackEncoding.Point(update(Double($0), lon: 5 + Double($0) * 0.0002)) }
-        let payload = TrackEncoding.encode(points, vehicle: "v1", sequence: 812)
-        let start =
-            #"{"sequence":812,"vehicle":"v1","t0":1767225600.0,"p":[[0,52000000,5000000,5,123,0,0],"#
-            + #"[10,0,200,5,123,0,0]"#
-        #expect(String(decoding: payload, as: UTF8.self).hasPrefix(start))
-        #expect(payload.count < 60 + 25 * points.count, "\(payload.count) bytes for 10 fixes")
+    @Test func aSteadyPaceSendsZeros() {
+        let points = (0..<3).map { TrackEncoding.Point(update(Double($0), lon: 5 + Double($0) * 0.0002)) }
+        let payload = String(decoding: TrackEncoding.encode(points, vehicle: "v1", sequence: 812), as: UTF8.self)
+        #expect(
+            payload
+                == #"{"sequence":812,"vehicle":"v1","t":[17672256000,10,0],"lat":[52000000,0,0],"#
+                + #""lon":[5000000,200,0],"acc":[5,0,0],"speed":[123,0,0],"course":[0,0,0]}"#)
     }
 
-    @Test func drivingSendsABatchEveryTenSecondsAndTheLocationEveryMinute() {
+    @Test func aDrivingFixCostsAboutFifteenBytes() {
+        // 15 m/s north-east with a receiver's jitter (a metre or two), speed and course wandering a little.
+        var rng = SplitMix64(seed: 30)
+        var points: [TrackEncoding.Point] = []
+        for second in 0..<100 {
+            let jitter = { (metres: Double) in Double.random(in: -metres...metres, using: &rng) / 111_000 }
+            points.append(
+                TrackEncoding.Point(
+                    LiveUpdate(
+                        location: Location(
+                            coordinate: Coordinate(
+                                latitude: 52 + Double(second) * 10 / 111_000 + jitter(1.5),
+                                longitude: 5 + Double(second) * 10 / 68_000 + jitter(1.5)),
+                            horizontalAccuracy: 2.5 + Double.random(in: 0...1, using: &rng),
+                            speed: 15 + Double.random(in: -0.3...0.3, using: &rng),
+                            course: 45 + Double.random(in: -1...1, using: &rng),
+                            timestamp: Self.start.addingTimeInterval(Double(second))),
+                        isStationary: false)))
+        }
+        let payload = TrackEncoding.encode(points, vehicle: "v1", sequence: 812)
+        #expect(payload.count < 100 + 18 * points.count, "\(payload.count) bytes for \(points.count) fixes")
+        #expect(TrackEncoding.decode(payload)?.points == points)
+    }
+
+    @Test func aBatchThatIsNotColumnsOfWholeNumbersIsRefused() {
+        let good = #"{"sequence":1,"vehicle":"v1","t":[1],"lat":[2],"lon":[3],"acc":[4],"speed":[5],"course":[6]}"#
+        #expect(TrackEncoding.decode(Array(good.utf8))?.points.count == 1)
+        for bad in [
+            good.replacingOccurrences(of: #""lat":[2]"#, with: #""lat":[2.5]"#),
+            good.replacingOccurrences(of: #""lon":[3]"#, with: #""lon":[3,4]"#),
+            good.replacingOccurrences(of: #","course":[6]"#, with: ""),
+            good.replacingOccurrences(of: #""t":[1]"#, with: #""t":[]"#),
+        ] {
+            #expect(TrackEncoding.decode(Array(bad.utf8)) == nil, "\(bad)")
+        }
+    }
+
+    @Test func drivingSendsABatchEveryTwentySecondsAndTheLocationEveryTwoMinutes() {
         var pacing = LivePacing(settings: FleetTopicsSettings())
         var batches: [[TrackEncoding.Point]] = []
         var locations: [Double] = []
@@ -74,8 +110,8 @@ import Testing
             if let batch = decision.batch { batches.append(batch) }
             if decision.location { locations.append(Double(second)) }
         }
-        #expect(batches.count == 12 && batches.allSatisfy { $0.count == 10 })
-        #expect(locations == [0, 60, 120])
+        #expect(batches.count == 6 && batches.allSatisfy { $0.count == 20 })
+        #expect(locations == [0, 120])
     }
 
     @Test func aParkedVehicleSendsItsStopAndThenOnlyAHeartbeat() {
