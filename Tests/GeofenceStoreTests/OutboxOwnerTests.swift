@@ -103,7 +103,7 @@ import Testing
         try await outbox.deleteAcknowledged()
         let rows = try await outbox.enqueue([item(.location, "a"), item(.location, "b")])
         #expect(texts(try await outbox.next(.location, after: 0)) == ["a", "b"], "handed over at once")
-        #expect(try await Outbox.open(repository, logger: quietLogger).stats.rows == 0, "nothing stored yet")
+        #expect(try await Outbox.open(repository, logger: quietLogger).stats.locations == 0, "nothing stored yet")
         outbox.acknowledged(rows[0])
         try await outbox.deleteAcknowledged()
         #expect(await outbox.stats.locations == 1)
@@ -117,6 +117,33 @@ import Testing
         try await outbox.groupCommit()
         #expect(try await Outbox.open(repository, logger: quietLogger).stats.rows == 0)
         #expect(await outbox.stats.rows == 0)
+    }
+
+    /// An acknowledged transition costs no transaction of its own: it is deleted with the next write, or on
+    /// its own once `acknowledgedDeletionSeconds` pass without one. Meanwhile it is neither counted nor
+    /// read again.
+    @Test(arguments: Kind.allCases) func anAcknowledgedTransitionIsDeletedWithTheNextWrite(kind: Kind) async throws {
+        var limits = OutboxLimits()
+        limits.acknowledgedDeletionSeconds = 3600
+        let repository = try await repository(kind)
+        let outbox = try await Outbox.open(repository, limits: limits, logger: quietLogger)
+        let first = try await outbox.enqueue([item(.transition, "t1")])
+        outbox.acknowledged(first[0])
+        try await outbox.deleteAcknowledged()
+        #expect(await outbox.stats.rows == 0)
+        #expect(try await outbox.next(.transition, after: nil).isEmpty, "not read again")
+        #expect(try await Outbox.open(repository, logger: quietLogger).stats.rows == 1, "still stored")
+        try await outbox.enqueue([item(.transition, "t2")])
+        let restarted = try await Outbox.open(repository, logger: quietLogger)
+        #expect(texts(try await restarted.next(.transition, after: nil)) == ["t2"], "gone with the next write")
+        // With no write to go with, it goes on its own when its time is up.
+        limits.acknowledgedDeletionSeconds = 0
+        limits.groupCommitSeconds = 0
+        let eager = try await Outbox.open(repository, limits: limits, logger: quietLogger)
+        let second = try await eager.next(.transition, after: nil)
+        eager.acknowledged(second[0])
+        try await eager.deleteAcknowledged()
+        #expect(try await Outbox.open(repository, logger: quietLogger).stats.rows == 0)
     }
 
     /// Numbers given to droppable rows never stored are not given again after a restart (a crash).

@@ -304,9 +304,11 @@ func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Locat
         OutboxItem(kind: kind, topic: "t/\(kind.rawValue)") { id, seq in Array("\(text) \(id) \(seq)".utf8) }
     }
 
+    /// The broker acknowledges `entries`, and they are deleted as the next write, or the stop, deletes them.
     func acknowledge(_ entries: [OutboxEntry], in outbox: Outbox) async throws {
         for entry in entries { outbox.acknowledged(entry) }
         try await outbox.deleteAcknowledged()
+        try await outbox.groupCommit()
     }
 
     /// SQLite would checkpoint inside whichever commit crossed 1,000 frames, a transition's included; the
@@ -319,8 +321,10 @@ func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Locat
         for k in 0..<600 { entries += try await outbox.enqueue([item(.transition, "e\(k)")]) }
         let grown = await store.logFrames
         #expect(grown >= 1000, "600 commits left \(grown) frames: something checkpointed them")
-        try await acknowledge(Array(entries.prefix(10)), in: outbox)
+        for entry in entries.prefix(10) { outbox.acknowledged(entry) }
+        try await outbox.deleteAcknowledged()
         #expect(await store.logFrames == 0, "acknowledging checkpointed the log")
+        try await outbox.groupCommit()  // the deletion, as at the stop
         await store.close()
         let reopened = try await reopenStore(path: path)
         #expect(try await reopened.pending(after: 0, limit: 1000).count == 590)

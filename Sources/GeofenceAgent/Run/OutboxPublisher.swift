@@ -25,8 +25,8 @@ package final class OutboxPublisher: Service, Sendable {
         self.logger = logger
     }
 
-    /// Has the outbox delete acknowledged entries when acknowledgements come (gathered for 20 ms, one
-    /// transaction a batch) and make its group commit when due (looked at every second), until the wake
+    /// Hands the outbox the acknowledgements as they come (gathered for 20 ms), which it deletes with its
+    /// next write, and has it make its group commit when due (looked at every second), until the wake
     /// stream ends; then once more, and the last group commit, so that nothing acknowledged is sent again
     /// and nothing unacknowledged is lost at the next start. No timer runs faster than once a second: on a
     /// vehicle every wakeup costs battery.

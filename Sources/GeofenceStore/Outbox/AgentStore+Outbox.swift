@@ -67,6 +67,10 @@ extension AgentStore: OutboxRepository {
         }
     }
 
+    public nonisolated func maintain() {
+        try? onStoreThread { store throws(StoreError) in store.checkpointIfDue(frames: AgentStore.checkpointFrames) }
+    }
+
     public nonisolated func deleteOutbox(_ sequences: [Int64]) throws(StoreError) -> Set<Int64> {
         try onStoreThread { store throws(StoreError) in
             defer { store.checkpointIfDue(frames: AgentStore.checkpointFrames) }

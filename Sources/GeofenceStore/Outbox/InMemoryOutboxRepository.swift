@@ -74,6 +74,8 @@ public actor InMemoryOutboxRepository: OutboxRepository {
         }
     }
 
+    public nonisolated func maintain() {}
+
     public nonisolated func commitFix(
         monitor: String, records: [(identifier: String, record: MonitorRecord)], lastFix: Location?,
         indexFloor: Int?, removing: [String], outbox: OutboxWrite

@@ -1,10 +1,13 @@
 /// Droppable rows (live updates, the track) are stored in group commits, not one write each: a flash card
 /// wears with every write, and on a working link the broker acknowledges them before they would be stored.
 extension Outbox {
-    /// Droppable rows wait, or acknowledged stored ones wait for deletion, and the interval has passed.
+    /// Droppable rows have waited `groupCommitSeconds` since the last write, or acknowledged rows have
+    /// waited `acknowledgedDeletionSeconds` for one.
     var groupCommitDue: Bool {
-        (!buffered.isEmpty || !acknowledgedStored.isEmpty)
-            && ContinuousClock.now - lastGroupCommit >= .seconds(limits.groupCommitSeconds)
+        let since = ContinuousClock.now - lastGroupCommit
+        return (!buffered.isEmpty && since >= .seconds(limits.groupCommitSeconds))
+            || (!acknowledgedStored.isEmpty
+                && since >= .seconds(max(limits.groupCommitSeconds, limits.acknowledgedDeletionSeconds)))
     }
 
     /// Stores the droppable rows the broker has not acknowledged and deletes the acknowledged stored ones.
@@ -12,12 +15,13 @@ extension Outbox {
     /// stored before it is handed to the publisher. Made when due, and when the agent stops.
     public func groupCommit() throws(StoreError) {
         lastGroupCommit = ContinuousClock.now
-        if !acknowledgedStored.isEmpty {
-            let deleted = try repository.deleteOutbox(acknowledgedStored.map(\.sequence))
-            stats.remove(acknowledgedStored.filter { deleted.contains($0.sequence) })
-            acknowledgedStored = []
+        guard !buffered.isEmpty else {
+            if !acknowledgedStored.isEmpty {
+                _ = try repository.deleteOutbox(acknowledgedStored.map(\.sequence))
+                acknowledgedStored = []
+            }
+            return
         }
-        guard !buffered.isEmpty else { return }
         let prepared = try prepare([], writing: true)
         try repository.writeOutbox(prepared.write)
         written(prepared)

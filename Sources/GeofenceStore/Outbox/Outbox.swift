@@ -24,7 +24,8 @@ public actor Outbox {
     /// usually comes first, and then they are never written. The rest go to the repository at the next
     /// group commit (`OutboxLimits.groupCommitSeconds`), with any write made before it, and at the stop.
     var buffered: [OutboxEntry] = []
-    /// Droppable rows in the repository the broker acknowledged: deleted at the next group commit.
+    /// Rows in the repository the broker acknowledged, no longer counted: deleted with the next write, or
+    /// on their own after `OutboxLimits.acknowledgedDeletionSeconds` without one (`groupCommit`).
     var acknowledgedStored: [OutboxEntry] = []
     var lastGroupCommit = ContinuousClock.now
 
@@ -170,6 +171,8 @@ public actor Outbox {
         after.droppedTransitions = write.counters.droppedTransitions
         if locations + transitions > 0 { after.capReached = true }
         write.countersChanged = write.counters != counters
+        // What the broker acknowledged goes in the same transaction.
+        write.dropping += acknowledgedStored.map(\.sequence)
         return Prepared(write: write, after: after, droppable: droppable, next: next, writes: true)
     }
 
@@ -209,6 +212,8 @@ public actor Outbox {
         if prepared.writes {
             counters = write.counters
             buffered = []
+            let deleted = Set(write.dropping)
+            acknowledgedStored.removeAll { deleted.contains($0.sequence) }
             lastGroupCommit = ContinuousClock.now
             let kept = Set(write.rows.map(\.sequence))
             let stored = prepared.droppable.filter { kept.contains($0.sequence) }
@@ -268,11 +273,14 @@ public actor Outbox {
         return try await pending(kind, after: issuedUpTo ?? 0, limit: limit)
     }
 
-    /// The record: what the repository holds of `kind` after `sequence`.
+    /// The record: what the repository holds of `kind` after `sequence`, less what the broker acknowledged
+    /// and waits for its deletion.
     private func pending(_ kind: OutboxEntry.Kind, after sequence: Int64, limit: Int) throws(StoreError)
         -> [OutboxEntry]
     {
-        try repository.pendingOutbox(kind: kind, after: sequence, limit: limit)
+        let deleting = Set(acknowledgedStored.map(\.sequence))
+        let rows = try repository.pendingOutbox(kind: kind, after: sequence, limit: limit + deleting.count)
+        return Array(rows.filter { !deleting.contains($0.sequence) }.prefix(limit))
     }
 
     /// The broker acknowledged `entry`: it leaves the outbox at the next `deleteAcknowledged()`.
@@ -281,38 +289,27 @@ public actor Outbox {
         acknowledgementContinuation.yield()
     }
 
-    /// Deletes what the broker acknowledged: transitions at once, in one transaction (one fsync, not one
-    /// each); a droppable row never stored is forgotten with no write, one stored is deleted at the next
-    /// group commit. Makes the group commit when it is due. On failure (a full disk) the entries are kept
-    /// for the next call: dropped, they would stay in the outbox, sent already, until the next start sent
-    /// them again.
+    /// Takes in what the broker acknowledged: it no longer counts as waiting. A droppable row never stored
+    /// is forgotten with no write; a stored row (every transition) is deleted with the next write, which
+    /// has its transaction anyway: on flash, a transition then costs one commit, not two. Makes the group
+    /// commit when it is due (which deletes what waited too long). On failure (a full disk) what was to be
+    /// deleted is kept for the next call: dropped, it would stay in the outbox, sent already, until the next
+    /// start sent it again.
     public func deleteAcknowledged() throws(StoreError) {
         let batch = acknowledgedEntries.withLock { list -> [OutboxEntry] in
             defer { list.removeAll() }
             return list
         }
-        var transitions: [OutboxEntry] = []
         for entry in batch {
-            if entry.kind == .transition {
-                transitions.append(entry)
-            } else if let index = buffered.firstIndex(where: { $0.sequence == entry.sequence }) {
+            if entry.kind != .transition, let index = buffered.firstIndex(where: { $0.sequence == entry.sequence }) {
                 stats.remove(.location, bytes: buffered.remove(at: index).payload.count)
-            } else {
+            } else if !acknowledgedStored.contains(where: { $0.sequence == entry.sequence }) {
+                stats.remove(entry.kind, bytes: entry.payload.count)
                 acknowledgedStored.append(entry)
             }
         }
-        if !transitions.isEmpty {
-            do {
-                let deleted = try repository.deleteOutbox(transitions.map(\.sequence))
-                for entry in transitions where deleted.contains(entry.sequence) {
-                    stats.remove(entry.kind, bytes: entry.payload.count)
-                }
-            } catch {
-                acknowledgedEntries.withLock { $0.insert(contentsOf: transitions, at: 0) }
-                throw error
-            }
-        }
         if groupCommitDue { try groupCommit() }
+        repository.maintain()
     }
 
     /// Acknowledged entries not yet deleted.
@@ -326,13 +323,10 @@ extension OutboxStats {
         if kind == .transition { transitions += 1 } else { locations += 1 }
     }
 
-    mutating func remove(_ entries: [OutboxEntry]) {
-        for entry in entries { remove(entry.kind, bytes: entry.payload.count) }
-    }
-
+    /// Never below zero: a row the hard cap dropped while in flight may still be acknowledged after.
     mutating func remove(_ kind: OutboxEntry.Kind, bytes: Int) {
-        rows -= 1
-        self.bytes -= bytes
-        if kind == .transition { transitions -= 1 } else { locations -= 1 }
+        rows = max(0, rows - 1)
+        self.bytes = max(0, self.bytes - bytes)
+        if kind == .transition { transitions = max(0, transitions - 1) } else { locations = max(0, locations - 1) }
     }
 }

@@ -57,6 +57,9 @@ public protocol OutboxRepository: Actor {
     nonisolated func writeOutbox(_ write: OutboxWrite) throws(StoreError)
     /// Deletes acknowledged rows in one transaction; returns the sequences that were still there.
     nonisolated func deleteOutbox(_ sequences: [Int64]) throws(StoreError) -> Set<Int64>
+    /// Keeps the store's own housekeeping (the write-ahead log's checkpoint) off the path from a fix to its
+    /// event: called after acknowledgements and once a second.
+    nonisolated func maintain()
     /// Commits what a fix changed (records, last fix, expired conditions) with its outbox write, in one
     /// transaction: nothing is published before this returns.
     nonisolated func commitFix(

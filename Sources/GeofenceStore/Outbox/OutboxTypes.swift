@@ -50,6 +50,10 @@ public struct OutboxLimits: Sendable, Equatable, Codable {
     /// How long droppable rows the broker has not acknowledged wait before they are stored together: at a
     /// power cut, at most this much of the track is lost.
     public var groupCommitSeconds: Double = 10
+    /// Rows the broker acknowledged are deleted with the next write (one transaction, not one more each),
+    /// or on their own when this long passes without one. A crash before then sends them again at the next
+    /// start: consumers drop the copy by its `eventId`.
+    public var acknowledgedDeletionSeconds: Double = 60
     public init() {}
 }
 

@@ -104,9 +104,10 @@ struct OutboxPublisherTests {
         }
         #expect(
             await waitUntil { await outbox.stats.rows == 1 }, "acknowledged rows are deleted, the refused one stays")
-        #expect(try await store.pending(after: 0, limit: 10).map(\.topic) == ["t/5"])
         running.cancel()
         try await running.value
+        // Acknowledged rows are deleted with the next write, at the latest when the publisher stops.
+        #expect(try await store.pending(after: 0, limit: 10).map(\.topic) == ["t/5"])
         await store.close()
     }
 
