@@ -19,12 +19,13 @@ struct BudgetBench: ParsableCommand {  // blocking waits for processes: not on t
             exits; bytes on the wire (IP bytes, both ways) from the vehicle's interface of a clean link \
             between two network namespaces of our own (needs root; else "wire" is null). Each figure is the \
             run's total less a run of the same configuration over 2 fixes (start, connect, stop), divided by \
-            the fixes in between. A last run keeps the agent parked for --idle-seconds in real time, to \
-            show what an hour parked costs (keepalive, heartbeat), less the 2-fix run:
+            the fixes in between. Two last runs keep the agent parked in real time, for 60 s and for \
+            --idle-seconds (16 min: the heartbeats of 15 min come in it); their difference is what an hour \
+            parked costs (keepalive, heartbeat, the parked location), free of the start and the stop:
 
             {"scenario": "budget", "motion": "driving", "live_updates": true, "fixes": 1800, \
             "cpu_us_per_fix": ..., "storage_bytes_per_fix": ..., "wire_up_bytes_per_fix": ..., ...}
-            {"scenario": "budget-idle", "seconds": 90, "wire_bytes_per_hour": ..., ...}
+            {"scenario": "budget-idle", "seconds": 900, "wire_kb_per_hour": ..., ...}
 
             Example:
               swift build -c release && sudo .build/release/geofence-bench budget
@@ -37,14 +38,23 @@ struct BudgetBench: ParsableCommand {  // blocking waits for processes: not on t
     @Option(help: "How much faster than real time the replays run.")
     var speedFactor = 20.0
 
-    @Option(help: "Seconds of the real-time parked run (0: none).")
-    var idleSeconds = 90
+    @Option(help: "Seconds of the long real-time parked run, less a 60 s one (0: none).")
+    var idleSeconds = 960
+
+    func validate() throws {
+        if idleSeconds != 0 && idleSeconds <= Self.shortIdleSeconds {
+            throw ValidationError("--idle-seconds must be 0 or above \(Self.shortIdleSeconds)")
+        }
+    }
 
     @Flag(help: "Run over loopback, with no link (no wire figures).")
     var noLink = false
 
     @Flag(help: "Only the driving run with live updates on (and its base), for a quick look at the wire.")
     var drivingLiveOnly = false
+
+    @Flag(help: "Only the parked hour in real time.")
+    var idleOnly = false
 
     @Option(help: "A JSON object merged into each run's config.json (for example the track's batch size).")
     var agentConfig: String?
@@ -63,13 +73,11 @@ struct BudgetBench: ParsableCommand {  // blocking waits for processes: not on t
         if !noLink && !useLink {
             FileHandle.standardError.write(Data("not root: no link, so no wire figures\n".utf8))
         }
-        var baseLive: BudgetRun.Result?
-        for live in drivingLiveOnly ? [true] : [true, false] {
+        for live in idleOnly ? [] : drivingLiveOnly ? [true] : [true, false] {
             let base = try BudgetRun(
                 agentPath: agentPath, fixes: 2, driving: true, liveUpdates: live, speedFactor: speedFactor,
                 link: useLink, extraConfig: extra
             ).measure()
-            if live { baseLive = base }
             for driving in drivingLiveOnly ? [true] : [true, false] {
                 let run = try BudgetRun(
                     agentPath: agentPath, fixes: fixes, driving: driving, liveUpdates: live,
@@ -79,17 +87,24 @@ struct BudgetBench: ParsableCommand {  // blocking waits for processes: not on t
             }
         }
         if idleSeconds > 0, !drivingLiveOnly {
-            let idle = try BudgetRun(
-                agentPath: agentPath, fixes: idleSeconds, driving: false, liveUpdates: true, speedFactor: 1,
-                link: useLink, extraConfig: extra
-            ).measure()
-            let perHour = 3600 / Double(idleSeconds)
-            // Less what starting and stopping cost (the 2-fix run).
-            let spend = baseLive.map { idle.spend - $0.spend } ?? idle.spend
-            let wire = idle.wire.map { w in baseLive?.wire.map { (up: w.up - $0.up, down: w.down - $0.down) } ?? w }
+            // Two parked runs in real time, short and long: their difference is the steady cost of being
+            // parked (keepalives, heartbeats, the parked location, timers), free of what a start and a stop
+            // cost.
+            func parked(_ seconds: Int) throws -> BudgetRun.Result {
+                try BudgetRun(
+                    agentPath: agentPath, fixes: seconds, driving: false, liveUpdates: true, speedFactor: 1,
+                    link: useLink, extraConfig: extra
+                ).measure()
+            }
+            let short = try parked(Self.shortIdleSeconds)
+            let long = try parked(idleSeconds)
+            let perHour = 3600 / Double(idleSeconds - Self.shortIdleSeconds)
+            let spend = long.spend - short.spend
+            let wire = long.wire.flatMap { l in short.wire.map { s in (up: l.up - s.up, down: l.down - s.down) } }
             print(
                 jsonLine([
-                    "scenario": "budget-idle", "motion": "parked", "live_updates": true, "seconds": idleSeconds,
+                    "scenario": "budget-idle", "motion": "parked", "live_updates": true,
+                    "seconds": idleSeconds - Self.shortIdleSeconds,
                     "cpu_ms_per_hour": rounded(spend.cpuMicroseconds / 1000 * perHour, 1),
                     "storage_kb_per_hour": rounded(spend.storageBytes / 1024 * perHour, 1),
                     "wire_kb_per_hour": wire.map { rounded(Double($0.up + $0.down) / 1024 * perHour, 1) }
@@ -97,6 +112,9 @@ struct BudgetBench: ParsableCommand {  // blocking waits for processes: not on t
                 ]))
         }
     }
+
+    /// The short parked run, subtracted from the long one.
+    static let shortIdleSeconds = 60
 
     private func perFix(_ run: BudgetRun.Result, _ base: BudgetRun.Result, driving: Bool, live: Bool)
         -> [(String, Any)]

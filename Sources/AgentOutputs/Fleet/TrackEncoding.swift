@@ -63,7 +63,9 @@ public enum TrackEncoding {
             text += #","\#(key)":["# + changesOfChanges(column).map(String.init).joined(separator: ",") + "]"
         }
         let stationary = points.indices.filter { points[$0].stationary }
-        if !stationary.isEmpty { text += #","stationary":["# + stationary.map(String.init).joined(separator: ",") + "]" }
+        if !stationary.isEmpty {
+            text += #","stationary":["# + stationary.map(String.init).joined(separator: ",") + "]"
+        }
         text += "}"
         return Array(text.utf8)
     }
@@ -109,7 +111,8 @@ public enum TrackEncoding {
         else { return nil }
         var decoded: [[Int]] = []
         for key in columns {
-            guard let column = object[key] as? [Int], !column.isEmpty, column.count == decoded.first?.count ?? column.count
+            guard let column = object[key] as? [Int], !column.isEmpty,
+                column.count == decoded.first?.count ?? column.count
             else { return nil }
             decoded.append(values(column))
         }
