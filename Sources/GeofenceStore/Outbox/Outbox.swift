@@ -278,9 +278,10 @@ public actor Outbox {
     private func pending(_ kind: OutboxEntry.Kind, after sequence: Int64, limit: Int) throws(StoreError)
         -> [OutboxEntry]
     {
-        let deleting = Set(acknowledgedStored.map(\.sequence))
+        // Usually none: acknowledged rows lie before what the publisher asks for.
+        let deleting = Set(acknowledgedStored.lazy.filter { $0.kind == kind && $0.sequence > sequence }.map(\.sequence))
         let rows = try repository.pendingOutbox(kind: kind, after: sequence, limit: limit + deleting.count)
-        return Array(rows.filter { !deleting.contains($0.sequence) }.prefix(limit))
+        return deleting.isEmpty ? rows : Array(rows.filter { !deleting.contains($0.sequence) }.prefix(limit))
     }
 
     /// The broker acknowledged `entry`: it leaves the outbox at the next `deleteAcknowledged()`.
@@ -303,7 +304,7 @@ public actor Outbox {
         for entry in batch {
             if entry.kind != .transition, let index = buffered.firstIndex(where: { $0.sequence == entry.sequence }) {
                 stats.remove(.location, bytes: buffered.remove(at: index).payload.count)
-            } else if !acknowledgedStored.contains(where: { $0.sequence == entry.sequence }) {
+            } else {
                 stats.remove(entry.kind, bytes: entry.payload.count)
                 acknowledgedStored.append(entry)
             }
