@@ -63,12 +63,13 @@ struct BudgetBench: ParsableCommand {  // blocking waits for processes: not on t
 
     func run() throws {
         let agentPath = try agent.path()
-        let extra = try agentConfig.map { text -> [String: Any] in
-            guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
-                throw ValidationError("--agent-config is not a JSON object: \(text)")
-            }
-            return object
-        } ?? [:]
+        let extra =
+            try agentConfig.map { text -> [String: Any] in
+                guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
+                    throw ValidationError("--agent-config is not a JSON object: \(text)")
+                }
+                return object
+            } ?? [:]
         let useLink = !noLink && getuid() == 0
         if !noLink && !useLink {
             FileHandle.standardError.write(Data("not root: no link, so no wire figures\n".utf8))

@@ -60,4 +60,3 @@ struct FleetOutput: AgentOutput {
             }, retain: true, delivery: .droppable)
     }
 }
-
