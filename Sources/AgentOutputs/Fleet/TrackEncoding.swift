@@ -3,7 +3,7 @@ import Foundation
 import GeofenceCore
 
 /// The `track` payload (docs/topics.md#track): a batch of live updates as columns of integers, each coded
-/// as its changes' changes, about 15 bytes a fix where `location` takes 300.
+/// as its changes' changes, about 18 bytes a driving fix where `location` takes 300.
 ///
 ///     {"sequence":812,"vehicle":"v1","t":[17672256000,10,0],"lat":[52000000,12,1],"lon":[5000000,-3,0],
 ///      "acc":[5,0,0],"speed":[120,1,-1],"course":[90,0,0],"stationary":[2]}
