@@ -30,3 +30,18 @@ struct LocationPace: Sendable, Equatable {
     /// A location was sent for another reason (a request, a transition): the pace counts from it.
     mutating func sent(at time: Date) { last = time }
 }
+
+extension OutputState where Value == LocationPace {
+    /// Whether an output on this pace sends `l`: a live update when its time has come; an answer to a
+    /// request or where a transition happened always, and the pace counts from it.
+    func allows(_ l: LocationHappening) -> Bool {
+        let time = l.update.location.timestamp
+        return state.withLock { pace in
+            guard l.reason == .liveUpdate else {
+                pace.sent(at: time)
+                return true
+            }
+            return pace.take(at: time, stationary: l.update.isStationary)
+        }
+    }
+}

@@ -62,20 +62,20 @@ struct BudgetRun {
         func inVehicle(_ arguments: [String]) -> (String, [String]) {
             cellular?.command(in: cellular!.vehicle, arguments) ?? (arguments[0], Array(arguments.dropFirst()))
         }
-        let heard = directory.appendingPathComponent("events.txt").path
-        let sub = inBroker([
-            "/usr/bin/mosquitto_sub", "-h", host, "-p", "\(broker.port)", "-t", "fleet/budget/vehicles/v1/events",
-            "-q", "1", "-F", "%U %p",
-        ])
-        let subscriber = try LocalProcess.spawn(sub.0, sub.1, standardOutput: heard)
-        defer { LocalProcess.terminate(subscriber) }
+        /// A subscriber on the broker's side, each message a line of `format` in `file` of the directory.
+        func subscriber(_ filter: String, format: String, file: String) throws -> (path: String, pid: pid_t) {
+            let path = directory.appendingPathComponent(file).path
+            let sub = inBroker([
+                "/usr/bin/mosquitto_sub", "-h", host, "-p", "\(broker.port)", "-t", filter, "-q", "1", "-F", format,
+            ])
+            return (path, try LocalProcess.spawn(sub.0, sub.1, standardOutput: path))
+        }
+        let (heard, eventsSubscriber) = try subscriber(
+            "fleet/budget/vehicles/v1/events", format: "%U %p", file: "events.txt")
+        defer { LocalProcess.terminate(eventsSubscriber) }
         // Every message of the vehicle's, by topic and payload length: where the wire's bytes go.
-        let everything = directory.appendingPathComponent("topics.txt").path
-        let all = inBroker([
-            "/usr/bin/mosquitto_sub", "-h", host, "-p", "\(broker.port)", "-t", "fleet/budget/vehicles/v1/#",
-            "-q", "1", "-F", "%t %l",
-        ])
-        let allSubscriber = try LocalProcess.spawn(all.0, all.1, standardOutput: everything)
+        let (everything, allSubscriber) = try subscriber(
+            "fleet/budget/vehicles/v1/#", format: "%t %l", file: "topics.txt")
         defer { LocalProcess.terminate(allSubscriber) }
 
         var config: [String: Any] = [

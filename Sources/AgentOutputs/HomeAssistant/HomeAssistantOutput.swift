@@ -29,12 +29,7 @@ struct HomeAssistantOutput: AgentOutput {
             return [OutputMessage(topic: identity.events, payload: .bytes(payload), delivery: .durable)]
         case .location(let l):
             // The tracker shows what the vehicle is inside: its attributes follow every transition too.
-            let time = l.update.location.timestamp
-            if l.reason == .liveUpdate {
-                guard pace.state.withLock({ $0.take(at: time, stationary: l.update.isStationary) }) else { return [] }
-            } else {
-                pace.state.withLock { $0.sent(at: time) }
-            }
+            guard pace.allows(l) else { return [] }
             let payload = HomeAssistant.attributes(l.update.location, inside: l.inside.map(\.identifier))
             return [
                 OutputMessage(topic: identity.attributes, payload: .bytes(payload), retain: true, delivery: .droppable)

@@ -53,17 +53,9 @@ struct OwnTracksOutput: AgentOutput {
             else { return [] }
             return [OutputMessage(topic: identity.event, payload: .bytes(payload), delivery: .durable)]
         case .location(let l):
-            let trigger: OwnTracks.Trigger
-            let time = l.update.location.timestamp
-            switch l.reason {
-            case .liveUpdate:
-                guard pace.state.withLock({ $0.take(at: time, stationary: l.update.isStationary) }) else { return [] }
-                trigger = .ping
-            case .requested:
-                pace.state.withLock { $0.sent(at: time) }
-                trigger = .response
-            case .transition: return []
-            }
+            // Where a transition happened has no OwnTracks location: the transition carries it.
+            guard l.reason != .transition, pace.allows(l) else { return [] }
+            let trigger: OwnTracks.Trigger = l.reason == .liveUpdate ? .ping : .response
             let inside = l.inside.map { OwnTracks.Region(identifier: $0.identifier, name: $0.name) }
             // Retained as the apps publish it: a late subscriber sees the latest.
             let payload = OwnTracks.location(

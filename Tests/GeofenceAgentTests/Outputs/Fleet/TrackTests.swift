@@ -1,6 +1,7 @@
 import Foundation
 import GeofenceCore
 import PropertyBased
+import ReceiverSimulation
 import Testing
 
 @testable import AgentOutputs
@@ -64,22 +65,24 @@ import Testing
                 + #""lon":[5000000,200,0],"acc":[5,0,0],"speed":[123,0,0],"course":[0,0,0]}"#)
     }
 
-    @Test func aDrivingFixCostsAboutFifteenBytes() {
-        // 15 m/s north-east with a receiver's jitter (a metre or two), speed and course wandering a little.
+    @Test func aDrivingFixCostsAboutEighteenBytes() {
+        // 15 m/s north-east with a receiver's error as the budget drive has it (Gaussian, 2.5 m 1-sigma a
+        // axis, correlated over 30 s, a fifth of it white), and Doppler speed and course with their own noise.
         var rng = SplitMix64(seed: 30)
+        var error = GaussMarkovError(sigmaPerAxis: 2.5, correlationTime: 30)
         var points: [TrackEncoding.Point] = []
         for second in 0..<100 {
-            let jitter = { (metres: Double) in Double.random(in: -metres...metres, using: &rng) / 111_000 }
+            let e = error.next(after: 1, using: &rng)
             points.append(
                 TrackEncoding.Point(
                     LiveUpdate(
                         location: Location(
                             coordinate: Coordinate(
-                                latitude: 52 + Double(second) * 10 / 111_000 + jitter(1.5),
-                                longitude: 5 + Double(second) * 10 / 68_000 + jitter(1.5)),
-                            horizontalAccuracy: 2.5 + Double.random(in: 0...1, using: &rng),
-                            speed: 15 + Double.random(in: -0.3...0.3, using: &rng),
-                            course: 45 + Double.random(in: -1...1, using: &rng),
+                                latitude: 52 + (Double(second) * 10 + e.north) / 111_000,
+                                longitude: 5 + (Double(second) * 10 + e.east) / 68_000),
+                            horizontalAccuracy: 2.5 + abs(Gaussian.next(&rng)) * 0.5,
+                            speed: 15 + 0.1 * Gaussian.next(&rng),
+                            course: 45 + 0.5 * Gaussian.next(&rng),
                             timestamp: Self.start.addingTimeInterval(Double(second))),
                         isStationary: false)))
         }
