@@ -1,6 +1,7 @@
 import AgentFormats
 import Foundation
 import GeofenceCore
+import Synchronization
 
 /// Replays a GPX track as a location source, as Xcode replays GPX files: each point is delivered after
 /// the time between it and the previous one, divided by `speedFactor`. Points without times are 1 s
@@ -46,26 +47,49 @@ package struct GPXReplay: Sendable {
 
     /// Delivers the locations in (scaled) real time; the stream ends after the last point. With `after`,
     /// the drive resumes after that time, as a vehicle does not rewind when its agent restarts.
+    ///
+    /// The pacing runs on a thread of its own, as gpsd's reader does: a fix wakes that thread and then its
+    /// consumer, and nothing else. A sleeping task would wake the timer thread, a pool thread, then the
+    /// consumer's: on a vehicle every thread switch costs battery. Ending the stream wakes the thread at once.
     package func stream(after: Date? = nil) -> AsyncStream<Location> {
         let locations = after.map { t in self.locations.filter { $0.timestamp > t } } ?? self.locations
         let factor = speedFactor
-        return AsyncStream { continuation in
-            let task = Task {
-                let clock = ContinuousClock()
-                let start = clock.now
-                guard let origin = locations.first?.timestamp else {
-                    continuation.finish()
-                    return
-                }
-                for location in locations {
-                    let due = start + .seconds(location.timestamp.timeIntervalSince(origin) / factor)
-                    if due > clock.now { try? await clock.sleep(until: due) }
-                    if Task.isCancelled { break }
-                    continuation.yield(location)
-                }
-                continuation.finish()
+        let (stream, continuation) = AsyncStream<Location>.makeStream()
+        let pacer = ReplayPacer()
+        continuation.onTermination = { _ in pacer.end() }
+        let thread = Thread {
+            defer { continuation.finish() }
+            guard let origin = locations.first?.timestamp else { return }
+            let start = DispatchTime.now()
+            for location in locations {
+                let offset = location.timestamp.timeIntervalSince(origin) / factor
+                let due = start + .nanoseconds(Int(min(offset * 1e9, Double(Int.max / 2))))
+                guard pacer.wait(until: due) else { return }
+                continuation.yield(location)
             }
-            continuation.onTermination = { _ in task.cancel() }
         }
+        thread.name = "gpx-replay"
+        thread.start()
+        return stream
+    }
+}
+
+/// Sleeps the replay's thread until a fix is due, or until the stream has ended.
+private final class ReplayPacer: Sendable {
+    private let ended = Atomic<Bool>(false)
+    private let wake = DispatchSemaphore(value: 0)
+
+    /// False once the stream has ended: the thread stops.
+    func wait(until due: DispatchTime) -> Bool {
+        while !ended.load(ordering: .acquiring) {
+            guard DispatchTime.now() < due else { return true }
+            _ = wake.wait(timeout: due)
+        }
+        return false
+    }
+
+    func end() {
+        ended.store(true, ordering: .releasing)
+        wake.signal()
     }
 }

@@ -25,6 +25,8 @@ public actor AgentStore {
     private var openMonitors: Set<String> = []
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+    /// The store's thread, for a task whose work is mostly the store's (following fixes).
+    public nonisolated var taskExecutor: any TaskExecutor { executor }
 
     private init(path: String, logger: Logger) {
         self.path = path

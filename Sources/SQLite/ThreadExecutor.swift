@@ -4,9 +4,13 @@ import Synchronization
 /// A serial executor on one dedicated thread. An actor that uses it runs every method there, so its
 /// blocking C calls (SQLite's writes and fsyncs) never occupy Swift's cooperative pool.
 ///
+/// It is a task executor too: a task that prefers it (`withTaskExecutorPreference`) runs its nonisolated
+/// code, and resumes after each suspension, on the same thread, so a value that wakes an actor on it (a
+/// fix for the store's thread) wakes that one thread, not a pool thread first.
+///
 /// `finish()` ends the thread once its queue is empty. A job enqueued after that still runs, on a thread
 /// started for it that ends again when the queue is empty: never two at once, so jobs stay serial.
-public final class ThreadExecutor: SerialExecutor, @unchecked Sendable {
+public final class ThreadExecutor: SerialExecutor, TaskExecutor, @unchecked Sendable {
     private struct State {
         var jobs: [UnownedJob] = []
         var head = 0
@@ -50,6 +54,10 @@ public final class ThreadExecutor: SerialExecutor, @unchecked Sendable {
         UnownedSerialExecutor(ordinary: self)
     }
 
+    public func asUnownedTaskExecutor() -> UnownedTaskExecutor {
+        UnownedTaskExecutor(ordinary: self)
+    }
+
     private enum Next {
         case run(UnownedJob)
         case wait, exit
@@ -77,7 +85,9 @@ public final class ThreadExecutor: SerialExecutor, @unchecked Sendable {
                 return .wait
             }
             switch next {
-            case .run(let job): job.runSynchronously(on: asUnownedSerialExecutor())
+            // Isolated to this executor whichever way the job came: an actor on it then runs inline.
+            case .run(let job):
+                job.runSynchronously(isolatedTo: asUnownedSerialExecutor(), taskExecutor: asUnownedTaskExecutor())
             case .wait: signal.wait()
             case .exit: return
             }

@@ -95,7 +95,8 @@ struct AgentBuild {
 
     func application() async throws -> AgentApplication {
         let outbox = try await Outbox.open(store, limits: configuration.outbox, logger: logger)
-        let publisher = OutboxPublisher(outbox: outbox, client: client, outputs: outputs, logger: logger)
+        let publisher = OutboxPublisher(
+            outbox: outbox, client: client, outputs: outputs, runsOn: store.taskExecutor, logger: logger)
         let processor = try await FixProcessor(
             configuration: configuration, store: store, outbox: outbox, outputs: outputs,
             places: places, logger: logger)

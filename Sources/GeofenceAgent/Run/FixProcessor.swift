@@ -130,9 +130,18 @@ actor FixProcessor: MonitorHost, SnapshotSource {
     private var flushing = false
     static let maximumPendingCommits = 100_000
 
-    /// Handles every location of a stream. Iterating on the processor itself means a location wakes
-    /// its thread directly, with no hop through the cooperative pool first.
-    func follow(_ locations: AsyncStream<Location>) async {
+    /// Handles every location of a stream, in a task that prefers the store's thread: a location wakes
+    /// that thread directly. (A stream resumes its reader on the cooperative pool, which would then hop to
+    /// the processor: two more thread switches a fix.)
+    nonisolated func follow(_ locations: AsyncStream<Location>) async {
+        await withTaskExecutorPreference(storeExecutor) { await self.handleEach(locations) }
+    }
+
+    /// The store's thread, where the processor runs: the agent's other loops prefer it too, so that what a
+    /// fix sets going (a message to issue, the state to report) runs on without waking another thread.
+    nonisolated var storeExecutor: any TaskExecutor { store.taskExecutor }
+
+    private func handleEach(_ locations: AsyncStream<Location>) async {
         for await location in locations { await handle(location) }
     }
 

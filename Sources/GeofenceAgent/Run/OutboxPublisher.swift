@@ -18,31 +18,29 @@ package final class OutboxPublisher: Service, Sendable {
     /// Told each acknowledgement's latency (Prometheus' histogram).
     private let outputs: MultiplexOutput
 
-    init(outbox: Outbox, client: any OutboxTransport, outputs: MultiplexOutput = MultiplexOutput([]), logger: Logger) {
+    /// Where its loops run (the outbox's thread in the agent): a row written wakes no other thread to be
+    /// issued, and an acknowledgement wakes only that one. Nil: Swift's pool.
+    private let executor: (any TaskExecutor)?
+
+    init(
+        outbox: Outbox, client: any OutboxTransport, outputs: MultiplexOutput = MultiplexOutput([]),
+        runsOn executor: (any TaskExecutor)? = nil, logger: Logger
+    ) {
+        self.executor = executor
         self.outputs = outputs
         self.outbox = outbox
         self.client = client
         self.logger = logger
     }
 
-    /// Hands the outbox the acknowledgements as they come (gathered for 20 ms), which it deletes with its
-    /// next write, and has it make its group commit when due (looked at every second), until the wake
-    /// stream ends; then once more, and the last group commit, so that nothing acknowledged is sent again
-    /// and nothing unacknowledged is lost at the next start. No timer runs faster than once a second: on a
-    /// vehicle every wakeup costs battery.
-    private func deleteAcknowledged() async {
+    /// The outbox's tick, once a second until cancelled: it takes in the acknowledgements, deletes what it
+    /// must and makes its group commit when due. An acknowledgement itself wakes nothing (the outbox takes
+    /// them in at its next operation), and no timer runs faster than once a second: on a vehicle every
+    /// wakeup costs battery. `run()` makes the last deletions and group commit after it.
+    private func tick() async {
         var failing = false
-        let ticker = Task { [outbox] in
-            while !Task.isCancelled {
-                do { try await Task.sleep(for: .seconds(1)) } catch { return }
-                outbox.tick()
-            }
-        }
-        defer { ticker.cancel() }
-        var signals = outbox.acknowledgements.makeAsyncIterator()
-        while true {
-            let stopping = await signals.next() == nil
-            if !stopping { try? await Task.sleep(for: .milliseconds(20)) }
+        while !Task.isCancelled {
+            do { try await Task.sleep(for: .seconds(1)) } catch { return }
             do {
                 try await outbox.deleteAcknowledged()
                 failing = false
@@ -55,13 +53,17 @@ package final class OutboxPublisher: Service, Sendable {
                 }
                 failing = true
             }
-            if stopping {
-                // What the broker has not acknowledged of the track is stored for the next start.
-                do { try await outbox.groupCommit() } catch {
-                    logger.error("could not store the track's last rows", metadata: ["error": "\(error)"])
-                }
-                return
-            }
+        }
+    }
+
+    /// The stop's last deletions, and the group commit of what the broker has not acknowledged of the
+    /// track: it is stored for the next start.
+    private func finish() async {
+        do { try await outbox.deleteAcknowledged() } catch {
+            logger.error("could not delete acknowledged events", metadata: ["error": "\(error)"])
+        }
+        do { try await outbox.groupCommit() } catch {
+            logger.error("could not store the track's last rows", metadata: ["error": "\(error)"])
         }
     }
 
@@ -154,9 +156,13 @@ package final class OutboxPublisher: Service, Sendable {
     /// Runs until graceful shutdown: issuing stops at once (it may be waiting for a broker that is
     /// away); acknowledgements in flight get `acknowledgementGrace`, then the last deletions are made.
     package func run() async throws {
+        await withTaskExecutorPreference(executor) { await self.runLoops() }
+    }
+
+    private func runLoops() async {
         let (issued, issuedSink) = AsyncStream<Issued>.makeStream()
         await withDiscardingTaskGroup { group in
-            group.addTask { await self.deleteAcknowledged() }
+            group.addTask { await self.tick() }
             group.addTask { await self.collectAcknowledgements(issued) }
             await withTaskCancellationOrGracefulShutdownHandler {
                 await cancelWhenGracefulShutdown { await self.issue(into: issuedSink) }
@@ -168,9 +174,8 @@ package final class OutboxPublisher: Service, Sendable {
             while awaiting.load(ordering: .relaxed) > 0, ContinuousClock.now < end {
                 do { try await Task.sleep(for: .milliseconds(10)) } catch { break }
             }
-            // The deleting loop makes its last deletions and group commit, and ends.
-            outbox.finishAcknowledgements()
             group.cancelAll()
         }
+        await finish()
     }
 }

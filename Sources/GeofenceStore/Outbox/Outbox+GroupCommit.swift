@@ -15,6 +15,7 @@ extension Outbox {
     /// stored before it is handed to the publisher. Made when due, and when the agent stops.
     public func groupCommit() throws(StoreError) {
         lastGroupCommit = ContinuousClock.now
+        absorbAcknowledgements()
         guard !buffered.isEmpty else {
             if !acknowledgedStored.isEmpty {
                 _ = try repository.deleteOutbox(acknowledgedStored.map(\.sequence))

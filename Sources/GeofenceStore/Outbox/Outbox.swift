@@ -17,8 +17,14 @@ public actor Outbox {
     var counters = OutboxCounters()
     /// The number the next row gets.
     var nextSequence: Int64 = 1
-    /// What the outbox holds and has dropped.
-    public internal(set) var stats = OutboxStats()
+    /// What the outbox holds and has dropped, as of the last acknowledgements taken in.
+    var counts = OutboxStats()
+
+    /// What the outbox holds and has dropped, every acknowledgement received so far taken in.
+    public var stats: OutboxStats {
+        absorbAcknowledgements()
+        return counts
+    }
 
     /// Droppable rows numbered and handed to the publisher but not stored: the broker's acknowledgement
     /// usually comes first, and then they are never written. The rest go to the repository at the next
@@ -31,9 +37,6 @@ public actor Outbox {
 
     public nonisolated let wakes: AsyncStream<Void>
     private nonisolated let wakeContinuation: AsyncStream<Void>.Continuation
-    /// Yields when an acknowledgement arrives (the publisher's deleting loop waits on it, not on a timer).
-    public nonisolated let acknowledgements: AsyncStream<Void>
-    private nonisolated let acknowledgementContinuation: AsyncStream<Void>.Continuation
     /// Entries just written, handed over so that the next event does not wait for a read of the store. A
     /// lock, not the actor: the publisher takes them from its own task without a hop to the store's thread.
     nonisolated let handOff = Mutex(OutboxHandOff())
@@ -53,8 +56,6 @@ public actor Outbox {
         self.limits = limits
         self.logger = logger
         (wakes, wakeContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        (acknowledgements, acknowledgementContinuation) = AsyncStream<Void>.makeStream(
-            bufferingPolicy: .bufferingNewest(1))
     }
 
     /// Opens the outbox over `repository`, reading its counters and what it holds.
@@ -71,15 +72,15 @@ public actor Outbox {
         let contents = try repository.outboxContents()
         counters = contents.counters
         nextSequence = counters.nextSequence
-        stats = OutboxStats()
-        stats.droppedLocations = counters.droppedLocations
-        stats.droppedTransitions = counters.droppedTransitions
+        counts = OutboxStats()
+        counts.droppedLocations = counters.droppedLocations
+        counts.droppedTransitions = counters.droppedTransitions
         var last: [OutboxEntry.Kind: Int64] = [.transition: 0, .location: 0]
         for (kind, held) in contents.rows {
-            stats.rows += held.count
-            stats.bytes += held.bytes
+            counts.rows += held.count
+            counts.bytes += held.bytes
             last[kind] = held.last
-            if kind == .transition { stats.transitions += held.count } else { stats.locations += held.count }
+            if kind == .transition { counts.transitions += held.count } else { counts.locations += held.count }
         }
         handOff.withLock { $0 = OutboxHandOff(lastWritten: last) }
     }
@@ -139,8 +140,10 @@ public actor Outbox {
     /// made before the transaction. When the outbox writes (`writing`), the droppable rows waiting go in
     /// the same transaction (a group commit for free); else the new droppable rows only join them.
     func prepare(_ items: [OutboxItem], writing: Bool) throws(StoreError) -> Prepared {
+        // An acknowledged droppable row is never written; an acknowledged stored one goes in this write.
+        absorbAcknowledgements()
         var write = OutboxWrite(counters: counters)
-        var after = stats
+        var after = counts
         var next = nextSequence
         var droppable: [OutboxEntry] = []
         for item in items {
@@ -223,20 +226,20 @@ public actor Outbox {
             fresh = prepared.droppable
         }
         let dropped =
-            after.droppedLocations - stats.droppedLocations + after.droppedTransitions - stats.droppedTransitions
-        if after.droppedLocations > stats.droppedLocations {
+            after.droppedLocations - counts.droppedLocations + after.droppedTransitions - counts.droppedTransitions
+        if after.droppedLocations > counts.droppedLocations {
             logger.warning(
                 "outbox full: dropped the oldest location updates",
-                metadata: ["dropped": "\(after.droppedLocations - stats.droppedLocations)", "rows": "\(after.rows)"])
+                metadata: ["dropped": "\(after.droppedLocations - counts.droppedLocations)", "rows": "\(after.rows)"])
         }
-        if after.droppedTransitions > stats.droppedTransitions {
+        if after.droppedTransitions > counts.droppedTransitions {
             logger.error(
                 "outbox at its hard cap: dropped the oldest transitions",
                 metadata: [
-                    "dropped": "\(after.droppedTransitions - stats.droppedTransitions)", "rows": "\(after.rows)",
+                    "dropped": "\(after.droppedTransitions - counts.droppedTransitions)", "rows": "\(after.rows)",
                 ])
         }
-        stats = after
+        counts = after
         guard !fresh.isEmpty || dropped > 0 else { return fresh }
         // Rows handed over may have been dropped since: forget them, and let the publisher read the store.
         handOff.withLock { handOff in
@@ -255,12 +258,6 @@ public actor Outbox {
     /// Ends the publisher's wait for new rows (the agent stops).
     public nonisolated func stopWaking() { wakeContinuation.finish() }
 
-    /// Ends the deleting loop's wait for acknowledgements, once the last ones had their chance to come.
-    public nonisolated func finishAcknowledgements() { acknowledgementContinuation.finish() }
-
-    /// Wakes the deleting loop without an acknowledgement (its group-commit tick).
-    public nonisolated func tick() { acknowledgementContinuation.yield() }
-
     /// What to issue next of one kind, in sequence order: the entries handed over when they follow on
     /// directly from the last one of that kind issued (0: none, the repository read), else a read of the
     /// repository, which is the record (at the start, `issuedUpTo` nil; after a gap; or when the hand-over
@@ -278,37 +275,44 @@ public actor Outbox {
     private func pending(_ kind: OutboxEntry.Kind, after sequence: Int64, limit: Int) throws(StoreError)
         -> [OutboxEntry]
     {
+        absorbAcknowledgements()
         // Usually none: acknowledged rows lie before what the publisher asks for.
         let deleting = Set(acknowledgedStored.lazy.filter { $0.kind == kind && $0.sequence > sequence }.map(\.sequence))
         let rows = try repository.pendingOutbox(kind: kind, after: sequence, limit: limit + deleting.count)
         return deleting.isEmpty ? rows : Array(rows.filter { !deleting.contains($0.sequence) }.prefix(limit))
     }
 
-    /// The broker acknowledged `entry`: it leaves the outbox at the next `deleteAcknowledged()`.
+    /// The broker acknowledged `entry`: it stops counting at the outbox's next operation, and leaves the
+    /// repository with its next write. A lock, not the actor, and nothing woken: an acknowledgement costs
+    /// the vehicle no thread switch (the store's thread takes them in when it runs anyway).
     public nonisolated func acknowledged(_ entry: OutboxEntry) {
         acknowledgedEntries.withLock { $0.append(entry) }
-        acknowledgementContinuation.yield()
     }
 
     /// Takes in what the broker acknowledged: it no longer counts as waiting. A droppable row never stored
     /// is forgotten with no write; a stored row (every transition) is deleted with the next write, which
-    /// has its transaction anyway: on flash, a transition then costs one commit, not two. Makes the group
-    /// commit when it is due (which deletes what waited too long). On failure (a full disk) what was to be
-    /// deleted is kept for the next call: dropped, it would stay in the outbox, sent already, until the next
-    /// start sent it again.
-    public func deleteAcknowledged() throws(StoreError) {
+    /// has its transaction anyway: on flash, a transition then costs one commit, not two.
+    func absorbAcknowledgements() {
         let batch = acknowledgedEntries.withLock { list -> [OutboxEntry] in
             defer { list.removeAll() }
             return list
         }
         for entry in batch {
             if entry.kind != .transition, let index = buffered.firstIndex(where: { $0.sequence == entry.sequence }) {
-                stats.remove(.location, bytes: buffered.remove(at: index).payload.count)
+                counts.remove(.location, bytes: buffered.remove(at: index).payload.count)
             } else {
-                stats.remove(entry.kind, bytes: entry.payload.count)
+                counts.remove(entry.kind, bytes: entry.payload.count)
                 acknowledgedStored.append(entry)
             }
         }
+    }
+
+    /// The publisher's tick (every second, and at the stop): takes in the acknowledgements, makes the group
+    /// commit when it is due (which deletes what waited too long) and lets the repository checkpoint. On
+    /// failure (a full disk) what was to be deleted is kept for the next call: dropped, it would stay in the
+    /// outbox, sent already, until the next start sent it again.
+    public func deleteAcknowledged() throws(StoreError) {
+        absorbAcknowledgements()
         if groupCommitDue { try groupCommit() }
         repository.maintain()
     }

@@ -58,11 +58,10 @@ final class FixService: Service, Sendable {
                     device: "gpx"))
             let resumeAfter = await processor.lastAcceptedFixTime
             let processor = self.processor
-            // Not followed on the processor's own thread (the store's): a stop would then wait for whatever
-            // the store is doing, a sync's batch of thousands of geofences included.
-            await cancelWhenGracefulShutdown {
-                for await l in replay.stream(after: resumeAfter) { await processor.handle(l) }
-            }
+            // Followed on the processor's own thread, as gpsd's fixes are: a fix wakes the replay's thread
+            // and the processor's, no pool thread in between.
+            let locations = replay.stream(after: resumeAfter)
+            await cancelWhenGracefulShutdown { await processor.follow(locations) }
             await processor.gps(GPSStatus(state: .noData, detail: "the replay ended", device: "gpx"))
             if exitAtReplayEnd {
                 await cancelWhenGracefulShutdown { await self.drainOutbox() }

@@ -20,10 +20,13 @@ final class ReportingService: Service, Sendable {
 
     func run() async {
         await reporter.start()
-        await cancelWhenGracefulShutdown {
-            await withDiscardingTaskGroup { group in
-                group.addTask { await self.everySecond() }
-                group.addTask { await self.stateLoop() }
+        // On the processor's thread: a round reads its snapshot there, and a state change wakes no other thread.
+        await withTaskExecutorPreference(processor.storeExecutor) {
+            await cancelWhenGracefulShutdown {
+                await withDiscardingTaskGroup { group in
+                    group.addTask { await self.everySecond() }
+                    group.addTask { await self.stateLoop() }
+                }
             }
         }
     }
