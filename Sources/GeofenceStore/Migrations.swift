@@ -119,6 +119,26 @@ public enum Migrations {
         // Every insert into the outbox and every delete also wrote a page of this index: a quarter of the
         // bytes a transition cost the flash. The outbox is read in sequence order, and it is small.
         Step(version: 4, name: "outbox without its kind index", sql: "DROP INDEX outbox_kind;"),
+        // The same for the unique index on `event_id`: a page of it was written with every transition and
+        // every deletion, and nothing reads by it. An id is 122 random bits, unique without it.
+        Step(
+            version: 5, name: "outbox without the unique index on event_id",
+            sql: """
+                CREATE TABLE outbox_v5 (
+                    sequence INTEGER PRIMARY KEY,
+                    event_id TEXT NOT NULL,
+                    kind TEXT NOT NULL CHECK (kind IN ('transition', 'location')),
+                    topic TEXT NOT NULL,
+                    payload BLOB NOT NULL,
+                    qos INTEGER NOT NULL,
+                    retain INTEGER NOT NULL,
+                    created_at REAL NOT NULL
+                );
+                INSERT INTO outbox_v5 (sequence, event_id, kind, topic, payload, qos, retain, created_at)
+                    SELECT sequence, event_id, kind, topic, payload, qos, retain, created_at FROM outbox ORDER BY sequence;
+                DROP TABLE outbox;
+                ALTER TABLE outbox_v5 RENAME TO outbox;
+                """),
     ]
 
     public static var latest: Int { all.last?.version ?? 0 }

@@ -194,4 +194,35 @@ import Testing
         #expect(try await store.setting("outbox.nextSequence") == nil, "the text counters are gone")
         await store.close()
     }
+
+    /// Migration 5 rebuilds the outbox without the unique index on `event_id`: every row waiting keeps its
+    /// number, id and bytes, in order, and is sent as before.
+    @Test func migrationFiveKeepsEveryWaitingRow() async throws {
+        let path = temporaryStorePath()
+        do {
+            let db = try Database(path: path)
+            try Migrations.migrate(db, to: 4, now: 0)
+            try db.execute(
+                """
+                INSERT INTO outbox (sequence, event_id, kind, topic, payload, qos, retain, created_at) VALUES
+                    (7, 'e7', 'transition', 'events', X'7B7D', 1, 0, 0),
+                    (9, 'e9', 'location', 'location', X'5B5D', 1, 1, 0);
+                UPDATE outbox_state SET next_sequence = 10;
+                """)
+            db.close()
+        }
+        let store = try await AgentStore.open(path: path, logger: quietLogger)
+        let outbox = try await Outbox.open(store, logger: quietLogger)
+        let transitions = try await outbox.next(.transition, after: nil)
+        let locations = try await outbox.next(.location, after: nil)
+        #expect(transitions.map(\.eventID) == ["e7"] && transitions.first?.payload == Array("{}".utf8))
+        #expect(locations.map(\.sequence) == [9] && locations.first?.retain == true)
+        #expect(try await outbox.enqueue([item(.transition, "next")]).map(\.sequence) == [10])
+        await store.close()
+        let db = try Database(path: path)
+        let indexes = try db.statement(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'outbox'")
+        #expect(try indexes.step() && indexes.int(0) == 0, "the outbox has no index but its primary key")
+        db.close()
+    }
 }
