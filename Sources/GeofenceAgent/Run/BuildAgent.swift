@@ -96,7 +96,8 @@ struct AgentBuild {
     func application() async throws -> AgentApplication {
         let outbox = try await Outbox.open(store, limits: configuration.outbox, logger: logger)
         let publisher = OutboxPublisher(
-            outbox: outbox, client: client, outputs: outputs, runsOn: store.taskExecutor, logger: logger)
+            outbox: outbox, client: client, outputs: outputs, runsOn: store.taskExecutor, ticksItself: false,
+            logger: logger)
         let processor = try await FixProcessor(
             configuration: configuration, store: store, outbox: outbox, outputs: outputs,
             places: places, logger: logger)
@@ -152,7 +153,7 @@ struct AgentBuild {
         let loops: [any Service] = [
             ReportingService(
                 processor: processor, applier: applier, reporter: reporter,
-                inbox: StorePaths(configuration.storePath).inbox),
+                inbox: StorePaths(configuration.storePath).inbox, publisher: publisher),
             ConnectionService(
                 client: client, reporter: reporter, outputs: outputs, announcementRequests: announcementRequests,
                 logger: logger),

@@ -24,35 +24,44 @@ package final class OutboxPublisher: Service, Sendable {
 
     init(
         outbox: Outbox, client: any OutboxTransport, outputs: MultiplexOutput = MultiplexOutput([]),
-        runsOn executor: (any TaskExecutor)? = nil, logger: Logger
+        runsOn executor: (any TaskExecutor)? = nil, ticksItself: Bool = true, logger: Logger
     ) {
         self.executor = executor
+        self.ticksItself = ticksItself
         self.outputs = outputs
         self.outbox = outbox
         self.client = client
         self.logger = logger
     }
 
-    /// The outbox's tick, once a second until cancelled: it takes in the acknowledgements, deletes what it
-    /// must and makes its group commit when due. An acknowledgement itself wakes nothing (the outbox takes
-    /// them in at its next operation), and no timer runs faster than once a second: on a vehicle every
-    /// wakeup costs battery. `run()` makes the last deletions and group commit after it.
-    private func tick() async {
-        var failing = false
+    /// Whether its own loop calls `tick()` every second; the agent's reporting round calls it instead, so
+    /// that one timer, not two, wakes the vehicle each second.
+    private let ticksItself: Bool
+    /// A deletion failed at the last tick (it is logged once, not every second).
+    private let tickFailing = Atomic<Bool>(false)
+
+    /// The outbox's tick, once a second: it takes in the acknowledgements, deletes what it must and makes
+    /// its group commit when due. An acknowledgement itself wakes nothing (the outbox takes them in at its
+    /// next operation), and no timer runs faster than once a second: on a vehicle every wakeup costs
+    /// battery. `run()` makes the last deletions and group commit after the last tick.
+    package func tick() async {
+        do {
+            try await outbox.deleteAcknowledged()
+            tickFailing.store(false, ordering: .relaxed)
+        } catch {
+            // The outbox keeps them for the next round (a full disk frees up).
+            if !tickFailing.exchange(true, ordering: .relaxed) {
+                logger.error(
+                    "could not delete acknowledged events; retrying",
+                    metadata: ["count": "\(outbox.acknowledgedWaiting)", "error": "\(error)"])
+            }
+        }
+    }
+
+    private func tickEverySecond() async {
         while !Task.isCancelled {
             do { try await Task.sleep(for: .seconds(1)) } catch { return }
-            do {
-                try await outbox.deleteAcknowledged()
-                failing = false
-            } catch {
-                // The outbox keeps them for the next round (a full disk frees up).
-                if !failing {
-                    logger.error(
-                        "could not delete acknowledged events; retrying",
-                        metadata: ["count": "\(outbox.acknowledgedWaiting)", "error": "\(error)"])
-                }
-                failing = true
-            }
+            await tick()
         }
     }
 
@@ -162,7 +171,7 @@ package final class OutboxPublisher: Service, Sendable {
     private func runLoops() async {
         let (issued, issuedSink) = AsyncStream<Issued>.makeStream()
         await withDiscardingTaskGroup { group in
-            group.addTask { await self.tick() }
+            if ticksItself { group.addTask { await self.tickEverySecond() } }
             group.addTask { await self.collectAcknowledgements(issued) }
             await withTaskCancellationOrGracefulShutdownHandler {
                 await cancelWhenGracefulShutdown { await self.issue(into: issuedSink) }

@@ -145,9 +145,17 @@ public final class MQTTClient: Service, Sendable {
     private func supervise() async {
         var delay = configuration.minimumRetryDelay
         var connecting: (socket: Int32, since: ContinuousClock.Instant)?
+        var changes = core.statusBroadcaster.stream().makeAsyncIterator()
         while !Task.isCancelled {
-            // Connected, a look a second is enough (a wakeup costs a vehicle's battery); else every 200 ms.
-            try? await Task.sleep(for: .milliseconds(status.isConnected ? 1_000 : 200))
+            // Connected, there is nothing to look after until the status changes: no timer runs (a wakeup
+            // costs a vehicle's battery). Otherwise a look every 200 ms.
+            if status.isConnected {
+                delay = configuration.minimumRetryDelay
+                connecting = nil
+                guard await changes.next() != nil else { return }
+                continue
+            }
+            try? await Task.sleep(for: .milliseconds(200))
             let (status, started, tlsProblem, stopping, lastConnectionError) = core.state.withLock {
                 ($0.status, $0.attemptStarted, $0.tlsProblem, $0.stopping, $0.lastConnectionError)
             }

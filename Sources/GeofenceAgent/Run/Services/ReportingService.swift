@@ -1,17 +1,23 @@
 import Logging
 import ServiceLifecycle
 
-/// The reporter's loops. Every second, broker or not: retry waiting commits, apply the CLI's inbox, write the
-/// status file and publish the status when they changed (or their heartbeats are due). When the conditions'
-/// state moves: the state, at most four times a second. Nothing else wakes it: on a vehicle every wakeup
-/// costs battery.
+/// The reporter's loops. Every second, broker or not: retry waiting commits, tick the outbox (its
+/// acknowledgements and group commit), apply the CLI's inbox, write the status file and publish the status
+/// when they changed (or their heartbeats are due). When the conditions' state moves: the state, at most
+/// four times a second. Nothing else wakes it: on a vehicle every wakeup costs battery.
 final class ReportingService: Service, Sendable {
     let processor: FixProcessor
     let applier: ChangeApplier
     let reporter: StateReporter
     let inbox: String
+    /// Ticked in the same round (acknowledgements, group commit), when the publisher does not tick itself.
+    let publisher: OutboxPublisher?
 
-    init(processor: FixProcessor, applier: ChangeApplier, reporter: StateReporter, inbox: String) {
+    init(
+        processor: FixProcessor, applier: ChangeApplier, reporter: StateReporter, inbox: String,
+        publisher: OutboxPublisher? = nil
+    ) {
+        self.publisher = publisher
         self.processor = processor
         self.applier = applier
         self.reporter = reporter
@@ -34,6 +40,7 @@ final class ReportingService: Service, Sendable {
     private func everySecond() async {
         while !Task.isCancelled {
             await processor.flushPending()
+            await publisher?.tick()
             await applier.processInbox(inbox)
             await reporter.reportStatus()
             do { try await Task.sleep(for: .seconds(1)) } catch { return }
