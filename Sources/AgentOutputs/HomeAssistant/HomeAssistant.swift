@@ -59,7 +59,8 @@ package enum HomeAssistant {
             { a, _ in a }
         }
         let entities: [(component: String, object: String, config: [String: Any])] = [
-            // Location from the attributes alone: no `state_topic`, no `payload_home` (deprecated for trackers).
+            // Location from the attributes alone: no `state_topic`, no `payload_home`; the zone comes from the
+            // coordinates.
             (
                 "device_tracker", "location",
                 entity(
@@ -81,7 +82,8 @@ package enum HomeAssistant {
                 entity(
                     "gps", "GPS",
                     [
-                        "state_topic": identity.topics.status, "value_template": "{{ value_json.gps.state }}",
+                        "state_topic": identity.topics.status,
+                        "value_template": statusTemplate("gps.state", key: "gps"),
                         "icon": "mdi:crosshairs-gps",
                         "entity_category": "diagnostic",
                     ])
@@ -91,7 +93,8 @@ package enum HomeAssistant {
                 entity(
                     "outbox", "Outbox depth",
                     [
-                        "state_topic": identity.topics.status, "value_template": "{{ value_json.outbox.rows }}",
+                        "state_topic": identity.topics.status,
+                        "value_template": statusTemplate("outbox.rows", key: "outbox"),
                         "state_class": "measurement",
                         "unit_of_measurement": "messages", "icon": "mdi:tray-full", "entity_category": "diagnostic",
                     ])
@@ -102,7 +105,7 @@ package enum HomeAssistant {
                     "satisfied", "Conditions inside",
                     [
                         "state_topic": identity.topics.status,
-                        "value_template": "{{ value_json.monitors | sum(attribute='satisfied') }}",
+                        "value_template": statusTemplate("monitors | sum(attribute='satisfied')", key: "monitors"),
                         "state_class": "measurement", "icon": "mdi:vector-polygon",
                     ])
             ),
@@ -113,6 +116,13 @@ package enum HomeAssistant {
                 Array((try? JSONSerialization.data(withJSONObject: e.config, options: [.sortedKeys])) ?? Data())
             )
         }
+    }
+
+    /// A sensor's template on the status topic: `value_json.EXPRESSION` while the status has `key`, else
+    /// `None` (Home Assistant's "no value"). The will and a stop's status say only `offline`: a bare
+    /// `value_json.gps.state` would make Home Assistant log an error for each.
+    package static func statusTemplate(_ expression: String, key: String) -> String {
+        "{{ value_json.\(expression) if value_json.\(key) is defined else None }}"
     }
 
     /// The tracker's attributes: where the vehicle is (`gps_accuracy` in metres, 1-sigma) and which

@@ -23,6 +23,7 @@ package final class AgentMetrics: Sendable {
     private let gpsState: [GPSStatus.State: Gauge]
     private let fixAge: Gauge
     private let residentBytes: Gauge
+    private let running: Gauge
     /// Per-monitor gauges, made when a monitor is first seen; and what the store had dropped when last read.
     private let perMonitor = Mutex<(conditions: [String: Gauge], satisfied: [String: Gauge], dropped: (Int64, Int64))>(
         ([:], [:], (0, 0)))
@@ -87,8 +88,12 @@ package final class AgentMetrics: Sendable {
             })
         fixAge = r.makeGauge(
             name: "geofence_agent_gps_fix_age_seconds", help: "Seconds since the last fix (NaN before the first).")
-        residentBytes = r.makeGauge(name: "process_resident_memory_bytes", help: "Resident memory size in bytes.")
+        // Not `process_resident_memory_bytes`: node_exporter has its own, and a textfile of ours would collide.
+        residentBytes = r.makeGauge(
+            name: "geofence_agent_resident_memory_bytes", help: "The agent's resident memory size in bytes.")
+        running = r.makeGauge(name: "geofence_agent_running", help: "1 while the agent runs; 0 once it has stopped.")
         fixAge.set(Double.nan)
+        running.set(to: 1.0)
     }
 
     /// One fix offered to the monitors, and its outcome in the first monitor (every monitor filters alike).
@@ -102,6 +107,13 @@ package final class AgentMetrics: Sendable {
     func brokerConnection(_ connected: Bool) {
         brokerConnected.set(to: connected ? 1.0 : 0.0)
         if connected { brokerConnections.increment() }
+    }
+
+    /// The agent has stopped: what its last textfile says, so that node_exporter does not report a stopped
+    /// vehicle as connected.
+    func stopped() {
+        running.set(to: 0.0)
+        brokerConnected.set(to: 0.0)
     }
 
     /// The present, from the status the agent writes every second.

@@ -52,7 +52,9 @@ struct MetricsOutput: AgentOutput {
     }
 }
 
-/// Writes node_exporter's textfile every 15 s until the agent stops.
+/// Writes node_exporter's textfile every 15 s until the agent stops, and once more at the stop with
+/// `geofence_agent_running` and `geofence_agent_broker_connected` at 0: a stale file must not say
+/// "connected" for a vehicle whose agent is gone.
 struct MetricsTextfileService: Service {
     let textfile: MetricsTextfile
     let metrics: AgentMetrics
@@ -61,12 +63,17 @@ struct MetricsTextfileService: Service {
     func run() async {
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
-                do { try textfile.write(metrics.text()) } catch {
-                    logger.warning(
-                        "metrics textfile not written", metadata: ["path": "\(textfile.path)", "error": "\(error)"])
-                }
+                write()
                 do { try await Task.sleep(for: .seconds(15)) } catch { return }
             }
+        }
+        metrics.stopped()
+        write()
+    }
+
+    private func write() {
+        do { try textfile.write(metrics.text()) } catch {
+            logger.warning("metrics textfile not written", metadata: ["path": "\(textfile.path)", "error": "\(error)"])
         }
     }
 }

@@ -28,6 +28,11 @@ actor FixProcessor: MonitorHost, SnapshotSource {
     private var liveUpdatesStarted: Bool
     private var lastLocation: Location?
     private var lastStationary = false
+    /// When `reportLocation` asked, until it is answered: by the next fix, or by the last one after
+    /// `reportWait` without a fix.
+    private var reportRequestedAt: ContinuousClock.Instant?
+    /// How long an answer to `reportLocation` waits for a fresh fix before it settles for the last one.
+    static let reportWait: Duration = .seconds(5)
     private var gpsStatus = GPSStatus(state: .connecting)
     private var storeProblem: String?
     /// Bumped by every change of a condition's state or of the set of conditions; the reporter
@@ -90,8 +95,22 @@ actor FixProcessor: MonitorHost, SnapshotSource {
         liveUpdatesStarted = started
     }
 
+    /// Answered with the next fix, as OwnTracks' apps answer with a fresh one: a consumer that keeps only
+    /// newer locations (OwnTracks Recorder's `last`) takes it, where the fix it already had would be
+    /// refused as not newer. With no fix within `reportWait`, `answerOverdueReport` sends the last one.
     func reportLocation() async {
-        guard let lastLocation else { return }
+        if reportRequestedAt == nil { reportRequestedAt = .now }
+    }
+
+    /// A `reportLocation` that no fix has answered within `reportWait`: the last fix is the answer, with
+    /// its own time (the receiver has nothing newer). Called by the reporter's round every second.
+    func answerOverdueReport() async {
+        guard let requested = reportRequestedAt, ContinuousClock.now - requested >= Self.reportWait else { return }
+        reportRequestedAt = nil
+        guard let lastLocation else {
+            logger.notice("reportLocation: no fix to report")
+            return
+        }
         await enqueueLocation(LiveUpdate(location: lastLocation, isStationary: lastStationary), reason: .requested)
     }
 
@@ -195,6 +214,10 @@ actor FixProcessor: MonitorHost, SnapshotSource {
         if liveUpdatesStarted, let update = liveFilter.update(location) {
             lastStationary = update.isStationary
             await enqueueLocation(update, reason: .liveUpdate)
+        }
+        if reportRequestedAt != nil {
+            reportRequestedAt = nil
+            await enqueueLocation(LiveUpdate(location: location, isStationary: lastStationary), reason: .requested)
         }
     }
 

@@ -29,7 +29,7 @@ struct FixProcessorTests {
         await processor.apply([
             .add(monitor: "default", identifier: "depot", condition: try Condition.circle(center: centre, radius: 100))
         ])
-        let generation = await processor.generation
+        let generation = processor.generation
 
         // Outside, in, out again: 1 fix a second at 10 m/s along a parallel, 3 m accuracy.
         let start = Date(timeIntervalSince1970: 1_767_225_600)
@@ -56,6 +56,47 @@ struct FixProcessorTests {
         let after = await processor.snapshot(listing: 10)
         #expect(after.monitors.first?.satisfiedCount == 0 && after.monitors.first?.unsatisfiedCount == 1)
         #expect(after.outbox.transitions == 2 && after.storeProblem == nil)
+        await store.close()
+    }
+
+    /// `reportLocation` is answered by the next fix, not the last one: a consumer that keeps only newer
+    /// locations (OwnTracks Recorder's `last`) takes it. With no fix within `reportWait`, the last one.
+    @Test func reportLocationIsAnsweredByTheNextFixOrAfterAWaitByTheLast() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("processor-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var configuration = try AgentConfiguration.parse(
+            JSONParser.parse(Array(#"{"fleet":"test","vehicle":"v1","liveUpdates":{"startedByDefault":false}}"#.utf8)))
+        configuration.storePath = directory.appendingPathComponent("agent.sqlite").path
+        let store = try await AgentStore.open(path: configuration.storePath, logger: logger)
+        let outbox = try await Outbox.open(store, logger: logger)
+        let processor = try await FixProcessor(
+            configuration: configuration, store: store, outbox: outbox, outputs: testOutputs(configuration),
+            logger: logger)
+        let start = Date(timeIntervalSince1970: 1_767_225_600)
+        func fix(_ k: Int) -> Location {
+            Location(
+                coordinate: Coordinate(latitude: 52, longitude: 5 + Double(k) * 1e-4), horizontalAccuracy: 3,
+                timestamp: start.addingTimeInterval(Double(k)))
+        }
+        func answers() async throws -> [String] {
+            try await outbox.groupCommit()
+            return try await store.pending(after: 0, limit: 100).filter { $0.topic == testTopics.location }.compactMap {
+                (try? JSONSerialization.jsonObject(with: Data($0.payload)) as? [String: Any])?["time"] as? String
+            }
+        }
+        await processor.handle(fix(0))
+        await processor.reportLocation()
+        await processor.answerOverdueReport()
+        #expect(try await answers().isEmpty, "not the fix it had: it waits for the next")
+        await processor.handle(fix(1))
+        await processor.handle(fix(2))
+        #expect(try await answers() == ["2026-01-01T00:00:01.000Z"], "the next fix, once")
+
+        // No fix comes: after the wait, the last one, with its own time.
+        await processor.reportLocation()
+        try await Task.sleep(for: FixProcessor.reportWait + .milliseconds(200))
+        await processor.answerOverdueReport()
+        #expect(try await answers() == ["2026-01-01T00:00:01.000Z", "2026-01-01T00:00:02.000Z"])
         await store.close()
     }
 

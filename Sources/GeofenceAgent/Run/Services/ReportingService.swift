@@ -1,10 +1,10 @@
 import Logging
 import ServiceLifecycle
 
-/// The reporter's loops. Every second, broker or not: retry waiting commits, tick the outbox (its
-/// acknowledgements and group commit), apply the CLI's inbox, write the status file and publish the status
-/// when they changed (or their heartbeats are due). When the conditions' state moves: the state, at most
-/// four times a second. Nothing else wakes it: on a vehicle every wakeup costs battery.
+/// The reporter's loops. Every second, broker or not: retry waiting commits, answer a `reportLocation`
+/// no fix has answered, tick the outbox (its acknowledgements and group commit), apply the CLI's inbox,
+/// write the status file and publish the status when they changed (or their heartbeats are due). When the
+/// conditions' state moves: the state, at most four times a second. Nothing else wakes it: on a vehicle every wakeup costs battery.
 final class ReportingService: Service, Sendable {
     let processor: FixProcessor
     let applier: ChangeApplier
@@ -40,6 +40,7 @@ final class ReportingService: Service, Sendable {
     private func everySecond() async {
         while !Task.isCancelled {
             await processor.flushPending()
+            await processor.answerOverdueReport()
             await publisher?.tick()
             await applier.processInbox(inbox)
             await reporter.reportStatus()

@@ -162,17 +162,28 @@ struct HomeAssistantDiscoveryTests {
         _ = try await operatorClient.publish("homeassistant/status", text: "online", retain: false)
         #expect(await waitUntil(20) { discovery.count >= before + 5 })
         #expect(agent.terminate(within: 15) != nil)
+
+        // The stop's status says only `offline`: every template still renders, the sensors to Home
+        // Assistant's "no value", with no undefined key touched (Home Assistant logs an error for each).
+        #expect(await waitUntil(20) { status.events.last?["status"] as? String == "offline" })
+        let offline = try #require(status.events.last)
+        for sensor in sensors {
+            #expect(try renderJinja(sensor["value_template"] as! String, valueJSON: offline) == "None")
+        }
+        #expect(try renderJinja("{{ value_json.status }}", valueJSON: offline) == "offline", "availability")
         for s in [discovery, attributes, events, status] { await s.stop() }
     }
 }
 
 /// A template rendered by Jinja2 with `value_json` set, as Home Assistant's MQTT entities render theirs.
+/// Strictly: touching an undefined key fails here, where Home Assistant would log an error or a warning.
 func renderJinja(_ template: String, valueJSON: [String: Any]) throws -> String {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     process.arguments = [
         "python3", "-c",
-        "import sys, json, jinja2; t, v = json.load(sys.stdin); print(jinja2.Environment().from_string(t).render(value_json=v), end='')",
+        "import sys, json, jinja2; t, v = json.load(sys.stdin); "
+            + "print(jinja2.Environment(undefined=jinja2.StrictUndefined).from_string(t).render(value_json=v), end='')",
     ]
     let input = Pipe()
     let output = Pipe()

@@ -87,7 +87,8 @@ struct MetricsSettingsTests {
         #expect((last["geofence_agent_store_commit_seconds_count"] ?? 0) >= 5, "a commit per fix with events")
         #expect((last["geofence_agent_outbox_ack_seconds_count"] ?? 0) >= 5, "acknowledged events and live updates")
         #expect(
-            last["geofence_agent_broker_connected"] == 1 && (last["geofence_agent_broker_connections_total"] ?? 0) >= 1)
+            last["geofence_agent_broker_connected"] == 1 && last["geofence_agent_broker_connections_total"] == 1,
+            "connected once: \(last)")
         // One state at 1: a fix while the sail runs, noData once the replay has ended.
         let states = last.filter { $0.key.hasPrefix("geofence_agent_gps_state{") && $0.value == 1 }.map(\.key)
         #expect(
@@ -98,7 +99,9 @@ struct MetricsSettingsTests {
         #expect(
             last["geofence_agent_outbox_rows"] != nil
                 && last[#"geofence_agent_outbox_dropped_total{kind="transition"}"#] == 0)
-        #expect((last["process_resident_memory_bytes"] ?? 0) > 5_000_000)
+        #expect((last["geofence_agent_resident_memory_bytes"] ?? 0) > 5_000_000)
+        #expect(last["process_resident_memory_bytes"] == nil, "node_exporter's own name is left to it")
+        #expect(last["geofence_agent_running"] == 1)
 
         // node_exporter's textfile, beside the configuration, parses too.
         let textfile = agent.directory.appendingPathComponent("metrics.prom").path
@@ -107,8 +110,23 @@ struct MetricsSettingsTests {
         #expect(fromFile["geofence_agent_fixes_received_total"] != nil)
         // Anything but GET /metrics is turned away.
         #expect(try httpGet(port: port, path: "/").hasPrefix("HTTP/1.1 404"))
+
+        // A reconnect counts: the broker goes away and comes back on its port.
+        broker.stop()
+        #expect(await waitUntil(30) { (try? scrape(port: port))?["geofence_agent_broker_connected"] == 0 })
+        try broker.start()
+        #expect(
+            await waitUntil(60) {
+                last = (try? scrape(port: port)) ?? [:]
+                return last["geofence_agent_broker_connected"] == 1
+                    && last["geofence_agent_broker_connections_total"] == 2
+            }, "\(last)")
+
         #expect(agent.terminate(within: 15) != nil, "SIGTERM stops the server with the rest")
         #expect(!LocalProcess.canConnect(port: port))
+        // The textfile's last word: stopped, not connected.
+        let atStop = try parseMetrics(try String(contentsOfFile: textfile, encoding: .utf8))
+        #expect(atStop["geofence_agent_running"] == 0 && atStop["geofence_agent_broker_connected"] == 0, "\(atStop)")
     }
 }
 
