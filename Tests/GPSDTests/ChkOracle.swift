@@ -67,11 +67,16 @@ enum ChkOracle {
         if !closedEarly { closeGroup() }
         var out: [ExpectedLocation] = []
         var lastTime: String?
+        var anchored = false
         for (g, gst) in zip(groups, gstForGroup) {
             let e = ExpectedLocation(tpv: g, gst: gst)
             if let t = e.time, t == lastTime { continue }
             if e.time != nil { lastTime = e.time }
             guard e.mode >= 2, e.double("lat") != nil, e.double("lon") != nil else { continue }
+            // A fix without GPS time before the first one is held back (FixClock: GPS time is the truth);
+            // every bundled log gives GPS time within its first few epochs.
+            if e.time == nil && !anchored { continue }
+            anchored = anchored || e.time != nil
             out.append(e)
         }
         return out

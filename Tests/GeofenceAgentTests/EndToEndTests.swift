@@ -77,6 +77,10 @@ import Testing
         #expect(
             got.contains("channel enter") && got.contains("channel dwell") && got.contains("channel exit")
                 && got.contains("start-buoy exit"), "\(got)")
+        // Event times are the capture's GPS time (2018), not today's: the receiver sends GGA before RMC, so
+        // gpsd's first reports have no time, and those must not anchor the timeline to the wall clock.
+        let times = dashboard.unique.compactMap { $0["time"] as? String }
+        #expect(times.count == dashboard.unique.count && times.allSatisfy { $0.hasPrefix("2018-08-20T") }, "\(times)")
         // Places are on by default: every event names the nearest place (at sea, with no country).
         let places = dashboard.unique.compactMap { $0["place"] as? [String: Any] }
         #expect(places.count == dashboard.unique.count, "\(dashboard.unique)")

@@ -66,18 +66,18 @@ struct TimelineResumeTests {
     @Test func aGPSTimeBehindTheFloorIsMovedOnJustAfterIt() {
         var clock = FixClock(resumingAfter: floor)
         let (first, source) = clock.place(
-            gpsTime: floor.addingTimeInterval(-86_400), received: 5_000_000_000, wallClock: floor)
+            gpsTime: floor.addingTimeInterval(-86_400), received: 5_000_000_000, wallClock: floor)!
         #expect(first > floor && first.timeIntervalSince(floor) < 0.01)
         #expect(source == .adjusted)
         let (second, _) = clock.place(
-            gpsTime: floor.addingTimeInterval(-86_399), received: 6_000_000_000, wallClock: floor)
+            gpsTime: floor.addingTimeInterval(-86_399), received: 6_000_000_000, wallClock: floor)!
         #expect(abs(second.timeIntervalSince(first) - 1) < 1e-6, "then it advances with the GPS time")
     }
 
     @Test func aGPSTimeAheadOfTheFloorIsKept() {
         var clock = FixClock(resumingAfter: floor)
         let gps = floor.addingTimeInterval(30)
-        #expect(clock.place(gpsTime: gps, received: 1, wallClock: gps) == (gps, .gps))
+        #expect(clock.place(gpsTime: gps, received: 1, wallClock: gps)! == (gps, .gps))
     }
 
     @Test func theAssemblerResumesEveryReceiverAfterTheFloor() throws {

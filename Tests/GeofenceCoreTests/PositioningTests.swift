@@ -146,20 +146,20 @@ import Testing
     @Test func theTimelineOnlyMovesForward() {
         var clock = FixClock()
         let wall = Date(timeIntervalSince1970: 1_795_000_000)  // 2026
-        let a = clock.place(gpsTime: t0, received: 0, wallClock: wall)
+        let a = clock.place(gpsTime: t0, received: 0, wallClock: wall)!
         #expect(a.0 == t0 && a.1 == .gps)
         // bt451: the receiver's time jumps back a day; the timeline advances by the time received since.
-        let b = clock.place(gpsTime: t0.addingTimeInterval(-86_400), received: 500_000_000, wallClock: wall)
+        let b = clock.place(gpsTime: t0.addingTimeInterval(-86_400), received: 500_000_000, wallClock: wall)!
         #expect(b.1 == .adjusted)
         #expect(abs(b.0.timeIntervalSince(t0) - 0.5) < 1e-6)
         // ...and keeps GPS time's pace from the new base.
-        let c = clock.place(gpsTime: t0.addingTimeInterval(-86_400 + 1), received: 900_000_000, wallClock: wall)
+        let c = clock.place(gpsTime: t0.addingTimeInterval(-86_400 + 1), received: 900_000_000, wallClock: wall)!
         #expect(abs(c.0.timeIntervalSince(t0) - 1.5) < 1e-6)
         // A fix without time: the receive clock.
-        let d = clock.place(gpsTime: nil, received: 1_900_000_000, wallClock: wall)
+        let d = clock.place(gpsTime: nil, received: 1_900_000_000, wallClock: wall)!
         #expect(d.1 == .receiver && abs(d.0.timeIntervalSince(c.0) - 1) < 1e-6)
         // The same GPS time twice is not a step back in the timeline.
-        let e = clock.place(gpsTime: t0.addingTimeInterval(-86_400 + 1), received: 1_900_000_000, wallClock: wall)
+        let e = clock.place(gpsTime: t0.addingTimeInterval(-86_400 + 1), received: 1_900_000_000, wallClock: wall)!
         #expect(e.0 > d.0)
     }
 

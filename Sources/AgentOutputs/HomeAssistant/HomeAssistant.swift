@@ -149,6 +149,7 @@ package enum HomeAssistant {
         line.add("monitor", monitor)
         line.add("state", e.state.rawValue)
         line.add("time", iso8601(e.location.gpsTime ?? e.date))
+        if let reason = e.reason { line.add("reason", reason.rawValue) }
         line.add("latitude", e.location.coordinate.latitude)
         line.add("longitude", e.location.coordinate.longitude)
         return Array(line.text.utf8)

@@ -24,7 +24,8 @@ struct HomeAssistantOutput: AgentOutput {
 
     func messages(for happening: Happening) -> [OutputMessage] {
         switch happening {
-        case .event(let e) where e.origin == .fix:
+        // A removal's or an expiry's exit too (with its `reason`).
+        case .event(let e):
             guard let payload = HomeAssistant.event(e.event, monitor: e.monitor) else { return [] }
             return [OutputMessage(topic: identity.events, payload: .bytes(payload), delivery: .durable)]
         case .location(let l):

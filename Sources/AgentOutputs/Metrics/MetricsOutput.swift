@@ -20,7 +20,7 @@ struct MetricsOutput: AgentOutput {
     func messages(for happening: Happening) -> [OutputMessage] {
         switch happening {
         case .fix(let rejected): metrics.fix(rejected: rejected)
-        case .event(let e) where e.origin == .fix: metrics.published(e.event.kind)
+        case .event(let e): metrics.published(e.event.kind)
         case .committed(let latency): metrics.commitLatency.record(latency)
         case .acknowledged(let latency): metrics.acknowledgementLatency.record(latency)
         case .connection(let connected): metrics.brokerConnection(connected)

@@ -45,8 +45,9 @@ struct OwnTracksOutput: AgentOutput {
 
     func messages(for happening: Happening) -> [OutputMessage] {
         switch happening {
-        // A removal's exit has no OwnTracks transition: the region is gone from `waypoints` instead.
-        case .event(let e) where e.origin == .fix:
+        // A removal's or an expiry's exit too: a `leave`, so that OwnTracks' consumers do not show the
+        // vehicle inside a region that is gone.
+        case .event(let e):
             guard
                 let payload = OwnTracks.transition(
                     e.event, identity: identity, waypointTime: e.conditionVersion, createdAt: Date())

@@ -146,6 +146,8 @@ actor FixProcessor: MonitorHost, SnapshotSource {
         var items: [OutboxItem]
     }
     private var pending: [PendingCommit] = []
+    /// The last fix time committed per monitor in this run.
+    private var recordedFixTimes: [String: Date] = [:]
     private var flushing = false
     static let maximumPendingCommits = 100_000
 
@@ -221,6 +223,22 @@ actor FixProcessor: MonitorHost, SnapshotSource {
         }
     }
 
+    /// Stores each monitor's last fix, at a stop. A fix that changes nothing writes nothing (flash wears), so
+    /// the store's last fix is otherwise the last transition's: a restart would resume a replay, and the
+    /// timeline's floor, from there, and the vehicle's position would go back in time by as much.
+    func recordLastFixes() async {
+        for name in monitors.names {
+            let engine = monitors[name]!
+            guard let fix = engine.lastAcceptedFix, fix.timestamp > (recordedFixTimes[name] ?? .distantPast) else {
+                continue
+            }
+            pending.append(
+                PendingCommit(
+                    monitor: name, records: [], lastFix: fix, indexFloor: engine.indexFloor, removing: [], items: []))
+        }
+        await flushPending()
+    }
+
     /// Commits the waiting changes in order; stops at the first failure and reports it. The actor is
     /// reentrant across the store's `await`: a second caller (the status loop) must not commit the same
     /// change again, so only one flush runs at a time and it takes whatever was added meanwhile.
@@ -236,6 +254,7 @@ actor FixProcessor: MonitorHost, SnapshotSource {
                     monitor: next.monitor, records: next.records, lastFix: next.lastFix, indexFloor: next.indexFloor,
                     removing: next.removing, items: next.items)
                 tell(.committed(latency: ContinuousClock.now - started))
+                if let fix = next.lastFix { recordedFixTimes[next.monitor] = fix.timestamp }
                 pending.removeFirst()
                 committed = true
             } catch {

@@ -6,8 +6,13 @@ import Foundation
 /// - a GPS time is corrected by whole 1024-week eras when it is about that far behind a sane wall clock;
 /// - the timeline is GPS time plus an offset; when GPS time would move the timeline back (or not forward),
 ///   the offset is re-anchored so the timeline advances by the monotonic time elapsed (at least 1 ms);
-/// - a fix without GPS time is placed at the last timeline time plus the monotonic time elapsed, or at
-///   the wall clock for the very first fix.
+/// - GPS time is the truth once it is present: the wall clock never places a fix while GPS time may come.
+///   A fix without GPS time before the first one (a receiver that sends GGA before RMC has no date in its
+///   first epoch) is held back, not placed: placed at the wall clock, a day ahead of an old capture's GPS
+///   time or a minute behind a vehicle whose clock drifts, it would make every later GPS time look like a
+///   step back, and the whole run would follow the wall clock. Only a receiver that gives no GPS time for
+///   `anchorWait` is placed by the wall clock (or after the floor, when the wall clock is unset or behind);
+/// - after that, a fix without GPS time is placed at the last timeline time plus the monotonic time elapsed.
 public struct FixClock: Sendable {
     public enum Source: String, Sendable, Codable {
         /// GPS time, corrected for week rollover only.
@@ -22,10 +27,18 @@ public struct FixClock: Sendable {
     /// Wall clocks before this are taken as unset (a vehicle computer without RTC at boot).
     public static let saneWallClock = Date(timeIntervalSince1970: 1_704_067_200)  // 2024-01-01
 
+    /// How long fixes without GPS time are held back, waiting for the first GPS time, before the wall clock
+    /// anchors the timeline.
+    public static let anchorWait: TimeInterval = 10
+
     private var offset: TimeInterval = 0
     private var last: Date?
-    /// When the last fix was received; nil before the first.
+    /// When the last placed fix was received; nil before the first.
     private var lastReceived: UInt64?
+    /// Whether the timeline has its anchor: a GPS time, or the wall clock after `anchorWait` without one.
+    private var anchored = false
+    /// When the first fix held back for want of GPS time was received.
+    private var heldSince: UInt64?
 
     public init() {}
 
@@ -46,16 +59,30 @@ public struct FixClock: Sendable {
         return t
     }
 
-    /// The timeline time for a fix received at `received` (monotonic ns).
-    public mutating func place(gpsTime: Date?, received: UInt64, wallClock: Date) -> (Date, Source) {
+    /// The timeline time for a fix received at `received` (monotonic ns); nil for a fix held back: it has
+    /// no GPS time, and none has come yet (see `anchorWait`).
+    public mutating func place(gpsTime: Date?, received: UInt64, wallClock: Date) -> (Date, Source)? {
         // Before the first fix there is no elapsed time to go by (a resumed timeline has only its floor).
         let elapsed = lastReceived.map { max(0.001, received >= $0 ? Double(received - $0) / 1e9 : 0) } ?? 0.001
-        defer { lastReceived = received }
         guard let gpsTime else {
-            let t = last.map { $0.addingTimeInterval(elapsed) } ?? wallClock
+            let t: Date
+            if anchored, let last {
+                t = last.addingTimeInterval(elapsed)
+            } else {
+                let since = heldSince ?? received
+                heldSince = since
+                guard received >= since, Double(received - since) / 1e9 >= Self.anchorWait else { return nil }
+                // No GPS time from this receiver: the wall clock, unless it is unset or behind the floor.
+                let afterFloor = last.map { $0.addingTimeInterval(elapsed) }
+                t = afterFloor.map { wallClock > $0 && wallClock >= Self.saneWallClock ? wallClock : $0 } ?? wallClock
+                anchored = true
+            }
             last = t
+            lastReceived = received
             return (t, .receiver)
         }
+        anchored = true
+        lastReceived = received
         let corrected = Self.correctingRollover(gpsTime, wallClock: wallClock)
         var t = corrected.addingTimeInterval(offset)
         var source: Source = offset == 0 ? .gps : .adjusted

@@ -83,8 +83,11 @@ public struct LocationAssembler: Sendable {
         else {
             return nil
         }
-        let (timestamp, _) = state.clock.place(
-            gpsTime: report.time, received: report.receivedAtNanoseconds, wallClock: wallClock)
+        // A fix without GPS time before the first one is held back (FixClock: GPS time is the truth).
+        guard
+            let timestamp = state.clock.place(
+                gpsTime: report.time, received: report.receivedAtNanoseconds, wallClock: wallClock)?.0
+        else { return nil }
         // A course is an angle from north, 0 up to 360 (which is 0); anything else is no course.
         let course = report.track.flatMap { (0...360).contains($0) ? ($0 == 360 ? 0 : $0) : nil }
         let speed = state.speeds.filter(speed: report.speed, hasCourse: course != nil, at: timestamp)

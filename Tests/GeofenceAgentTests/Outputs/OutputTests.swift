@@ -74,8 +74,18 @@ import Testing
             o.messages(for: location(.transition)).map(\.topic) == [
                 "\(testTopics.vehicleBase)/homeassistant/attributes"
             ])
-        // A removal's exit is ours alone.
-        #expect(o.messages(for: event(enter, origin: .removal)).map(\.topic) == [testTopics.events])
+        // A removal's exit reaches every output: OwnTracks' `leave`, Home Assistant's `exit` with its reason.
+        let removal = o.messages(
+            for: event(MonitorEvent.removalExit("depot", condition: nil, at: enter.location), origin: .removal))
+        #expect(
+            removal.map(\.topic) == [
+                testTopics.events, "owntracks/test/v1/event", "\(testTopics.vehicleBase)/homeassistant/event",
+            ])
+        let payloads = removal.map { String(decoding: $0.unstampedBytes, as: UTF8.self) }
+        #expect(payloads[1].contains(#""event":"leave""#) && payloads[1].contains(#""rid":"depot""#), "\(payloads[1])")
+        #expect(
+            payloads[2].contains(#""event_type":"exit""#) && payloads[2].contains(#""reason":"removed""#),
+            "\(payloads[2])")
     }
 
     /// A live update `second`s into a drive (parked when `stationary`).

@@ -100,6 +100,41 @@ struct FixProcessorTests {
         await store.close()
     }
 
+    /// A fix that changes nothing writes nothing, so at a stop the last fix is stored: a restart resumes
+    /// (a replay, the timeline's floor) from it, not from the last transition's.
+    @Test func aStopStoresTheLastFixAndARestartResumesFromIt() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("processor-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var configuration = try AgentConfiguration.parse(
+            JSONParser.parse(Array(#"{"fleet":"test","vehicle":"v1","liveUpdates":{"startedByDefault":false}}"#.utf8)))
+        configuration.storePath = directory.appendingPathComponent("agent.sqlite").path
+        configuration.monitor = .eachFixAlone
+        let start = Date(timeIntervalSince1970: 1_767_225_600)
+        do {
+            let store = try await AgentStore.open(path: configuration.storePath, logger: logger)
+            let processor = try await FixProcessor(
+                configuration: configuration, store: store, outbox: try await Outbox.open(store, logger: logger),
+                outputs: testOutputs(configuration), logger: logger)
+            let centre = Coordinate(latitude: 52, longitude: 5)
+            await processor.apply([
+                .add(monitor: "default", identifier: "depot", condition: try .circle(center: centre, radius: 100))
+            ])
+            // Inside from the first fix (a transition, stored), then a minute of fixes that change nothing.
+            for k in 0...60 {
+                await processor.handle(
+                    Location(coordinate: centre, horizontalAccuracy: 3, timestamp: start.addingTimeInterval(Double(k))))
+            }
+            await processor.recordLastFixes()
+            await store.close()
+        }
+        let store = try await AgentStore.open(path: configuration.storePath, logger: logger)
+        let restarted = try await FixProcessor(
+            configuration: configuration, store: store, outbox: try await Outbox.open(store, logger: logger),
+            outputs: testOutputs(configuration), logger: logger)
+        #expect(await restarted.lastAcceptedFixTime == start.addingTimeInterval(60))
+        await store.close()
+    }
+
     /// A place finder that answers by the position's side of a meridian, or not at all.
     struct FakePlaces: PlaceFinding {
         var answers = true

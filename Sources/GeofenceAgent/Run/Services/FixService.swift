@@ -51,6 +51,7 @@ final class FixService: Service, Sendable {
                     group.addTask { await processor.follow(locations) }
                 }
             }
+            await processor.recordLastFixes()
         case .replay(let replay):
             await processor.gps(
                 GPSStatus(
@@ -62,6 +63,7 @@ final class FixService: Service, Sendable {
             // and the processor's, no pool thread in between.
             let locations = replay.stream(after: resumeAfter)
             await cancelWhenGracefulShutdown { await processor.follow(locations) }
+            await processor.recordLastFixes()
             await processor.gps(GPSStatus(state: .noData, detail: "the replay ended", device: "gpx"))
             if exitAtReplayEnd {
                 await cancelWhenGracefulShutdown { await self.drainOutbox() }
