@@ -4,7 +4,8 @@ import ServiceLifecycle
 /// The reporter's loops. Every second, broker or not: retry waiting commits, answer a `reportLocation`
 /// no fix has answered, tick the outbox (its acknowledgements and group commit), apply the CLI's inbox,
 /// write the status file and publish the status when they changed (or their heartbeats are due). When the
-/// conditions' state moves: the state, at most four times a second. Nothing else wakes it: on a vehicle every wakeup costs battery.
+/// conditions' state moves: the state, at most four times a second. Nothing else wakes it: on a vehicle
+/// every wakeup costs battery.
 final class ReportingService: Service, Sendable {
     let processor: FixProcessor
     let applier: ChangeApplier
