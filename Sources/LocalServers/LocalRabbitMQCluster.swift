@@ -143,24 +143,50 @@ public final class LocalRabbitMQCluster: @unchecked Sendable {
         }
     }
 
+    /// A started cluster. A node that does not start is tried once more with a fresh cluster: its ports are
+    /// picked free but not held, and in a full parallel test run another test may take one (epmd's, a
+    /// node's) before the node binds it, which leaves the node silent.
+    public static func started(nodes: Int = 2, within seconds: Double = 120) throws -> LocalRabbitMQCluster {
+        let first = try LocalRabbitMQCluster(nodes: nodes)
+        do {
+            try first.start(within: seconds)
+            return first
+        } catch {
+            first.stopAll()
+            let second = try LocalRabbitMQCluster(nodes: nodes)
+            do {
+                try second.start(within: seconds)
+                return second
+            } catch let again {
+                second.stopAll()
+                throw LocalServerError("RabbitMQ did not start twice: \(error); then: \(again)")
+            }
+        }
+    }
+
     /// The node's log, for a failure's message.
     public func log(_ k: Int) -> String {
         let files =
             (try? FileManager.default.contentsOfDirectory(atPath: nodeDirectory(k).appendingPathComponent("log").path))
             ?? []
-        return files.filter { $0.hasSuffix(".log") }.compactMap {
+        let text = files.filter { $0.hasSuffix(".log") }.compactMap {
             try? String(contentsOfFile: nodeDirectory(k).appendingPathComponent("log/\($0)").path, encoding: .utf8)
         }.joined()
+        return text.isEmpty ? "(no log; the node's log directory holds \(files.sorted()))" : text
     }
 
     /// Stops one node (the cluster goes on with the others).
     public func stop(node k: Int) {
         guard running[k] else { return }
         running[k] = false
-        if (try? control(["stop"], node: k)) == nil,
-            let text = try? String(contentsOf: nodeDirectory(k).appendingPathComponent("pid"), encoding: .utf8),
+        guard (try? control(["stop"], node: k)) == nil else { return }
+        if let text = try? String(contentsOf: nodeDirectory(k).appendingPathComponent("pid"), encoding: .utf8),
             let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines))
         {
+            kill(pid, SIGKILL)
+        }
+        // A node that never got as far as its pid file: its Erlang VM, found by the node name we gave it.
+        for pid in Self.processes(withEnvironment: "RABBITMQ_NODENAME=\(names[k])", named: "beam") {
             kill(pid, SIGKILL)
         }
     }

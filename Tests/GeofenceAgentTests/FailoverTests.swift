@@ -169,9 +169,8 @@ struct MQTTHostsConfigurationTests {
         guard LocalRabbitMQCluster.isInstalled else {
             throw AgentTestError("the cluster test needs Debian's rabbitmq-server: run scripts/setup --test")
         }
-        let cluster = try LocalRabbitMQCluster(nodes: 2)
+        let cluster = try LocalRabbitMQCluster.started(nodes: 2)
         defer { cluster.stopAll() }
-        try cluster.start()
         try await failOverMidDrive(first: cluster.mqttPorts[0], second: cluster.mqttPorts[1], protocolVersion: .v311) {
             cluster.stop(node: 0)
         }
