@@ -147,21 +147,18 @@ public final class LocalRabbitMQCluster: @unchecked Sendable {
     /// picked free but not held, and in a full parallel test run another test may take one (epmd's, a
     /// node's) before the node binds it, which leaves the node silent.
     public static func started(nodes: Int = 2, within seconds: Double = 120) throws -> LocalRabbitMQCluster {
-        let first = try LocalRabbitMQCluster(nodes: nodes)
-        do {
-            try first.start(within: seconds)
-            return first
-        } catch {
-            first.stopAll()
-            let second = try LocalRabbitMQCluster(nodes: nodes)
+        var failures: [String] = []
+        for _ in 0..<2 {
+            let cluster = try LocalRabbitMQCluster(nodes: nodes)
             do {
-                try second.start(within: seconds)
-                return second
-            } catch let again {
-                second.stopAll()
-                throw LocalServerError("RabbitMQ did not start twice: \(error); then: \(again)")
+                try cluster.start(within: seconds)
+                return cluster
+            } catch {
+                cluster.stopAll()
+                failures.append("\(error)")
             }
         }
+        throw LocalServerError("RabbitMQ did not start twice: \(failures.joined(separator: "; then: "))")
     }
 
     /// The node's log, for a failure's message.

@@ -145,14 +145,16 @@ public final class MQTTClient: Service, Sendable {
     private func supervise() async {
         var delay = configuration.minimumRetryDelay
         var connecting: (socket: Int32, since: ContinuousClock.Instant)?
-        var changes = core.statusBroadcaster.stream().makeAsyncIterator()
         while !Task.isCancelled {
             // Connected, there is nothing to look after until the status changes: no timer runs (a wakeup
-            // costs a vehicle's battery). Otherwise a look every 200 ms.
+            // costs a vehicle's battery). Otherwise a look every 200 ms. The stream is made for one wait
+            // only (subscribed, then looked: a change in between is in it), so nothing piles up in it while
+            // the supervisor is not waiting on it.
             if status.isConnected {
                 delay = configuration.minimumRetryDelay
                 connecting = nil
-                guard await changes.next() != nil else { return }
+                var changes = core.statusBroadcaster.stream().makeAsyncIterator()
+                if status.isConnected, await changes.next() == nil { return }
                 continue
             }
             try? await Task.sleep(for: .milliseconds(200))

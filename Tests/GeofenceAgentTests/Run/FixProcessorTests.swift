@@ -13,13 +13,24 @@ import Testing
 struct FixProcessorTests {
     let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
 
-    @Test func transitionsAreCommittedToTheOutboxAndTheSnapshotFollows() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("processor-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        var configuration = try AgentConfiguration.parse(
-            JSONParser.parse(Array(#"{"fleet":"test","vehicle":"v1","mqtt":{"host":"127.0.0.1","port":1883}}"#.utf8)))
+    /// A directory of its own for a test's store (the test removes it).
+    func temporaryDirectory() -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("processor-\(UUID().uuidString)")
+    }
+
+    /// `json` parsed, with its store in `directory` and each fix decided alone.
+    func testConfiguration(_ json: String, storeIn directory: URL) throws -> AgentConfiguration {
+        var configuration = try AgentConfiguration.parse(JSONParser.parse(Array(json.utf8)))
         configuration.storePath = directory.appendingPathComponent("agent.sqlite").path
         configuration.monitor = .eachFixAlone
+        return configuration
+    }
+
+    @Test func transitionsAreCommittedToTheOutboxAndTheSnapshotFollows() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let configuration = try testConfiguration(
+            #"{"fleet":"test","vehicle":"v1","mqtt":{"host":"127.0.0.1","port":1883}}"#, storeIn: directory)
         let store = try await AgentStore.open(path: configuration.storePath, logger: logger)
         let outbox = try await Outbox.open(store, logger: logger)
         let processor = try await FixProcessor(
@@ -62,11 +73,10 @@ struct FixProcessorTests {
     /// `reportLocation` is answered by the next fix, not the last one: a consumer that keeps only newer
     /// locations (OwnTracks Recorder's `last`) takes it. With no fix within `reportWait`, the last one.
     @Test func reportLocationIsAnsweredByTheNextFixOrAfterAWaitByTheLast() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("processor-\(UUID().uuidString)")
+        let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        var configuration = try AgentConfiguration.parse(
-            JSONParser.parse(Array(#"{"fleet":"test","vehicle":"v1","liveUpdates":{"startedByDefault":false}}"#.utf8)))
-        configuration.storePath = directory.appendingPathComponent("agent.sqlite").path
+        let configuration = try testConfiguration(
+            #"{"fleet":"test","vehicle":"v1","liveUpdates":{"startedByDefault":false}}"#, storeIn: directory)
         let store = try await AgentStore.open(path: configuration.storePath, logger: logger)
         let outbox = try await Outbox.open(store, logger: logger)
         let processor = try await FixProcessor(
@@ -103,12 +113,10 @@ struct FixProcessorTests {
     /// A fix that changes nothing writes nothing, so at a stop the last fix is stored: a restart resumes
     /// (a replay, the timeline's floor) from it, not from the last transition's.
     @Test func aStopStoresTheLastFixAndARestartResumesFromIt() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("processor-\(UUID().uuidString)")
+        let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        var configuration = try AgentConfiguration.parse(
-            JSONParser.parse(Array(#"{"fleet":"test","vehicle":"v1","liveUpdates":{"startedByDefault":false}}"#.utf8)))
-        configuration.storePath = directory.appendingPathComponent("agent.sqlite").path
-        configuration.monitor = .eachFixAlone
+        let configuration = try testConfiguration(
+            #"{"fleet":"test","vehicle":"v1","liveUpdates":{"startedByDefault":false}}"#, storeIn: directory)
         let start = Date(timeIntervalSince1970: 1_767_225_600)
         do {
             let store = try await AgentStore.open(path: configuration.storePath, logger: logger)
@@ -152,12 +160,9 @@ struct FixProcessorTests {
 
     @Test(arguments: [true, false])
     func eventsCarryThePlaceOfTheirPositionWhenPlacesAreOn(answers: Bool) async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("processor-\(UUID().uuidString)")
+        let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        var configuration = try AgentConfiguration.parse(
-            JSONParser.parse(Array(#"{"fleet":"test","vehicle":"v1"}"#.utf8)))
-        configuration.storePath = directory.appendingPathComponent("agent.sqlite").path
-        configuration.monitor = .eachFixAlone
+        let configuration = try testConfiguration(#"{"fleet":"test","vehicle":"v1"}"#, storeIn: directory)
         let store = try await AgentStore.open(path: configuration.storePath, logger: logger)
         let processor = try await FixProcessor(
             configuration: configuration, store: store, outbox: try await Outbox.open(store, logger: logger),
