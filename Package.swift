@@ -161,26 +161,30 @@ let package = Package(
             ],
             resources: [.copy("Fixtures")]
         ),
-        .testTarget(name: "MapsTests", dependencies: ["Maps", "GeofenceCore", "Deflate", "LocalServers"]),
-        .testTarget(name: "FuzzChecksTests", dependencies: ["FuzzChecks", "GeofenceCore"]),
+        .testTarget(
+            name: "MapsTests", dependencies: ["Maps", "GeofenceCore", "Deflate", "LocalServers", "TestSupport"]),
+        .testTarget(name: "FuzzChecksTests", dependencies: ["FuzzChecks", "GeofenceCore", "TestSupport"]),
         .testTarget(
             name: "GeocodingTests",
             dependencies: ["Geocoding", "GeofenceCore", "TestSupport"]
         ),
         .testTarget(
             name: "MosquittoTests",
-            dependencies: ["Mosquitto", "LocalServers", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["Mosquitto", "LocalServers", "TestSupport", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
             name: "GeofenceStoreTests",
             dependencies: [
-                "GeofenceStore", "GeofenceCore", "SQLite", .product(name: "Logging", package: "swift-log"),
+                "GeofenceStore", "GeofenceCore", "SQLite", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
         .testTarget(
             name: "GPSDTests",
-            dependencies: ["GPSD", "GeofenceCore", "LocalServers", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "GPSD", "GeofenceCore", "LocalServers", "TestSupport", .product(name: "Logging", package: "swift-log"),
+            ],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(

@@ -1,12 +1,13 @@
 import Foundation
 import GeofenceCore
+import TestSupport
 import Testing
 
 @testable import FuzzChecks
 
 /// Every seed of every fuzz target, and every input a fuzzer once failed on (Fuzz/Regressions, kept by
 /// scripts/fuzz), checked as the fuzz targets check them.
-struct ReplayTests {
+@Suite(.offTheCooperativePool(.computing)) struct ReplayTests {
     static let fuzz = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Fuzz")
 

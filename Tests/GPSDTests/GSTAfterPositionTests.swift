@@ -2,12 +2,13 @@ import Foundation
 import GPSD
 import GeofenceCore
 import LocalServers
+import TestSupport
 import Testing
 
 /// A receiver that sends its GST after its last position sentence (GGA, GSA, RMC, GST): gpsd reports the
 /// GST after the epoch's TPV. Every fix with a time must carry the GST's own 1-sigma accuracy, with early
 /// epoch close on, not the DOP-based figure gpsd derives for the TPV.
-@Suite struct GSTAfterPositionTests {
+@Suite(.offTheCooperativePool(.waiting)) struct GSTAfterPositionTests {
     static let log = Bundle.module.resourceURL!.appendingPathComponent("Fixtures/gst-after-rmc.log")
 
     /// The accuracy each epoch's GST states: √(σlat² + σlon²), by its hhmmss.
@@ -50,7 +51,7 @@ import Testing
         let recorder = SourceRecorder(configuration)
         let fed = await recorder.wait(30) { _ in feed.linesSent == feed.lineCount }
         #expect(fed)
-        _ = await recorder.wait(10) { $0.locations.filter { $0.gpsTime != nil }.count >= expected.count }
+        _ = await recorder.wait(30) { $0.locations.filter { $0.gpsTime != nil }.count >= expected.count }
         try? await Task.sleep(for: .milliseconds(300))
         await recorder.stop()
         let timed = recorder.locations.filter { $0.gpsTime != nil }

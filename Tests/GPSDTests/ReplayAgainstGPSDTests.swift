@@ -2,11 +2,12 @@ import Foundation
 import GPSD
 import GeofenceCore
 import LocalServers
+import TestSupport
 import Testing
 
 /// Every bundled log through a real gpsd, fed losslessly: the source's locations must be gpsd 3.22's
 /// expected TPVs (`*.chk-3.22`, mode >= 2) after the documented coalescing, field by field.
-@Suite struct ReplayAgainstGPSDTests {
+@Suite(.offTheCooperativePool(.waiting)) struct ReplayAgainstGPSDTests {
     @Test(arguments: GPSDFixtures.all)
     func locationsMatchGPSDsExpectedOutput(log: String) async throws {
         let expected = try ChkOracle.expected(chk: GPSDFixtures.chk(log))
@@ -23,7 +24,7 @@ import Testing
         // The whole log is written once gpsd reads it; then the last epoch closes by quiet.
         let fed = await recorder.wait(30) { _ in rig.feed.linesSent == rig.feed.lineCount }
         #expect(fed, "the feed wrote \(rig.feed.linesSent) of \(rig.feed.lineCount) lines")
-        _ = await recorder.wait(10) { $0.locations.count >= expected.count }
+        _ = await recorder.wait(30) { $0.locations.count >= expected.count }
         try? await Task.sleep(for: .milliseconds(300))
         await recorder.stop()
         let got = recorder.locations

@@ -2,10 +2,11 @@ import Foundation
 import GPSD
 import GeofenceCore
 import LocalServers
+import TestSupport
 import Testing
 
 /// Two receivers on one gpsd overwrite each other's reports; the source follows one.
-@Suite struct SeveralDevicesTests {
+@Suite(.offTheCooperativePool(.waiting)) struct SeveralDevicesTests {
     final class TwoReceivers: @unchecked Sendable {
         let a: NMEAFeed, b: NMEAFeed, gpsd: LocalGPSD
         init() throws {
@@ -38,7 +39,7 @@ import Testing
         let rig = try TwoReceivers()
         defer { rig.stop() }
         let recorder = SourceRecorder(GPSSourceConfiguration(host: "127.0.0.1", port: rig.gpsd.port))
-        _ = await recorder.wait(10) { _ in rig.fed }
+        _ = await recorder.wait(30) { _ in rig.fed }
         try await Task.sleep(for: .milliseconds(300))
         await recorder.stop()
         let devices = Set(recorder.locations.compactMap(\.device))

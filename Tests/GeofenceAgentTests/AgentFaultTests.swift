@@ -44,7 +44,7 @@ import Testing
             "\(beforeLastRun) of \(expected.count) before the last run")
         try agent.start()
         #expect(agent.waitForExit(within: 90), "the last run should finish the drive")
-        #expect(await waitUntil(15) { dashboard.unique.count >= expected.count })
+        #expect(await waitUntil(60) { dashboard.unique.count >= expected.count })
         await dashboard.stop()
         let unique = dashboard.unique
         #expect(perCondition(unique) == perCondition(expected), "per condition, every transition once, in order")

@@ -90,7 +90,7 @@ import Testing
 
         // The clean stop left the retained status offline.
         let status = try await EventSubscriber(port: broker.port, topic: "fleet/test/vehicles/v1/status")
-        #expect(await waitUntil(10) { !status.events.isEmpty })
+        #expect(await waitUntil(30) { !status.events.isEmpty })
         #expect(status.events.last?["status"] as? String == "offline")
         for s in [dashboard, errors, status] { await s.stop() }
         await operatorClient.shutdown()

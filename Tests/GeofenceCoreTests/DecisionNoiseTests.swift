@@ -133,7 +133,7 @@ import Testing
 }
 
 /// The statistics behind the rule, against known values and as properties.
-@Suite struct DecisionStatisticsTests {
+@Suite(.offTheCooperativePool(.computing)) struct DecisionStatisticsTests {
     @Test func normalQuantilesAreExact() {
         for (p, z) in [
             (0.5, 0.0), (0.841_344_746_068_543, 1.0), (0.95, 1.644_853_626_951_472_7), (0.975, 1.959_963_984_540_054),

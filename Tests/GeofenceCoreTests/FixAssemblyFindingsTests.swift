@@ -1,9 +1,10 @@
 import Foundation
 import GeofenceCore
+import TestSupport
 import Testing
 
 /// What the `Fixes` fuzz target found in the assembly of gpsd's records (Fuzz/Regressions/Fixes), pinned.
-struct FixAssemblyFindingsTests {
+@Suite(.offTheCooperativePool(.computing)) struct FixAssemblyFindingsTests {
     let wallClock = Date(timeIntervalSince1970: 1_800_000_000)
 
     func fix(
@@ -60,7 +61,7 @@ struct FixAssemblyFindingsTests {
 /// (its fixes' GPS time behind the clock it first placed them by) started a new timeline behind the one it
 /// had stored, and the restored monitors refused every fix as out of order. The timeline now resumes
 /// after the store's last fix time.
-struct TimelineResumeTests {
+@Suite(.offTheCooperativePool(.computing)) struct TimelineResumeTests {
     let floor = Date(timeIntervalSince1970: 1_800_000_000)
 
     @Test func aGPSTimeBehindTheFloorIsMovedOnJustAfterIt() {

@@ -1,6 +1,7 @@
 import Foundation
 import GeofenceCore
 import SQLite
+import TestSupport
 import Testing
 
 @testable import GeofenceStore
@@ -8,7 +9,7 @@ import Testing
 /// The outbox's owner decides the same over either repository: numbers that never repeat, payloads made
 /// with their stamp, caps that drop locations first, a hand-over that follows on, acknowledgements that
 /// leave. Then what only the store can show: the counters' migration from text to integers.
-@Suite struct OutboxOwnerTests {
+@Suite(.offTheCooperativePool(.waiting)) struct OutboxOwnerTests {
     enum Kind: String, CaseIterable { case sqlite, memory }
 
     func repository(_ kind: Kind) async throws -> any OutboxRepository {

@@ -1,12 +1,13 @@
 import Foundation
 import GeofenceCore
+import TestSupport
 import Testing
 
 @testable import GeofenceStore
 
 /// A condition deleted while the vehicle is inside: its exit goes in the same transaction as the delete;
 /// one the vehicle is outside of, or an expired one the fix removed, leaves no stray row.
-@Suite struct RemovalExitStoreTests {
+@Suite(.offTheCooperativePool(.waiting)) struct RemovalExitStoreTests {
     let depot = Coordinate(latitude: 52.0, longitude: 5.0)
 
     @Test func aSatisfiedConditionsDeleteCarriesItsExit() async throws {

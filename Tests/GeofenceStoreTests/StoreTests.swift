@@ -3,6 +3,7 @@ import GeofenceCore
 import Logging
 import PropertyBased
 import SQLite
+import TestSupport
 import Testing
 
 @testable import GeofenceStore
@@ -39,7 +40,7 @@ func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Locat
         timestamp: Date(timeIntervalSince1970: 1_700_000_000 + t))
 }
 
-@Suite struct MigrationTests {
+@Suite(.offTheCooperativePool(.waiting)) struct MigrationTests {
     @Test func everyStepAppliesOnceInOrder() throws {
         let path = temporaryStorePath()
         let db = try Database(path: path)
@@ -105,7 +106,7 @@ func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Locat
     }
 }
 
-@Suite struct StoreTests {
+@Suite(.offTheCooperativePool(.waiting)) struct StoreTests {
     @Test func conditionsRecordsAndTheLastFixSurviveAReopen() async throws {
         let path = temporaryStorePath()
         let circle = try Condition.circle(center: depot, radius: 150, name: "Depot", dwell: 30)
@@ -299,7 +300,7 @@ func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Locat
 }
 
 /// The outbox's owner over the store: numbers, caps, counters and the log, through restarts.
-@Suite struct OutboxTests {
+@Suite(.offTheCooperativePool(.waiting)) struct OutboxTests {
     func item(_ kind: OutboxEntry.Kind, _ text: String) -> OutboxItem {
         OutboxItem(kind: kind, topic: "t/\(kind.rawValue)") { id, seq in Array("\(text) \(id) \(seq)".utf8) }
     }
@@ -423,7 +424,7 @@ extension OutboxStats {
     }
 }
 
-@Suite struct EventIDTests {
+@Suite(.offTheCooperativePool(.computing)) struct EventIDTests {
     @Test func eventIDsAreVersion4UUIDsInLowerCaseAndDistinct() {
         var seen: Set<String> = []
         for _ in 0..<10_000 {
@@ -439,7 +440,7 @@ extension OutboxStats {
     }
 }
 
-@Suite struct LastFixJSONTests {
+@Suite(.offTheCooperativePool(.computing)) struct LastFixJSONTests {
     /// The hand-written JSON reads back, through `Location`'s own `Codable`, as the very fix written.
     @Test func readsBackAsTheFixWritten() async {
         await propertyCheck(count: 500, input: Gen.int(in: 0...Int(Int32.max))) { seed in

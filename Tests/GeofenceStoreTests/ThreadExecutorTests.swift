@@ -1,9 +1,10 @@
 import Foundation
 import SQLite
+import TestSupport
 import Testing
 
 /// The store's thread ends when the store is done with it, and a late call still runs.
-struct ThreadExecutorTests {
+@Suite(.offTheCooperativePool(.waiting)) struct ThreadExecutorTests {
     actor OnItsThread {
         let executor: ThreadExecutor
         nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }

@@ -1,13 +1,14 @@
 import Foundation
 import GeofenceCore
 import LocalServers
+import TestSupport
 import Testing
 
 @testable import Maps
 
 /// The snapshot's geometry, its determinism, and what a rasteriser makes of it: pixels inside a circle,
 /// inside a polygon's hole and along the track.
-struct MapSnapshotTests {
+@Suite(.offTheCooperativePool(.waiting)) struct MapSnapshotTests {
     @Test(arguments: [
         (52.37, 4.89, 150.0), (78.2, 15.6, 5_000), (-33.9, 151.2, 25), (-17.0, 179.999, 2_000), (0, 0, 40_000),
     ])

@@ -1,12 +1,13 @@
 import Foundation
 import LocalServers
 import Logging
+import TestSupport
 import Testing
 
 @testable import Mosquitto
 
 /// Every test runs its own mosquitto on a free loopback port.
-@Suite(.serialized) struct MQTTClientTests {
+@Suite(.offTheCooperativePool(.waiting), .serialized) struct MQTTClientTests {
     func client(
         _ broker: TestBroker, id: String, _ edit: (inout MQTTConfiguration) -> Void = { _ in },
         logger: Logger = testLogger()
@@ -160,7 +161,7 @@ import Testing
                 $0.password = .environment("GEOFENCE_TEST_MQTT_PASSWORD")
             })
         await vehicle.start()
-        let refused = await eventually(5) { if case .refused = vehicle.status { true } else { false } }
+        let refused = await eventually(30) { if case .refused = vehicle.status { true } else { false } }
         #expect(refused, "status: \(vehicle.status)")
         if case .refused(let reason) = vehicle.status {
             #expect(reason.contains("135") || reason.contains("134") || reason.lowercased().contains("not authorized"))
@@ -205,7 +206,7 @@ import Testing
 
         let wrong = try client(secured, id: "tls-wrong", { $0.tls = MQTTTLS(caFile: certificates.otherCAFile) })
         await wrong.start()
-        let reported = await eventually(8) {
+        let reported = await eventually(30) {
             if case .unreachable(let r) = wrong.status { r.contains("TLS") } else { false }
         }
         #expect(reported, "status: \(wrong.status)")
@@ -222,7 +223,7 @@ import Testing
         try await Task.sleep(for: .seconds(1.5))
         #expect(!pub.status.isConnected)
         try broker.start()
-        #expect(await eventually(15) { pub.status.isConnected })
+        #expect(await eventually(30) { pub.status.isConnected })
         #expect(try await pending.value.isSuccess)
         await pub.shutdown()
     }
@@ -293,7 +294,7 @@ import Testing
         broker.stop()
         try FileManager.default.removeItem(atPath: broker.path("mosquitto.db"))  // the broker forgets every session
         try broker.start()
-        #expect(await eventually(15) { sub.status == .connected(sessionPresent: false) }, "status: \(sub.status)")
+        #expect(await eventually(30) { sub.status == .connected(sessionPresent: false) }, "status: \(sub.status)")
         let pub = try client(broker, id: "after-restart")
         await pub.start()
         #expect(await connected(pub))

@@ -1,12 +1,13 @@
 import Foundation
 import GeofenceAgent
 import GeofenceCore
+import TestSupport
 import Testing
 
 @testable import AgentFormats
 
 /// A GPX track as a location source, as Xcode replays one.
-@Suite struct GPXReplayTests {
+@Suite(.offTheCooperativePool(.waiting)) struct GPXReplayTests {
     @Test func replaysEveryPointInOrderAtTheSpeedFactor() async throws {
         let replay = try GPXReplay(path: AgentBinary.fixture("ijsselmeer-sail.gpx"), speedFactor: 100)
         let span = replay.locations.last!.timestamp.timeIntervalSince(replay.locations.first!.timestamp)

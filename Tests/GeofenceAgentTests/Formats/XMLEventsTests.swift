@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import AgentFormats
@@ -5,7 +6,7 @@ import Testing
 
 /// The GPX files' XML reader: what real GPX files hold reads as it should, and malformed files get the
 /// line and the reason.
-struct XMLEventsTests {
+@Suite(.offTheCooperativePool(.computing)) struct XMLEventsTests {
     @Test func readsElementsAttributesTextAndReferences() throws {
         let xml = """
             \u{FEFF}<?xml version="1.0" encoding="UTF-8"?>

@@ -4,13 +4,14 @@ import GeofenceCore
 import GeofenceStore
 import Logging
 import Mosquitto
+import TestSupport
 import Testing
 
 @testable import GeofenceAgent
 
 /// The change applier with an in-memory store, monitors and broker: what a sync, a command or the CLI's
 /// inbox does, without a process or a broker.
-struct ChangeApplierTests {
+@Suite(.offTheCooperativePool(.waiting)) struct ChangeApplierTests {
     let store = FakeConditionStore()
     let host = FakeMonitorHost()
     let publisher = FakePublisher()

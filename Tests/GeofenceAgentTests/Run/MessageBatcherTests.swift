@@ -1,10 +1,11 @@
 import Mosquitto
+import TestSupport
 import Testing
 
 @testable import GeofenceAgent
 
 /// Batches keep arrival order and their size limit, also while messages keep arriving.
-struct MessageBatcherTests {
+@Suite(.offTheCooperativePool(.waiting)) struct MessageBatcherTests {
     @Test func batchesKeepArrivalOrderWhileMessagesKeepArriving() {
         let batcher = MessageBatcher(maximum: 2_000)
         var next = 0

@@ -4,13 +4,14 @@ import Logging
 import Mosquitto
 import ServiceLifecycleTestKit
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import GeofenceAgent
 
 /// The outbox publisher with an in-memory broker connection: what it sends, in which order, what it
 /// deletes, and that it stops at once with acknowledgements outstanding.
-struct OutboxPublisherTests {
+@Suite(.offTheCooperativePool(.waiting)) struct OutboxPublisherTests {
     /// An acknowledgement the test gives (or never gives).
     final class FakeTicket: PublishAcknowledgement, @unchecked Sendable {
         private let state = Mutex<
@@ -123,10 +124,10 @@ struct OutboxPublisherTests {
         transport.issued[0].ticket.complete(.success(.success))
         // The broker goes away: the other three are never acknowledged.
         #expect(await waitUntil { await outbox.stats.rows == 3 })
-        let start = ContinuousClock.now
+        // The three tickets are never completed: the publisher ends all the same, so it does not wait for a
+        // broker that is away. How soon is not timed here: a busy machine would break any bound.
         running.cancel()
         try await running.value
-        #expect(ContinuousClock.now - start < .seconds(3), "it does not wait for a broker that is away")
         #expect(
             try await store.pending(after: 0, limit: 10).map(\.topic) == ["t/2", "t/3", "t/4"],
             "what was not acknowledged is sent again next time")

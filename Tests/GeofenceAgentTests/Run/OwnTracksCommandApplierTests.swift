@@ -4,12 +4,13 @@ import GeofenceCore
 import GeofenceStore
 import Logging
 import Mosquitto
+import TestSupport
 import Testing
 
 @testable import GeofenceAgent
 
 /// OwnTracks' commands through the change applier, with an in-memory store, monitors and broker.
-struct OwnTracksCommandApplierTests {
+@Suite(.offTheCooperativePool(.waiting)) struct OwnTracksCommandApplierTests {
     let store = FakeConditionStore()
     let host = FakeMonitorHost()
     let publisher = FakePublisher()

@@ -14,7 +14,7 @@ import Testing
 
 /// Home Assistant's MQTT discovery, against its documentation (home-assistant.io, integrations
 /// device_tracker.mqtt, event.mqtt, sensor.mqtt): each config's keys are ones the integration documents.
-struct HomeAssistantDiscoveryTests {
+@Suite(.offTheCooperativePool(.computing)) struct HomeAssistantDiscoveryTests {
     static let topics = Topics(prefix: "fleet", fleet: "demo", vehicle: "vehicle-1")
     static let identity = HomeAssistant.Identity(topics: topics)
     /// The keys each documented component takes (the shared ones: unique_id, name, device, availability, icon, entity_category).

@@ -13,7 +13,7 @@ import Testing
 #endif
 
 /// `metrics` in config.json: what is refused, and where.
-struct MetricsSettingsTests {
+@Suite(.offTheCooperativePool(.computing)) struct MetricsSettingsTests {
     func parse(_ metrics: String) -> String {
         do {
             let c = try AgentConfiguration.parse(
@@ -206,7 +206,7 @@ func parseMetrics(_ text: String) throws -> [String: Double] {
 }
 
 /// Prometheus' textfile is its output's own timer: written at once, then every 15 s, until the shutdown.
-@Suite struct MetricsTextfileServiceTests {
+@Suite(.offTheCooperativePool(.waiting)) struct MetricsTextfileServiceTests {
     @Test func theTextfileIsWrittenAndTheTimerStopsAtTheShutdown() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("textfile-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -3,11 +3,12 @@ import Foundation
 import GeofenceAgent
 import GeofenceCore
 import GeofenceStore
+import TestSupport
 import Testing
 
 /// OwnTracks' payloads, field by field against the booklet (owntracks/booklet, docs/tech/json.md): each
 /// field's name, JSON type and unit. The table is the booklet's; a payload may carry only its fields.
-struct OwnTracksPayloadTests {
+@Suite(.offTheCooperativePool(.computing)) struct OwnTracksPayloadTests {
     enum Kind: Equatable { case integer, float, string, strings }
 
     /// `_type=location` in the booklet: field → type (units in the comments).
@@ -157,7 +158,7 @@ struct OwnTracksPayloadTests {
 }
 
 /// OwnTracks' commands, read without acting on them.
-struct OwnTracksCommandTests {
+@Suite(.offTheCooperativePool(.computing)) struct OwnTracksCommandTests {
     func parse(_ text: String) -> Result<OwnTracksCommand, CommandRefusal> { OwnTracksCommand.parse(Array(text.utf8)) }
 
     @Test func theActionsTheAgentTakes() {
