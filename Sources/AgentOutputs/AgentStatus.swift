@@ -43,6 +43,8 @@ package struct AgentStatus: Sendable, Codable, Equatable {
     package var updated: String
     package var startedAt: String
     package var broker: String
+    /// Whether the broker can give the vehicle its geofences: `ok`, `unchecked`, `unavailable: WHY`.
+    package var geofenceSync: String?
     package var gps: GPS
     package var monitors: [Monitor]
     package var conditions: Int
@@ -61,7 +63,8 @@ package struct AgentStatus: Sendable, Codable, Equatable {
 
     package init(
         status: String, fleet: String, vehicle: String, version: String, pid: Int32, updated: String, startedAt: String,
-        broker: String, gps: GPS, monitors: [Monitor], conditions: Int, outbox: OutboxStats, outboxCaps: OutboxLimits,
+        broker: String, geofenceSync: String? = nil, gps: GPS, monitors: [Monitor], conditions: Int,
+        outbox: OutboxStats, outboxCaps: OutboxLimits,
         store: String, storeProblem: String? = nil, waitingStateChanges: Int, liveUpdates: Bool,
         place: PlaceSummary? = nil, heartbeatSeconds: Double? = nil
     ) {
@@ -73,6 +76,7 @@ package struct AgentStatus: Sendable, Codable, Equatable {
         self.updated = updated
         self.startedAt = startedAt
         self.broker = broker
+        self.geofenceSync = geofenceSync
         self.gps = gps
         self.monitors = monitors
         self.conditions = conditions

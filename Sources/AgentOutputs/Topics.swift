@@ -30,4 +30,6 @@ public struct Topics: Sendable, Equatable {
     public var stateDetail: String { "\(vehicleBase)/state/detail" }
     public var status: String { "\(vehicleBase)/status" }
     public var command: String { "\(vehicleBase)/cmd" }
+    /// The agent's check that the broker gives retained messages to wildcard subscriptions (`.../probe/+`).
+    public var probe: String { "\(vehicleBase)/probe" }
 }

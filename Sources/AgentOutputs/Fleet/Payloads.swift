@@ -86,6 +86,8 @@ public enum Payloads {
         case local
         /// The store could not record something (a full disk); what is kept and retried is said in `reason`.
         case store
+        /// The broker cannot do what the agent needs (retained geofences to a wildcard subscription).
+        case broker
     }
 
     /// A refused definition or command, or a store failure, on `.../errors`.

@@ -103,12 +103,14 @@ struct AgentBuild {
             places: places, logger: logger)
         // Restoring 100,000 conditions decodes them in parallel parts and leaves freed heap behind.
         HeapTrim.giveBackFreedMemory()
+        let syncCheck = SyncCheckService(client: client, topics: topics, logger: logger)
         let reporter = StateReporter(
             source: processor, publisher: client, topics: topics, configuration: configuration, outputs: outputs,
             logger: logger,
             brokerDescription: { [configuration] in
                 configuration.mqtt.failover.isEmpty ? "\(client.status)" : "\(client.status) (\(client.broker))"
-            })
+            },
+            geofenceSync: { syncCheck.description })
         let conditions = OutboxConditionStore(store: store, outbox: outbox, outputs: outputs, places: places)
         let ownTracks = configuration.ownTracksIdentity
         let applier = ChangeApplier(
@@ -157,7 +159,7 @@ struct AgentBuild {
             ConnectionService(
                 client: client, reporter: reporter, outputs: outputs, announcementRequests: announcementRequests,
                 logger: logger),
-            GeofenceSyncService(subscriptions: geofences, applier: applier),
+            GeofenceSyncService(subscriptions: geofences, applier: applier), syncCheck,
             CommandService(
                 commands: commands, ownTracksCommands: ownTracksCommands, applier: applier,
                 geofenceFilters: geofenceFilters,

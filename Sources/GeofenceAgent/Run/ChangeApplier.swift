@@ -311,6 +311,7 @@ actor ChangeApplier {
         case .local:
             logger.error("could not apply a local change", metadata: ["request": "\(topic)", "reason": "\(reason)"])
         case .store: logger.error("the store refused a change", metadata: ["topic": "\(topic)", "reason": "\(reason)"])
+        case .broker: logger.error("the broker cannot do this", metadata: ["topic": "\(topic)", "reason": "\(reason)"])
         }
         guard publisher.isConnected else { return }
         do {

@@ -21,6 +21,8 @@ actor StateReporter {
     private let startedAt = Date()
     /// The broker's connection state, as text for the status (the client's own description).
     private let brokerDescription: @Sendable () -> String
+    /// Whether the broker can give the vehicle its geofences (`SyncCheckService.description`).
+    private let geofenceSync: @Sendable () -> String?
     /// Told each status written (every second): Prometheus' gauges follow it.
     private let outputs: MultiplexOutput
     private var publishedGeneration = -1
@@ -42,7 +44,7 @@ actor StateReporter {
     init(
         source: any SnapshotSource, publisher: any MessagePublishing, topics: Topics, configuration: AgentConfiguration,
         outputs: MultiplexOutput = MultiplexOutput([]), logger: Logger,
-        brokerDescription: @escaping @Sendable () -> String
+        brokerDescription: @escaping @Sendable () -> String, geofenceSync: @escaping @Sendable () -> String? = { nil }
     ) {
         self.outputs = outputs
         self.source = source
@@ -52,6 +54,7 @@ actor StateReporter {
         paths = StorePaths(configuration.storePath)
         self.logger = logger
         self.brokerDescription = brokerDescription
+        self.geofenceSync = geofenceSync
     }
 
     // MARK: Status
@@ -66,7 +69,7 @@ actor StateReporter {
         return AgentStatus(
             status: online ? "online" : "offline", fleet: configuration.fleet, vehicle: configuration.vehicle,
             version: AgentVersion.string, pid: getpid(), updated: iso8601(Date()), startedAt: iso8601(startedAt),
-            broker: brokerDescription(),
+            broker: brokerDescription(), geofenceSync: geofenceSync(),
             gps: .init(
                 state: s.gps.state.rawValue, detail: s.gps.detail, device: s.gps.device,
                 fixAgeSeconds: s.gps.lastFixAtNanoseconds.map { Double(now &- $0) / 1e9 },

@@ -18,7 +18,7 @@ import Synchronization
 /// Blocking libmosquitto calls run on a dedicated thread, never on the cooperative pool.
 public final class MQTTClient: Service, Sendable {
     public let configuration: MQTTConfiguration
-    private let core: ClientCore
+    let core: ClientCore
     /// One handle per broker, each with its own client id (`MQTTConfiguration.clientID(forBroker:)`); the
     /// one in use is `core.handle`.
     private let handles: [MosquittoHandle]
@@ -461,7 +461,7 @@ public final class MQTTClient: Service, Sendable {
             return id
         }
         continuation.onTermination = { [weak self] _ in self?.dropSubscriber(id, filter: filter) }
-        let subscription = MQTTSubscription(filter: filter, stream: stream)
+        let subscription = MQTTSubscription(filter: filter, stream: stream, end: { continuation.finish() })
         guard status.isConnected else { return subscription }
         let handle = handle
         let core = core
@@ -551,8 +551,20 @@ public struct MQTTSubscription: AsyncSequence, Sendable {
     public typealias Element = MQTTMessage
     public let filter: String
     let stream: AsyncStream<MQTTMessage>
+    private let end: @Sendable () -> Void
+
+    init(filter: String, stream: AsyncStream<MQTTMessage>, end: @escaping @Sendable () -> Void = {}) {
+        self.filter = filter
+        self.stream = stream
+        self.end = end
+    }
 
     public func makeAsyncIterator() -> AsyncStream<MQTTMessage>.AsyncIterator { stream.makeAsyncIterator() }
+
+    /// Ends the subscription: its messages end, and the client unsubscribes the filter when no other
+    /// subscription has it. Leaving a loop over it does not: the client would keep the filter, and
+    /// its messages, for ever.
+    public func cancel() { end() }
 }
 
 /// A QoS 1 message handed to libmosquitto, whose PUBACK can be awaited later (see `MQTTClient.issue`).

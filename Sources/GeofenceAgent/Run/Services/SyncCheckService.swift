@@ -1,0 +1,70 @@
+import AgentOutputs
+import Foundation
+import Logging
+import Mosquitto
+import ServiceLifecycle
+import Synchronization
+
+/// Checks each broker the agent connects to, once a run, with `RetainedDeliveryProbe`: a broker that
+/// withholds retained messages from wildcard subscriptions can never give the vehicle its geofences. Such a
+/// broker is refused for the sync, with the reason in the log, on `errors` and in the status; the agent
+/// goes on with the geofences it stores and publishes as before, since the rest works there.
+final class SyncCheckService: Service, Sendable {
+    let client: MQTTClient
+    let topics: Topics
+    let logger: Logger
+    /// Each checked broker's verdict ("host:port").
+    private let verdicts = Mutex<[String: RetainedDeliveryProbe.Verdict]>([:])
+
+    init(client: MQTTClient, topics: Topics, logger: Logger) {
+        self.client = client
+        self.topics = topics
+        self.logger = logger
+    }
+
+    /// For the status: `ok`, `unchecked`, or `unavailable: WHY` for the broker in use.
+    var description: String {
+        let broker = client.broker.description
+        switch verdicts.withLock({ $0[broker] }) {
+        case .delivers: return "ok"
+        case .withholds: return "unavailable: \(Self.reason(broker))"
+        case nil: return "unchecked"
+        }
+    }
+
+    static func reason(_ broker: String) -> String {
+        "the broker at \(broker) does not deliver retained messages to wildcard subscriptions (RabbitMQ's MQTT "
+            + "plugin does not), so geofences published there never reach this vehicle; use a broker that does "
+            + "(mosquitto, EMQX, HiveMQ) or load them from a file (conditions.file)"
+    }
+
+    func run() async {
+        let states = client.statusUpdates
+        await cancelWhenGracefulShutdown {
+            if self.client.status.isConnected { await self.checkTheBroker() }
+            for await state in states where state.isConnected { await self.checkTheBroker() }
+        }
+    }
+
+    /// Checks the broker in use unless it was checked: one probe a run, not one a reconnection.
+    private func checkTheBroker() async {
+        let broker = client.broker.description
+        guard verdicts.withLock({ $0[broker] }) == nil else { return }
+        guard let verdict = await RetainedDeliveryProbe(topics: topics).run(on: client) else {
+            logger.info("could not check the broker's retained messages; trying again at the next connection")
+            return
+        }
+        verdicts.withLock { $0[broker] = verdict }
+        guard verdict == .withholds else {
+            logger.debug("the broker delivers retained geofences", metadata: ["broker": "\(broker)"])
+            return
+        }
+        logger.error("geofence sync unavailable: \(Self.reason(broker))")
+        try? await client.publish(
+            topics.errors,
+            payload: Payloads.error(
+                kind: .broker, topic: topics.fleetGeofences, identifier: nil, reason: Self.reason(broker),
+                vehicle: topics.vehicle),
+            retain: false)
+    }
+}
