@@ -65,14 +65,14 @@ import Testing
         let agent = try AgentFixture(brokerPort: broker.port, speedFactor: 15)
         let expected = try expectedTransitions(in: agent)
         try agent.start()
-        #expect(await waitUntil(30) { dashboard.unique.count >= 10 })
+        #expect(await waitUntil(60) { dashboard.unique.count >= 10 })
         broker.stop()
         try await Task.sleep(for: .seconds(60))
         let duringOutage = dashboard.unique.count
         try broker.start()
         #expect(agent.pid != nil && !agent.waitForExit(within: 0), "the drive is still going when the broker returns")
         #expect(agent.waitForExit(within: 120))
-        #expect(await waitUntil(30) { dashboard.unique.count >= expected.count })
+        #expect(await waitUntil(60) { dashboard.unique.count >= expected.count })
         await dashboard.stop()
         let unique = dashboard.unique
         #expect(perCondition(unique) == perCondition(expected))
@@ -92,7 +92,7 @@ import Testing
         let expected = try expectedTransitions(in: agent)
         try agent.start()
         let pid = try #require(agent.pid)
-        #expect(await waitUntil(20) { dashboard.unique.count >= 5 })
+        #expect(await waitUntil(60) { dashboard.unique.count >= 5 })
         // The disk fills: no file of the agent's may grow past its present size (a file-size limit).
         let wal = (try? FileManager.default.attributesOfItem(atPath: agent.storePath + "-wal")[.size] as? Int) ?? 0
         let db = (try? FileManager.default.attributesOfItem(atPath: agent.storePath)[.size] as? Int) ?? 0
@@ -118,7 +118,7 @@ import Testing
         }
         #expect(drained, "the status shows the outbox empty once everything is delivered")
         #expect(agent.waitForExit(within: 120))
-        #expect(await waitUntil(30) { dashboard.unique.count >= expected.count })
+        #expect(await waitUntil(60) { dashboard.unique.count >= expected.count })
         await dashboard.stop()
         #expect(perCondition(dashboard.unique) == perCondition(expected), "nothing lost across the full disk")
         let check = try Database(path: agent.storePath).statement("PRAGMA integrity_check")

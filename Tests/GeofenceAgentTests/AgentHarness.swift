@@ -164,7 +164,7 @@ final class EventSubscriber: Sendable {
         await client.start()
         // Connected first, so that `subscribe` returns once the broker has granted it (a busy machine can
         // take a while to connect; a subscription made before that is only sent on connect).
-        _ = await waitUntil(30) { self.client.status.isConnected }
+        _ = await waitUntil(60) { self.client.status.isConnected }
         let subscription = try await client.subscribe(topic)
         let t = Task { [self] in
             for await message in subscription {

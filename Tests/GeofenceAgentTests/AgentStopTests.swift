@@ -60,7 +60,7 @@ import Testing
         broker.stop()
         // Count what is queued only once the agent has seen the broker go: rows counted while it was still
         // connected may yet be acknowledged and deleted.
-        #expect(await waitUntil(30) { (agent.status?["broker"] as? String).map { !$0.hasPrefix("connected") } == true })
+        #expect(await waitUntil(60) { (agent.status?["broker"] as? String).map { !$0.hasPrefix("connected") } == true })
         let queued = agent.status.flatMap { ($0["outbox"] as? [String: Any])?["rows"] as? Int } ?? 0
         #expect(
             await waitUntil(30) { ((agent.status?["outbox"] as? [String: Any])?["rows"] as? Int ?? 0) > queued },

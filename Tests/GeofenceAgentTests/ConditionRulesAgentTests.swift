@@ -62,7 +62,7 @@ import Testing
         // Deleting the retained geofence while the vehicle is inside publishes its exit.
         #expect(events("zone").isEmpty)
         _ = try await operatorClient.publish("fleet/test/geofences/zone", payload: [], retain: true)
-        #expect(await waitUntil(30) { !events("zone").isEmpty })
+        #expect(await waitUntil(60) { !events("zone").isEmpty })
         let removed = try #require(events("zone").first)
         #expect(
             removed["event"] as? String == "exit" && removed["reason"] as? String == "removed"

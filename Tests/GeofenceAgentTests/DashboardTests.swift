@@ -334,7 +334,7 @@ import Testing
             configuration: configuration, logger: Logger(label: "test.vehicle") { _ in SwiftLogNoOpLogHandler() })
         await vehicle.start()
         defer { Task { await vehicle.shutdown() } }
-        #expect(await waitUntil(20) { vehicle.status.isConnected })
+        #expect(await waitUntil(60) { vehicle.status.isConnected })
         #expect(
             try await vehicle.publish(
                 "fleet/demo/vehicles/vehicle-1/status",

@@ -68,7 +68,7 @@ func failOverMidDrive(
         await waitUntil(60) { (agent.status?["geofenceSync"] as? String)?.hasPrefix(geofenceSync) == true },
         "\(agent.status?["geofenceSync"] ?? "no status"): \(agent.log.suffix(1500))")
     if geofenceSync == "unavailable" {
-        #expect(await waitUntil(30) { errors.events.contains { $0["kind"] as? String == "broker" } })
+        #expect(await waitUntil(60) { errors.events.contains { $0["kind"] as? String == "broker" } })
         #expect(agent.log.contains("geofence sync unavailable"), "\(agent.log.suffix(1500))")
     }
     stop()

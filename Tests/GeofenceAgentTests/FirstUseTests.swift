@@ -103,14 +103,14 @@ import Testing
         let watcher = try await EventSubscriber(port: broker.port, topic: "fleet/test/vehicles/v1/errors")
         try agent.start()
         defer { agent.kill(signal: SIGTERM) }
-        #expect(await waitUntil(30) { (agent.status?["broker"] as? String)?.hasPrefix("connected") == true })
+        #expect(await waitUntil(60) { (agent.status?["broker"] as? String)?.hasPrefix("connected") == true })
         let operatorClient = try MQTTClient(
             configuration: MQTTConfiguration(port: broker.port, clientID: "test-cmd"),
             logger: Logger(label: "t") { _ in SwiftLogNoOpLogHandler() })
         await operatorClient.start()
         try await operatorClient.publish("fleet/test/vehicles/v1/cmd", text: "selfDestruct")
         await operatorClient.shutdown()
-        #expect(await waitUntil(20) { watcher.count >= 1 })
+        #expect(await waitUntil(60) { watcher.count >= 1 })
         await watcher.stop()
         let error = try #require(watcher.events.first)
         #expect(error["kind"] as? String == "command")

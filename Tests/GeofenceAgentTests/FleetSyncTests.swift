@@ -33,7 +33,7 @@ import Testing
         #expect(
             await waitUntil(300) { (agent.status?["conditions"] as? Int ?? 0) == count - 1 },
             "every good geofence is held: \(agent.status?["conditions"] ?? "none")")
-        #expect(await waitUntil(30) { errors.count >= 1 })
+        #expect(await waitUntil(60) { errors.count >= 1 })
         let refusal = try #require(errors.events.first)
         #expect(
             refusal["identifier"] as? String == geofences[50_000].identifier && refusal["kind"] as? String == "geofence"
@@ -45,7 +45,7 @@ import Testing
             geofences.prefix(10).map { FleetGeofences.Geofence(identifier: $0.identifier, feature: "") },
             port: broker.port)
         #expect(await waitUntil(60) { (agent.status?["conditions"] as? Int ?? 0) == count - 11 })
-        #expect(await waitUntil(30) { (states.events.last?["conditions"] as? Int) == count - 11 }, "the state follows")
+        #expect(await waitUntil(60) { (states.events.last?["conditions"] as? Int) == count - 11 }, "the state follows")
         await states.stop()
         await errors.stop()
         let largest = states.sizes.max() ?? 0

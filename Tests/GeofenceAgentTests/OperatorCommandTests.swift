@@ -32,7 +32,7 @@ import Testing
         // By identifier: a subscription that the broker confirms during the push gets some features live and
         // all of them again as retained messages.
         let published = { Set(fleet.events.compactMap { $0["id"] as? String }) }
-        #expect(await waitUntil(30) { published().count >= SyntheticDrive.circles })
+        #expect(await waitUntil(60) { published().count >= SyntheticDrive.circles })
         #expect(
             published() == Set((1...SyntheticDrive.circles).map { "c\($0)" }),
             "only the good file's \(SyntheticDrive.circles) features, retained")
@@ -57,7 +57,7 @@ import Testing
             pushed.lines.first?.hasPrefix("place: Zwolle, Overijssel, NL (52.51250, 6.09444") == true,
             "\(pushed.stdout)")
         #expect(pushed.lines.last == "published fleet/test/geofences/zwolle")
-        #expect(await waitUntil(20) { fleet.events.contains { $0["id"] as? String == "zwolle" } })
+        #expect(await waitUntil(60) { fleet.events.contains { $0["id"] as? String == "zwolle" } })
         let feature = fleet.events.first { $0["id"] as? String == "zwolle" }!
         let coordinates = (feature["geometry"] as? [String: Any])?["coordinates"] as? [Double]
         #expect(coordinates.map { abs($0[0] - 6.09444) < 1e-4 && abs($0[1] - 52.5125) < 1e-4 } == true)
@@ -103,7 +103,7 @@ import Testing
         // Agent running: through its inbox.
         try agent.start()
         defer { agent.kill(signal: SIGTERM) }
-        #expect(await waitUntil(20) { FileManager.default.fileExists(atPath: agent.storePath + ".status.json") })
+        #expect(await waitUntil(60) { FileManager.default.fileExists(atPath: agent.storePath + ".status.json") })
         let gate = try AgentBinary.temporaryFile(
             #"{"type":"Feature","id":"gate","geometry":{"type":"Point","coordinates":[5.01,52.0]},"properties":{"radius":30}}"#,
             suffix: ".geojson")

@@ -64,7 +64,7 @@ import Testing
         let agent = try AgentFixture(brokerPort: broker.port, speedFactor: 20)
         try agent.start()
         defer { agent.kill(signal: SIGTERM) }
-        #expect(await waitUntil(20) { FileManager.default.fileExists(atPath: agent.storePath + ".status.json") })
+        #expect(await waitUntil(60) { FileManager.default.fileExists(atPath: agent.storePath + ".status.json") })
         try await Task.sleep(for: .seconds(1.5))
         let result = try AgentBinary.run(["status", "--config", agent.configURL.path, "--json"])
         #expect(result.status == 0, "\(result.stderr)")

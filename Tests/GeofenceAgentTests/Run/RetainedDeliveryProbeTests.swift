@@ -35,7 +35,7 @@ import Testing
         let client = try MQTTClient(
             configuration: MQTTConfiguration(host: "127.0.0.1", port: broker.port, clientID: "agent"), logger: logger)
         await client.start()
-        #expect(await waitUntil(30) { client.status.isConnected })
+        #expect(await waitUntil(60) { client.status.isConnected })
         #expect(await probe.run(on: client) == .delivers)
         #expect(client.core.state.withLock { $0.filters[probe.filter] } == nil, "the probe's filter unsubscribed")
 
@@ -44,7 +44,7 @@ import Testing
             configuration: MQTTConfiguration(host: "127.0.0.1", port: broker.port, clientID: "listener"),
             logger: logger)
         await listener.start()
-        #expect(await waitUntil(30) { listener.status.isConnected })
+        #expect(await waitUntil(60) { listener.status.isConnected })
         let heard = try await listener.subscribe("fleet/test/vehicles/v1/probe/#")
         try await listener.publish("fleet/test/vehicles/v1/probe/end", text: "end")
         var first: MQTTMessage?

@@ -121,7 +121,7 @@ import Testing
         defer { agent.kill(signal: SIGKILL) }
         try agent.start()
 
-        #expect(await waitUntil(30) { discovery.events.count >= 5 })
+        #expect(await waitUntil(60) { discovery.events.count >= 5 })
         let configs = discovery.events
         #expect(Set(configs.compactMap { $0["unique_id"] as? String }).count == 5)
 
@@ -131,7 +131,7 @@ import Testing
             events.events.map { "\($0["identifier"] as? String ?? "") \($0["event_type"] as? String ?? "")" }
                 == ["start-buoy exit", "channel enter", "channel dwell", "gate crossed", "channel exit"])
         // The tracker's attributes: where the vehicle is, and (while it was in the channel) what it is inside.
-        #expect(await waitUntil(30) { attributes.events.count >= 10 })
+        #expect(await waitUntil(60) { attributes.events.count >= 10 })
         #expect(
             attributes.events.allSatisfy {
                 $0["latitude"] is Double && $0["longitude"] is Double && $0["gps_accuracy"] is Double
@@ -139,7 +139,7 @@ import Testing
         #expect(attributes.events.contains { ($0["inside"] as? [String])?.contains("channel") == true })
 
         // The sensors' templates, rendered as Home Assistant renders them, against the latest status.
-        #expect(await waitUntil(30) { status.events.contains { ($0["gps"] as? [String: Any])?["state"] != nil } })
+        #expect(await waitUntil(60) { status.events.contains { ($0["gps"] as? [String: Any])?["state"] != nil } })
         let latest = try #require(status.events.last { $0["status"] as? String == "online" })
         let sensors = configs.filter { $0["value_template"] != nil }
         #expect(sensors.count == 3)
@@ -160,12 +160,12 @@ import Testing
         // Home Assistant restarts: it says `online`, and the discovery comes again.
         let before = discovery.count
         _ = try await operatorClient.publish("homeassistant/status", text: "online", retain: false)
-        #expect(await waitUntil(20) { discovery.count >= before + 5 })
+        #expect(await waitUntil(60) { discovery.count >= before + 5 })
         #expect(agent.terminate(within: 15) != nil)
 
         // The stop's status says only `offline`: every template still renders, the sensors to Home
         // Assistant's "no value", with no undefined key touched (Home Assistant logs an error for each).
-        #expect(await waitUntil(20) { status.events.last?["status"] as? String == "offline" })
+        #expect(await waitUntil(60) { status.events.last?["status"] as? String == "offline" })
         let offline = try #require(status.events.last)
         for sensor in sensors {
             #expect(try renderJinja(sensor["value_template"] as! String, valueJSON: offline) == "None")

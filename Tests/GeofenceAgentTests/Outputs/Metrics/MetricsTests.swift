@@ -105,7 +105,7 @@ import Testing
 
         // node_exporter's textfile, beside the configuration, parses too.
         let textfile = agent.directory.appendingPathComponent("metrics.prom").path
-        #expect(await waitUntil(20) { FileManager.default.fileExists(atPath: textfile) })
+        #expect(await waitUntil(60) { FileManager.default.fileExists(atPath: textfile) })
         let fromFile = try parseMetrics(try String(contentsOfFile: textfile, encoding: .utf8))
         #expect(fromFile["geofence_agent_fixes_received_total"] != nil)
         // Anything but GET /metrics is turned away.
@@ -113,7 +113,7 @@ import Testing
 
         // A reconnect counts: the broker goes away and comes back on its port.
         broker.stop()
-        #expect(await waitUntil(30) { (try? scrape(port: port))?["geofence_agent_broker_connected"] == 0 })
+        #expect(await waitUntil(60) { (try? scrape(port: port))?["geofence_agent_broker_connected"] == 0 })
         try broker.start()
         #expect(
             await waitUntil(60) {

@@ -40,7 +40,7 @@ import Testing
         }
 
         // Locations on owntracks/test/v1: pings with the regions the vehicle is in.
-        #expect(await waitUntil(30) { locations.events.filter { $0["t"] as? String == "p" }.count >= 20 })
+        #expect(await waitUntil(60) { locations.events.filter { $0["t"] as? String == "p" }.count >= 20 })
         let pings = locations.events.filter { $0["_type"] as? String == "location" }
         #expect(pings.filter { $0["t"] as? String == "p" }.count <= 147 / 5 + 2, "the pings keep their pace")
         #expect(
@@ -62,24 +62,24 @@ import Testing
             #"{"_type":"cmd","action":"setWaypoints","waypoints":{"_type":"waypoints","waypoints":[{"_type":"waypoint","desc":"Home port","lat":52.84,"lon":5.30,"rad":200,"tst":1700000000,"rid":"homeport"}]}}"#
         )
         try await command(#"{"_type":"cmd","action":"waypoints"}"#)
-        #expect(await waitUntil(20) { !regions.events.isEmpty })
+        #expect(await waitUntil(60) { !regions.events.isEmpty })
         let held = (regions.events.first?["waypoints"] as? [[String: Any]] ?? []).compactMap { $0["rid"] as? String }
         #expect(
             Set(held) == ["homeport", "start-buoy", "gate"],
             "OwnTracks' region and the fleet's circles; polygons and corridors have no form: \(held)")
         try await command(#"{"_type":"cmd","action":"clearWaypoints"}"#)
         try await command(#"{"_type":"cmd","action":"waypoints"}"#)
-        #expect(await waitUntil(20) { regions.events.count >= 2 })
+        #expect(await waitUntil(60) { regions.events.count >= 2 })
         #expect(
             Set((regions.events.last?["waypoints"] as? [[String: Any]] ?? []).compactMap { $0["rid"] as? String }) == [
                 "start-buoy", "gate",
             ])
         try await command(#"{"_type":"cmd","action":"reportLocation"}"#)
-        #expect(await waitUntil(20) { locations.events.contains { $0["t"] as? String == "r" } })
+        #expect(await waitUntil(60) { locations.events.contains { $0["t"] as? String == "r" } })
 
         // The will: `_type: lwt` when the vehicle goes (published explicitly on a clean stop).
         #expect(agent.terminate(within: 15) != nil)
-        #expect(await waitUntil(20) { locations.events.contains { $0["_type"] as? String == "lwt" } })
+        #expect(await waitUntil(60) { locations.events.contains { $0["_type"] as? String == "lwt" } })
         #expect(locations.events.last { $0["_type"] as? String == "lwt" }?["tst"] is Int)
         for s in [locations, transitions, regions] { await s.stop() }
     }
