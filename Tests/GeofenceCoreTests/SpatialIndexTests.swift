@@ -75,6 +75,37 @@ import Testing
         #expect(hits > 1000)
     }
 
+    /// A restore works out the slots' masks on every core: the index answers as one built slot by slot.
+    @Test func regionsAddedAtOnceAnswerAsRegionsAddedOneByOne() async {
+        let conditions = Self.conditions(seed: 23, count: 3000)
+        var atOnce = SpatialIndex()
+        atOnce.insertAll(regions: conditions.enumerated().map { ($0.offset, $0.element.region) })
+        var oneByOne = SpatialIndex()
+        for (i, c) in conditions.enumerated() { oneByOne.insert(slot: i, region: c.region) }
+        let frozen = (atOnce, oneByOne)
+        func answers(_ index: SpatialIndex, _ lat: Double, _ lon: Double) -> [String] {
+            var out: [String] = []
+            index.forEachCandidate(longitude: lon, latitude: lat) { slot, sure in out.append("\(slot) \(sure)") }
+            return out.sorted()
+        }
+        await propertyCheck(count: 3000, input: Gen.double(in: -90...90), Gen.double(in: -180...180)) { lat, lon in
+            #expect(answers(frozen.0, lat, lon) == answers(frozen.1, lat, lon))
+        }
+        // At the conditions themselves too, where random points rarely land.
+        for c in conditions {
+            let p = c.region.boundingBox
+            let lat = (p.minLatitude + p.maxLatitude) / 2
+            let lon = (p.minLongitude + p.maxLongitude) / 2
+            #expect(answers(frozen.0, lat, lon) == answers(frozen.1, lat, lon))
+        }
+    }
+
+    @Test func workOnEveryCoreComesBackInOrder() {
+        let squares = workedOutOnEveryCore(10_000, chunk: 64) { $0 * $0 }
+        #expect(squares.map { $0! } == (0..<10_000).map { $0 * $0 })
+        #expect(workedOutOnEveryCore(3) { $0 + 1 }.map { $0! } == [1, 2, 3])
+    }
+
     @Test func removalAndReplacement() {
         var index = SpatialIndex()
         let box = BoundingBox(minLongitude: 1, minLatitude: 1, maxLongitude: 1.001, maxLatitude: 1.001)

@@ -131,12 +131,14 @@ public struct SpatialIndex: Sendable {
     }
 
     private mutating func place(_ slot: Int, _ box: BoundingBox) {
-        guard let level = Self.level(for: box, floor: floor) else {
-            large.append(UInt32(slot))
-            slotLevel[slot] = Int8(Self.levelCount)
-            return
-        }
-        slotLevel[slot] = Int8(level)
+        apply(slot, placement(of: slot, box))
+    }
+
+    /// Where a slot goes on the current floor, and what it puts in each cell there (its octagons and
+    /// masks): worked out apart from the tables, so that a rebuild can work out every slot's at once on
+    /// all cores. Nil for the list of very large boxes.
+    private func placement(of slot: Int, _ box: BoundingBox) -> Placement? {
+        guard let level = Self.level(for: box, floor: floor) else { return nil }
         let inverse = inverseSizes[level]
         let shape = shapes[slot]
         var outer = Octagon(box: box)
@@ -149,6 +151,7 @@ public struct SpatialIndex: Sendable {
                 ? 360.0 : found.box.minLongitude > box.maxLongitude + 1 ? -360 : 0
             inner = found.shifted(east: east)
         }
+        var cells: [(key: UInt64, entry: CellEntry, mask: CellMask)] = []
         for (key, column, row) in Self.placements(of: box, level: level) {
             var mask = CellMask.unknown
             if let shape {
@@ -159,14 +162,34 @@ public struct SpatialIndex: Sendable {
             let entry = CellEntry(
                 slot: UInt32(slot), outer: outer.inCell(inverse: inverse, column: column, row: row), mask: mask,
                 inner: inner?.inCell(inverse: inverse, column: column, row: row))
-            levels[level].insert(entry, mask: mask, in: key)
+            cells.append((key, entry, mask))
         }
+        return Placement(level: level, cells: cells)
+    }
+
+    /// A slot's level and its entry in each cell it reaches there.
+    private struct Placement: Sendable {
+        var level: Int
+        var cells: [(key: UInt64, entry: CellEntry, mask: CellMask)]
+    }
+
+    private mutating func apply(_ slot: Int, _ placement: Placement?) {
+        guard let placement else {
+            large.append(UInt32(slot))
+            slotLevel[slot] = Int8(Self.levelCount)
+            return
+        }
+        let level = placement.level
+        slotLevel[slot] = Int8(level)
+        for cell in placement.cells { levels[level].insert(cell.entry, mask: cell.mask, in: cell.key) }
         population[level] += 1
         if population[level] == 1 { activeLevels = (0..<Self.levelCount).filter { population[$0] > 0 } }
     }
 
     /// Places every stored slot in fresh tables on the current floor, counting each cell's entries
-    /// first so that every cell gets one chunk of exactly its size.
+    /// first so that every cell gets one chunk of exactly its size. The slots' placements (their masks
+    /// are most of a restore's work) are worked out on every core, then put in the tables in slot order,
+    /// so the tables are the same as one by one.
     private mutating func placeAll() {
         levels = Array(repeating: CellTable(), count: Self.levelCount)
         population = Array(repeating: 0, count: Self.levelCount)
@@ -177,7 +200,15 @@ public struct SpatialIndex: Sendable {
             for key in Self.cells(of: box, level: level) { levels[level].reserve(in: key) }
         }
         for level in levels.indices { levels[level].allocateReserved() }
-        for slot in boxes.indices { if let box = boxes[slot] { place(slot, box) } }
+        let slots = boxes.indices.filter { boxes[$0] != nil }
+        let placements = Self.placements(of: slots, in: self)
+        for (i, slot) in slots.enumerated() { apply(slot, placements[i] ?? nil) }
+    }
+
+    /// Every slot's placement in `index`, a copy that is gone before the tables are filled (so they are not
+    /// copied on write).
+    private static func placements(of slots: [Int], in index: SpatialIndex) -> [Placement??] {
+        workedOutOnEveryCore(slots.count) { i in index.placement(of: slots[i], index.boxes[slots[i]]!) }
     }
 
     public mutating func remove(slot: Int) {
