@@ -152,7 +152,9 @@ let package = Package(
             name: "FuzzChecks",
             dependencies: ["GeofenceCore", "AgentFormats", "AgentJobs", "AgentOutputs", "GeofenceAgent"]),
         // Test helpers shared by several test targets.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(
+            name: "TestSupport", dependencies: ["GeofenceStore", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/TestSupport"),
         .testTarget(
             name: "GeofenceCoreTests",
             dependencies: [

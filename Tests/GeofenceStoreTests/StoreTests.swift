@@ -16,20 +16,9 @@ func temporaryStorePath() -> String {
 
 let quietLogger = Logger(label: "test.store") { _ in SwiftLogNoOpLogHandler() }
 
-/// Opens a store that this test had open and closed a moment ago. A child process that another test
-/// spawns meanwhile holds a copy of the lock file's descriptor until it execs (posix_spawn copies the
-/// descriptor table; close-on-exec closes the copies only at exec), so for a few milliseconds after
-/// `close()` the lock can look taken. The agent spawns nothing, so only this test process meets it.
+/// `TestSupport.reopenStore` with this file's quiet logger.
 func reopenStore(path: String) async throws -> AgentStore {
-    let deadline = ContinuousClock.now + .seconds(5)
-    while true {
-        do {
-            return try await AgentStore.open(path: path, logger: quietLogger)
-        } catch {
-            guard case .locked = error, ContinuousClock.now < deadline else { throw error }
-        }
-        try await Task.sleep(for: .milliseconds(20))
-    }
+    try await reopenStore(path: path, logger: quietLogger)
 }
 
 let depot = Coordinate(latitude: 52.37, longitude: 4.89)

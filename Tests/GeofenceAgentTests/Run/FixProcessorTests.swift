@@ -136,7 +136,7 @@ import Testing
             await processor.recordLastFixes()
             await store.close()
         }
-        let store = try await AgentStore.open(path: configuration.storePath, logger: logger)
+        let store = try await reopenStore(path: configuration.storePath, logger: logger)
         let restarted = try await FixProcessor(
             configuration: configuration, store: store, outbox: try await Outbox.open(store, logger: logger),
             outputs: testOutputs(configuration), logger: logger)
