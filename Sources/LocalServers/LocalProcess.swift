@@ -32,6 +32,11 @@ public enum LocalProcess {
         posix_spawn_file_actions_addopen(&actions, 0, standardInput, O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, standardOutput, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_addopen(&actions, 2, standardError, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        // Nothing else of ours: Foundation's Process learns that its child exited when a socket it gave
+        // that child closes, and a long-lived server spawned meanwhile by another test would otherwise keep
+        // that socket open for its whole life (swift-corelibs-foundation issue 4795; a 30 s `locations`
+        // run once took 238 s to be seen ending).
+        closeEverythingElse(&actions)
         let argv = ([tool] + arguments).map { strdup($0) } + [nil]
         defer { for a in argv { free(a) } }
         let envp: [UnsafeMutablePointer<CChar>?]? = environment.map {
@@ -48,16 +53,39 @@ public enum LocalProcess {
         return pid
     }
 
+    /// Has the child close every descriptor from 3 on: glibc's `posix_spawn_file_actions_addclosefrom_np`
+    /// (2.34 and later; Swift's Glibc module does not show it), else each one open now.
+    private static func closeEverythingElse(_ actions: inout posix_spawn_file_actions_t) {
+        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") {
+            _ = unsafeBitCast(symbol, to: CloseFrom.self)(&actions, 3)
+            return
+        }
+        let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        // A descriptor closed meanwhile is no error for the child (glibc ignores EBADF on a close action).
+        for fd in open.compactMap({ Int32($0) }) where fd >= 3 { posix_spawn_file_actions_addclose(&actions, fd) }
+    }
+
     /// Polls for the child's exit, so that no thread blocks in waitpid.
     public static func reap(_ pid: pid_t, within seconds: Double) -> Bool {
+        exitStatus(of: pid, within: seconds) != nil
+    }
+
+    /// Polls for the child's exit and returns its status: the exit code, or 128 + the signal that ended
+    /// it (as a shell says); nil if it still runs after `seconds`, or -1 if it was not ours to reap.
+    public static func exitStatus(of pid: pid_t, within seconds: Double) -> Int32? {
         let deadline = Date().addingTimeInterval(seconds)
         var status: Int32 = 0
         repeat {
             let r = waitpid(pid, &status, WNOHANG)
-            if r == pid || r < 0 { return true }
+            if r < 0 { return -1 }
+            if r == pid {
+                let signal = status & 0x7F
+                return signal == 0 ? (status >> 8) & 0xFF : 128 + signal
+            }
             usleep(5_000)
         } while Date() < deadline
-        return false
+        return nil
     }
 
     /// SIGTERM, then wait (servers save their state on the way out); SIGKILL after `grace` seconds.

@@ -20,31 +20,26 @@ struct AgentBinary {
         Bundle.module.url(forResource: name, withExtension: nil, subdirectory: "Fixtures")!.path
     }
 
+    /// Runs the agent to its end, its output through files: a pipe's end of file, or Foundation's
+    /// notice of the exit, can wait on any process another test spawned meanwhile (they inherit what is
+    /// open), where a file and `waitpid` cannot.
     static func run(_ arguments: [String], stdin input: String? = nil) throws -> Result {
-        let process = Process()
-        process.executableURL = url
-        process.arguments = arguments
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        let inPipe = Pipe()
-        if input != nil { process.standardInput = inPipe }
-        try process.run()
-        if let input {
-            inPipe.fileHandleForWriting.write(Data(input.utf8))
-            try inPipe.fileHandleForWriting.close()
+        let out = try temporaryFile("", suffix: ".out")
+        let err = try temporaryFile("", suffix: ".err")
+        let inPath = try input.map { try temporaryFile($0, suffix: ".in") }
+        defer {
+            for path in [out, err] + (inPath.map { [$0] } ?? []) { try? FileManager.default.removeItem(atPath: path) }
         }
-        // Both pipes are read while the child runs, so a large output cannot stall it, and drained once it
-        // has exited rather than read to end of file: a process another test spawned meanwhile may have
-        // inherited the pipes' write ends and would hold the end of file back for its whole life (seen as
-        // an 82 s `locations` run in a parallel CI run).
-        let outReader = PipeReader(out.fileHandleForReading.fileDescriptor)
-        let errReader = PipeReader(err.fileHandleForReading.fileDescriptor)
-        process.waitUntilExit()
+        let pid = try LocalProcess.spawn(
+            url.path, arguments, standardInput: inPath ?? "/dev/null", standardOutput: out, standardError: err)
+        // A bound for a stuck run only: every command here ends by itself well within it.
+        guard let status = LocalProcess.exitStatus(of: pid, within: 600) else {
+            LocalProcess.terminate(pid)
+            throw LocalServerError("geofence-agent \(arguments.first ?? "") ran for 600 s")
+        }
         return Result(
-            status: process.terminationStatus, stdout: String(decoding: outReader.finish(), as: UTF8.self),
-            stderr: String(decoding: errReader.finish(), as: UTF8.self))
+            status: status, stdout: (try? String(contentsOfFile: out, encoding: .utf8)) ?? "",
+            stderr: (try? String(contentsOfFile: err, encoding: .utf8)) ?? "")
     }
 
     /// Writes `text` to a temporary file and returns its path.

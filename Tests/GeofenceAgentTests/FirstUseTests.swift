@@ -26,16 +26,15 @@ import Testing
         return path
     }
 
+    /// It ends by itself, at its default timeout (30 s), which it names: how long that took is not timed
+    /// here (a full parallel run has seen 30 to 104 s on this 2-core machine).
     @Test func locationsWithNoGPSDEndsByItselfAndSaysNoneCame() throws {
-        let start = ContinuousClock.now
         let result = try AgentBinary.run([
             "locations", "--count", "5", "--gpsd", "127.0.0.1:\(try LocalProcess.freePort())",
         ])
-        let elapsed = ContinuousClock.now - start
         #expect(result.status == 1, "\(result.stderr)")
-        // The default timeout is 30 s; a busy machine may start the process slowly.
-        #expect(elapsed < .seconds(120), "the default timeout (30 s) ends it")
-        #expect(result.stderr.contains("gpsd"), "\(result.stderr)")
+        #expect(result.stderr.contains("no location from gpsd at 127.0.0.1:"), "\(result.stderr)")
+        #expect(result.stderr.contains("within 30.0 s"), "the default timeout ended it: \(result.stderr)")
     }
 
     @Test func statusWithNoAgentAndNoStoreSaysSoAndExits3() throws {

@@ -29,9 +29,28 @@ public struct OffTheCooperativePool: TestTrait, SuiteTrait, TestScoping {
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
         guard !test.isSuite else { return try await function() }
-        let executor = kind == .computing ? Self.computing : SerialQueueExecutor(label: "test: \(test.name)")
-        try await withTaskExecutorPreference(executor) { try await function() }
+        guard kind == .waiting else {
+            return try await withTaskExecutorPreference(Self.computing) { try await function() }
+        }
+        // At most `waitingAtOnce` such tests run at once: with no bound every one of them starts at the
+        // beginning of a run, each with its agents, brokers, receivers or browser, and two cores then serve
+        // a hundred processes (a `locations` run bounded at 30 s took 238 s that way). A test's own waits
+        // start once it runs.
+        await Self.waitingSlots.acquire()
+        do {
+            try await withTaskExecutorPreference(SerialQueueExecutor(label: "test: \(test.name)")) {
+                try await function()
+            }
+        } catch {
+            await Self.waitingSlots.release()
+            throw error
+        }
+        await Self.waitingSlots.release()
     }
+
+    /// How many waiting tests run at once.
+    public static let waitingAtOnce = 8
+    private static let waitingSlots = Slots(waitingAtOnce)
 }
 
 extension Trait where Self == OffTheCooperativePool {
@@ -53,5 +72,26 @@ final class SerialQueueExecutor: TaskExecutor {
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
+}
+
+/// A counting semaphore for tasks: `acquire` suspends (never blocks a thread) until a slot is free.
+actor Slots {
+    private var free: Int
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    init(_ count: Int) { free = count }
+
+    func acquire() async {
+        if free > 0 {
+            free -= 1
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    /// Hands the slot to the longest waiter, or frees it.
+    func release() {
+        if waiting.isEmpty { free += 1 } else { waiting.removeFirst().resume() }
     }
 }
