@@ -34,8 +34,8 @@ public enum LocalProcess {
         posix_spawn_file_actions_addopen(&actions, 2, standardError, O_WRONLY | O_CREAT | O_APPEND, 0o644)
         // Nothing else of ours: Foundation's Process learns that its child exited when a socket it gave
         // that child closes, and a long-lived server spawned meanwhile by another test would otherwise keep
-        // that socket open for its whole life (swift-corelibs-foundation issue 4795; a 30 s `locations`
-        // run once took 238 s to be seen ending).
+        // that socket open for its whole life (swift-corelibs-foundation issue 4795). Pipes and lock files
+        // likewise.
         closeEverythingElse(&actions)
         let argv = ([tool] + arguments).map { strdup($0) } + [nil]
         defer { for a in argv { free(a) } }
