@@ -188,7 +188,7 @@ public struct SpatialIndex: Sendable {
 
     /// Places every stored slot in fresh tables on the current floor, counting each cell's entries
     /// first so that every cell gets one chunk of exactly its size. The slots' placements (their masks
-    /// are most of a restore's work) are worked out on every core, then put in the tables in slot order,
+    /// are a large part of a restore's work) are worked out on every core, then put in the tables in slot order,
     /// so the tables are the same as one by one.
     private mutating func placeAll() {
         levels = Array(repeating: CellTable(), count: Self.levelCount)

@@ -38,12 +38,17 @@ final class SyncCheckService: Service, Sendable {
             + "(mosquitto, EMQX, HiveMQ) or load them from a file (conditions.file)"
     }
 
+    /// Checks at each connection, in a task of its own that a stop does not wait for: a check waiting on a
+    /// stalled link for its acknowledgements ends when the client stops, after this service.
     func run() async {
         let states = client.statusUpdates
+        let checking = Mutex<Task<Void, Never>?>(nil)
+        let check: @Sendable () -> Void = { checking.withLock { $0 = Task { await self.checkTheBroker() } } }
         await cancelWhenGracefulShutdown {
-            if self.client.status.isConnected { await self.checkTheBroker() }
-            for await state in states where state.isConnected { await self.checkTheBroker() }
+            if self.client.status.isConnected { check() }
+            for await state in states where state.isConnected { check() }
         }
+        checking.withLock { $0?.cancel() }
     }
 
     /// Checks the broker in use unless it was checked: one probe a run, not one a reconnection.
