@@ -34,8 +34,7 @@ public struct OffTheCooperativePool: TestTrait, SuiteTrait, TestScoping {
         }
         // At most `waitingAtOnce` such tests run at once: with no bound every one of them starts at the
         // beginning of a run, each with its agents, brokers, receivers or browser, and two cores then serve
-        // a hundred processes (a `locations` run bounded at 30 s took 238 s that way). A test's own waits
-        // start once it runs.
+        // a hundred processes. A test's own waits start once it runs.
         await Self.waitingSlots.acquire()
         do {
             try await withTaskExecutorPreference(SerialQueueExecutor(label: "test: \(test.name)")) {
