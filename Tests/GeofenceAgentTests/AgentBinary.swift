@@ -28,7 +28,7 @@ struct AgentBinary {
         let err = try temporaryFile("", suffix: ".err")
         let inPath = try input.map { try temporaryFile($0, suffix: ".in") }
         defer {
-            for path in [out, err] + (inPath.map { [$0] } ?? []) { try? FileManager.default.removeItem(atPath: path) }
+            for path in [out, err, inPath].compactMap({ $0 }) { try? FileManager.default.removeItem(atPath: path) }
         }
         let pid = try LocalProcess.spawn(
             url.path, arguments, standardInput: inPath ?? "/dev/null", standardOutput: out, standardError: err)

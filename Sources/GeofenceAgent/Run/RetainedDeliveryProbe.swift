@@ -61,8 +61,8 @@ struct RetainedDeliveryProbe {
                     try? await Task.sleep(for: patience)
                     return nil
                 }
+                // Cancelled, the loop over the subscription ends too.
                 let first = await group.next() ?? nil
-                subscription.cancel()
                 group.cancelAll()
                 return first
             }

@@ -202,12 +202,12 @@ public struct SpatialIndex: Sendable {
         for level in levels.indices { levels[level].allocateReserved() }
         let slots = boxes.indices.filter { boxes[$0] != nil }
         let placements = Self.placements(of: slots, in: self)
-        for (i, slot) in slots.enumerated() { apply(slot, placements[i] ?? nil) }
+        for (i, slot) in slots.enumerated() { apply(slot, placements[i]) }
     }
 
     /// Every slot's placement in `index`, a copy that is gone before the tables are filled (so they are not
     /// copied on write).
-    private static func placements(of slots: [Int], in index: SpatialIndex) -> [Placement??] {
+    private static func placements(of slots: [Int], in index: SpatialIndex) -> [Placement?] {
         workedOutOnEveryCore(slots.count) { i in index.placement(of: slots[i], index.boxes[slots[i]]!) }
     }
 
