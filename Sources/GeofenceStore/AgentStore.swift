@@ -23,6 +23,9 @@ public actor AgentStore {
     private var db: Database?
     private var lockFD: Int32 = -1
     private var openMonitors: Set<String> = []
+    /// Each open monitor's `index_floor` as stored, so that a commit writes the monitor's row only when it
+    /// changes something there.
+    private var storedIndexFloors: [String: Int] = [:]
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     /// The store's thread, for a task whose work is mostly the store's (following fixes).
@@ -129,6 +132,7 @@ public actor AgentStore {
             let decoder = ParallelDecoder()
             var rows: [RestoreRow] = []
             var blobs: [UInt8] = []
+            var newestRecordFix: Location?
             rows.reserveCapacity(ParallelDecoder.chunk)
             let conditions = try db.statement(
                 """
@@ -153,6 +157,10 @@ public actor AgentStore {
                             Coordinate(latitude: conditions.double(8), longitude: conditions.double(9)),
                             conditions.double(10)
                         )
+                        if let last = row.last, last.date > (newestRecordFix?.timestamp ?? .distantPast) {
+                            newestRecordFix = Location(
+                                coordinate: last.coordinate, horizontalAccuracy: last.accuracy, timestamp: last.date)
+                        }
                     }
                 }
                 rows.append(row)
@@ -167,11 +175,13 @@ public actor AgentStore {
             let floorQuery = try db.statement("SELECT index_floor FROM monitors WHERE name = ?1").bind(.text(name))
             let floor: Int? = try floorQuery.step() && !floorQuery.isNull(0) ? Int(floorQuery.int(0)) : nil
             engine.restore(contentsOf: restored, indexFloor: floor)
+            storedIndexFloors[name] = floor
 
             let fix = try db.statement("SELECT last_fix FROM monitors WHERE name = ?1").bind(.text(name))
-            if try fix.step(), !fix.isNull(0) {
-                engine.restoreLastAcceptedFix(try? JSONDecoder().decode(Location.self, from: Data(fix.blob(0))))
-            }
+            let storedFix =
+                try fix.step() && !fix.isNull(0)
+                ? try? JSONDecoder().decode(Location.self, from: Data(fix.blob(0))) : nil
+            engine.restoreLastAcceptedFix(Self.later(storedFix, newestRecordFix))
             return engine
         }
         openMonitors.insert(name)
@@ -187,7 +197,32 @@ public actor AgentStore {
         var last: (kind: EventKind, state: ConditionState, date: Date, coordinate: Coordinate, accuracy: Double)?
     }
 
+    /// The later of the monitor's stored last fix and the newest of its records' last events: a transition
+    /// leaves the monitor's row as it was when its record holds the fix (one page less on flash), so after
+    /// a crash the record is the newer ([store.md](../../docs/store.md#the-outbox-at-a-power-cut)).
+    static func later(_ stored: Location?, _ fromRecords: Location?) -> Location? {
+        guard let fromRecords else { return stored }
+        guard let stored, stored.timestamp >= fromRecords.timestamp else { return fromRecords }
+        return stored
+    }
+
+    /// The newest of a monitor's records' last events as a fix (where, when, how accurate): one scan of the
+    /// monitor's conditions, for the rare removal of a condition the vehicle is inside.
+    private func newestRecordFix(monitor: String, _ db: Database) throws -> Location? {
+        let newest = try db.statement(
+            """
+            SELECT last_date, last_latitude, last_longitude, last_accuracy FROM conditions
+            WHERE monitor = ?1 AND last_date IS NOT NULL ORDER BY last_date DESC LIMIT 1
+            """
+        ).bind(.text(monitor))
+        guard try newest.step() else { return nil }
+        return Location(
+            coordinate: Coordinate(latitude: newest.double(1), longitude: newest.double(2)),
+            horizontalAccuracy: newest.double(3), timestamp: Date(timeIntervalSince1970: newest.double(0)))
+    }
+
     public func closeMonitor(_ name: String) {
+        storedIndexFloors[name] = nil
         openMonitors.remove(name)
     }
 
@@ -328,6 +363,7 @@ public actor AgentStore {
     func satisfiedRemovals(in changes: [ConditionChange]) throws(StoreError) -> [RemovedWhileInside] {
         try guarded { db in
             var out: [RemovedWhileInside] = []
+            var recordFixes: [String: Location?] = [:]
             for case .remove(let identifier, let monitor) in changes {
                 let found = try db.statement(
                     """
@@ -336,12 +372,15 @@ public actor AgentStore {
                     """
                 ).bind(.text(identifier), .optional(monitor), .text(ConditionState.satisfied.rawValue))
                 while try found.step() {
+                    let monitor = found.text(0) ?? ""
+                    let stored =
+                        found.isNull(2) ? nil : try? JSONDecoder().decode(Location.self, from: Data(found.blob(2)))
+                    if recordFixes[monitor] == nil { recordFixes[monitor] = try newestRecordFix(monitor: monitor, db) }
                     out.append(
                         RemovedWhileInside(
-                            monitor: found.text(0) ?? "", identifier: identifier,
+                            monitor: monitor, identifier: identifier,
                             condition: found.isNull(1) ? nil : try? ConditionCodec.decode(found.blob(1)),
-                            lastFix: found.isNull(2)
-                                ? nil : try? JSONDecoder().decode(Location.self, from: Data(found.blob(2)))))
+                            lastFix: Self.later(stored, recordFixes[monitor] ?? nil)))
                 }
             }
             return out
@@ -486,7 +525,11 @@ public actor AgentStore {
                     ).run()
                     _ = try db.statement(upsert.sql)  // resets the cached statement for the next row
                 }
-                if lastFix != nil || indexFloor != nil {
+                // The monitor's row is another page of the log on flash: a fix that one of the records holds as
+                // its last event is found there again at a restore (`later`), and the floor seldom moves.
+                let fixInRecords = lastFix.map { Self.holds(records, $0, removing: removing) } ?? true
+                let floorKept = indexFloor == nil || storedIndexFloors[monitor] == indexFloor
+                if !fixInRecords || !floorKept {
                     try db.statement(
                         "UPDATE monitors SET last_fix = COALESCE(?2, last_fix), index_floor = COALESCE(?3, index_floor) WHERE name = ?1"
                     )
@@ -497,6 +540,18 @@ public actor AgentStore {
                 }
                 if let outbox { try write(outbox, db) }
             }
+        }
+        if let indexFloor { storedIndexFloors[monitor] = indexFloor }
+    }
+
+    /// Whether a record that stays holds `fix` as its last event, so that a restore finds the fix there.
+    static func holds(
+        _ records: [(identifier: String, record: MonitorRecord)], _ fix: Location, removing: [String]
+    ) -> Bool {
+        records.contains { identifier, record in
+            guard let event = record.lastEvent, !removing.contains(identifier) else { return false }
+            return event.date == fix.timestamp && event.location.coordinate == fix.coordinate
+                && event.location.horizontalAccuracy == fix.horizontalAccuracy
         }
     }
 
