@@ -5,6 +5,18 @@ extension Gazetteer {
     /// How far from a country's outline its 1:10m border may be wrong: near a border, the places decide.
     static let borderUncertainty = 2_000.0
 
+    /// The territorial sea, 12 nautical miles. A point that no outline holds (the coasts are simplified to
+    /// about 1 km, so a coastal city's edge can fall outside them) takes the country of its nearest place
+    /// when that place is this close: a place is on land, so the point is on land or in that country's waters.
+    static let territorialSea = 22_224.0
+
+    /// A place in the outline's country is taken instead of the nearest place only when it is no farther
+    /// than this many times the nearest's distance, plus `sameLandSlack`. Outlines hold overseas parts
+    /// (France's holds Réunion) whose places GeoNames codes apart (RE): the nearest place coded FR is then
+    /// thousands of kilometres away, and the nearest place, with its own code, is the answer.
+    static let sameLandFactor = 10.0
+    static let sameLandSlack = 50_000.0
+
     /// The country whose outline holds the point, if any: from the clean-cell grid when no border touches
     /// the point's cell, else from the outlines.
     func country(at point: PreparedPoint) -> Int? {
@@ -43,8 +55,9 @@ extension Gazetteer {
         return false
     }
 
-    /// The nearest place, preferring one in the country whose outline holds the point; at sea or far from
-    /// any outline, the nearest place anywhere, with no country named.
+    /// The nearest place, preferring one in the country whose outline holds the point unless that one is
+    /// much farther than the nearest (an overseas part); outside every outline, the nearest place anywhere,
+    /// with its country only within its territorial sea (12 nautical miles).
     ///
     /// Natural Earth's 1:10m borders are off by up to a kilometre or two where they follow a river (the
     /// Oder at Görlitz, the Narva), which would give a town on the bank the country across. So within
@@ -82,15 +95,19 @@ extension Gazetteer {
             let inCountry = countryIndex.withUnsafeBufferPointer { countries in
                 tree.nearest(to: q, where: InCountry(countries: countries, country: UInt16(holder)))
             }
-            if let inCountry { found = inCountry }
+            let bound = Self.sameLandFactor * found.chordSquared.squareRoot() + Self.sameLandSlack * 100
+            if let inCountry, inCountry.chordSquared <= bound * bound { found = inCountry }
         }
+        // Outside every outline, the nearest place's country when the point is within its territorial sea.
+        let territorial = Self.territorialSea * 100
+        let countryKnown = holder != nil || found.chordSquared <= territorial * territorial
         // The chord is to the place's position rounded to the centimetre, as the tree holds it: the distance
         // is good to about a centimetre.
         let chord = found.chordSquared.squareRoot() / 100
         let distance =
             Geodesic.distance(chord: chord, atLatitude: coordinate.latitude)
             ?? Geodesic.distance(coordinate, self.coordinate(of: found.index))
-        return placemark(found.index, distance: distance, countryKnown: holder != nil)
+        return placemark(found.index, distance: distance, countryKnown: countryKnown)
     }
 
     /// Places whose name or alternate name is `name`, with every qualifier matching the place's country (ISO

@@ -71,7 +71,8 @@ struct Reverse: AsyncParsableCommand {
         abstract: "Name the place nearest to a coordinate, offline.",
         discussion: """
             The nearest place of 1,000 people or more, preferring one in the country whose outline holds the \
-            point; at sea, the nearest place with its distance and no country. With no LAT LON, queries are \
+            point (unless it is much farther than the nearest: an overseas part gets its own code); at sea, the \
+            nearest place with its distance, and its country only within 12 nautical miles. With no LAT LON, queries are \
             read from stdin, one "lat,lon" a line or a CSV whose header names 'lat' and 'lon', and each gets \
             one JSON line ({} for a line that gets no answer, with its line number on stderr).
 
