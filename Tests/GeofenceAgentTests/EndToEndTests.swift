@@ -85,7 +85,7 @@ import Testing
         // gpsd's first reports have no time, and those must not anchor the timeline to the wall clock.
         let times = dashboard.unique.compactMap { $0["time"] as? String }
         #expect(times.count == dashboard.unique.count && times.allSatisfy { $0.hasPrefix("2018-08-20T") }, "\(times)")
-        // Places are on by default: every event names the nearest place (at sea, with no country).
+        // Places are on by default: every event names the nearest place (at sea, its country only within 12 nm).
         let places = dashboard.unique.compactMap { $0["place"] as? [String: Any] }
         #expect(places.count == dashboard.unique.count, "\(dashboard.unique)")
         #expect(
