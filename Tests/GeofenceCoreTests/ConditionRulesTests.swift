@@ -60,6 +60,8 @@ import Testing
         (#"{"radius":100,"notify":["exit","exit"]}"#, "properties.notify[1]", "'exit' is listed twice"),
         (#"{"radius":100,"expires":"2026-12-31"}"#, "properties.expires", "is not an RFC 3339 date-time"),
         (#"{"radius":100,"expires":1767200000}"#, "properties.expires", "expected a string, found number"),
+        (#"{"radius":100,"expires":"0000-12-31T23:59:59+01:00"}"#, "properties.expires", "outside years 1 to 9999"),
+        (#"{"radius":100,"expires":"9999-12-31T23:59:59-01:00"}"#, "properties.expires", "outside years 1 to 9999"),
     ])
     func badRulesAreRefusedWithTheirPath(properties: String, path: String, message: String) {
         let load = decode(feature("depot", #"{"type":"Point","coordinates":[5.0,52.0]}"#, properties))

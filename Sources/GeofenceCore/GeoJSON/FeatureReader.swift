@@ -234,6 +234,11 @@ struct FeatureReader {
         guard let date = RFC3339.date(from: text) else {
             throw fail("properties.expires", "'\(text)' is not an RFC 3339 date-time such as 2026-12-31T18:00:00Z")
         }
+        // The stored form holds years 1 to 9999 in UTC; an offset can take 0000-12-31T23:59:59+01:00 or
+        // 9999-12-31T23:59:59-01:00 past them (found by the GeoJSON fuzzer).
+        guard ConditionCodec.expiryRange.contains(date.timeIntervalSince1970) else {
+            throw fail("properties.expires", "'\(text)' is outside years 1 to 9999 in UTC")
+        }
         return date
     }
 
