@@ -74,7 +74,10 @@ struct BudgetBench: ParsableCommand {  // blocking waits for processes: not on t
         if !noLink && !useLink {
             FileHandle.standardError.write(Data("not root: no link, so no wire figures\n".utf8))
         }
-        for live in idleOnly ? [] : drivingLiveOnly ? [true] : [true, false] {
+        // A `liveUpdates` object in --agent-config replaces the runs' own: run and label what it says.
+        let forcedLive = (extra["liveUpdates"] as? [String: Any])?["startedByDefault"] as? Bool
+        let lives: [Bool] = idleOnly ? [] : forcedLive.map { [$0] } ?? (drivingLiveOnly ? [true] : [true, false])
+        for live in lives {
             let base = try BudgetRun(
                 agentPath: agentPath, fixes: 2, driving: true, liveUpdates: live, speedFactor: speedFactor,
                 link: useLink, extraConfig: extra
