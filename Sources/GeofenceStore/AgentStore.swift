@@ -158,8 +158,7 @@ public actor AgentStore {
                             conditions.double(10)
                         )
                         if let last = row.last, last.date > (newestRecordFix?.timestamp ?? .distantPast) {
-                            newestRecordFix = Location(
-                                coordinate: last.coordinate, horizontalAccuracy: last.accuracy, timestamp: last.date)
+                            newestRecordFix = Self.fix(at: last.date, last.coordinate, accuracy: last.accuracy)
                         }
                     }
                 }
@@ -216,9 +215,14 @@ public actor AgentStore {
             """
         ).bind(.text(monitor))
         guard try newest.step() else { return nil }
-        return Location(
-            coordinate: Coordinate(latitude: newest.double(1), longitude: newest.double(2)),
-            horizontalAccuracy: newest.double(3), timestamp: Date(timeIntervalSince1970: newest.double(0)))
+        return Self.fix(
+            at: Date(timeIntervalSince1970: newest.double(0)),
+            Coordinate(latitude: newest.double(1), longitude: newest.double(2)), accuracy: newest.double(3))
+    }
+
+    /// A record's last event as the fix it was decided on: where, when, how accurate (all a record keeps).
+    static func fix(at date: Date, _ coordinate: Coordinate, accuracy: Double) -> Location {
+        Location(coordinate: coordinate, horizontalAccuracy: accuracy, timestamp: date)
     }
 
     public func closeMonitor(_ name: String) {
