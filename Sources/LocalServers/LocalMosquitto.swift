@@ -60,7 +60,8 @@ public final class LocalMosquitto: @unchecked Sendable {
             persistence true
             persistence_location \(directory.path)/
             autosave_interval 1
-            max_queued_messages 100000
+            # As deploy/mosquitto-fleet.conf: room for a fleet of 100,000 geofences and more (docs/topics.md).
+            max_queued_messages 200000
             set_tcp_nodelay true
             log_dest file \(path("broker.log"))
             log_type all

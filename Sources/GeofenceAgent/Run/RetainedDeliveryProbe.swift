@@ -10,6 +10,11 @@ import Mosquitto
 /// subscribed, then a plain message goes to `.../probe/marker`. A broker that delivers retained messages
 /// to the new subscription sends the retained one before the marker, which was published after the
 /// subscription was granted; one that does not sends the marker alone.
+///
+/// The filter is subscribed at QoS 0. A broker bounds the messages it queues for one client (mosquitto's
+/// `max_queued_messages`) and drops QoS 1 deliveries beyond the bound: a vehicle taking in a fleet's
+/// geofences has its queue full, and a QoS 1 probe there lost its retained message and saw the marker alone.
+/// QoS 0 deliveries are not queued behind the others, and on one connection they keep their order.
 struct RetainedDeliveryProbe {
     /// What the broker did.
     enum Verdict: Equatable, Sendable {
@@ -47,7 +52,7 @@ struct RetainedDeliveryProbe {
     func run(on client: MQTTClient, patience: Duration = .seconds(60)) async -> Verdict? {
         do {
             try await client.publish(retainedTopic, payload: payload, retain: true)
-            let subscription = try await client.subscribe(filter)
+            let subscription = try await client.subscribe(filter, qos: .atMostOnce)
             defer { subscription.cancel() }
             try await client.publish(markerTopic, payload: payload, retain: false)
             let outcome = await withTaskGroup(of: Verdict?.self) { group in

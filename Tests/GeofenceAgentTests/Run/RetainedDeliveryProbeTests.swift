@@ -27,6 +27,33 @@ import Testing
         #expect(probe.verdict(after: message(probe.retainedTopic, retained: false)) == nil)
     }
 
+    /// A broker's queue for one client is bounded (mosquitto's `max_queued_messages`, 1,000 by default), and
+    /// a subscription's retained messages go through it at QoS 1: those beyond the bound are dropped, as in a
+    /// sync of 100,000 geofences. Here 500 retained messages under the probe's own filter fill a queue of 100
+    /// in the one step in which the broker queues them; the probe's own, created last, comes after them.
+    /// Delivered at QoS 0 it bypasses the queue, and the verdict is still right.
+    @Test func aFullQueueDoesNotHideTheRetainedProbe() async throws {
+        let broker = try LocalMosquitto(settings: "allow_anonymous true\nmax_queued_messages 100")
+        try broker.start()
+        defer { broker.stop() }
+        let filler = try MQTTClient(
+            configuration: MQTTConfiguration(host: "127.0.0.1", port: broker.port, clientID: "filler"), logger: logger)
+        await filler.start()
+        #expect(await waitUntil(60) { filler.status.isConnected })
+        let base = "fleet/test/vehicles/v1/probe"
+        for index in 0..<500 { try await filler.publish("\(base)/f\(index)", text: "{}", retain: true) }
+        await filler.shutdown()
+
+        let client = try MQTTClient(
+            configuration: MQTTConfiguration(host: "127.0.0.1", port: broker.port, clientID: "agent"), logger: logger)
+        await client.start()
+        #expect(await waitUntil(60) { client.status.isConnected })
+        #expect(await probe.run(on: client) == .delivers)
+        await client.shutdown()
+        let log = (try? String(contentsOfFile: broker.path("broker.log"), encoding: .utf8)) ?? ""
+        #expect(!log.contains("Outgoing messages are being dropped"), "QoS 0 deliveries are not queued")
+    }
+
     /// mosquitto delivers; the probe leaves no retained message and no subscription behind.
     @Test func mosquittoDeliversAndNothingIsLeftBehind() async throws {
         let broker = try LocalMosquitto()

@@ -39,11 +39,17 @@ final class SyncCheckService: Service, Sendable {
     }
 
     /// Checks at each connection, in a task of its own that a stop does not wait for: a check waiting on a
-    /// stalled link for its acknowledgements ends when the client stops, after this service.
+    /// stalled link for its acknowledgements ends when the client stops, after this service. A new connection
+    /// ends the last one's check: a probe whose messages crossed a reconnection proves nothing.
     func run() async {
         let states = client.statusUpdates
         let checking = Mutex<Task<Void, Never>?>(nil)
-        let check: @Sendable () -> Void = { checking.withLock { $0 = Task { await self.checkTheBroker() } } }
+        let check: @Sendable () -> Void = {
+            checking.withLock {
+                $0?.cancel()
+                $0 = Task { await self.checkTheBroker() }
+            }
+        }
         await cancelWhenGracefulShutdown {
             if self.client.status.isConnected { check() }
             for await state in states where state.isConnected { check() }
@@ -55,7 +61,9 @@ final class SyncCheckService: Service, Sendable {
     private func checkTheBroker() async {
         let broker = client.broker.description
         guard verdicts.withLock({ $0[broker] }) == nil else { return }
-        guard let verdict = await RetainedDeliveryProbe(topics: topics).run(on: client) else {
+        let verdict = await RetainedDeliveryProbe(topics: topics).run(on: client)
+        if Task.isCancelled { return }  // a new connection, whose own check decides
+        guard let verdict else {
             logger.info("could not check the broker's retained messages; trying again at the next connection")
             return
         }
