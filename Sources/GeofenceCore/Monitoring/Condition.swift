@@ -20,7 +20,12 @@ public struct Condition: Sendable {
     /// `minimumDuration` when nil).
     public var minimumDuration: Double?
     /// Which events to publish and when the condition ends.
-    public var rules: ConditionRules
+    public var rules: ConditionRules {
+        get { boxedRules?.value ?? ConditionRules() }
+        set { boxedRules = Self.box(newValue) }
+    }
+    /// Most conditions have no rules; boxed, they cost 8 bytes rather than 112 each.
+    private var boxedRules: Boxed<ConditionRules>?
     /// The prepared geometry.
     public let region: Region
 
@@ -37,7 +42,7 @@ public struct Condition: Sendable {
         minimumDuration: Double? = nil, rules: ConditionRules = ConditionRules()
     ) throws(ConditionError) {
         self.name = name
-        self.rules = rules
+        boxedRules = Self.box(rules)
         self.dwell = dwell
         self.version = version
         if let minimumDuration, !(minimumDuration.isFinite && minimumDuration >= 0) {
@@ -143,6 +148,10 @@ public struct ConditionError: Error, Sendable, Equatable, CustomStringConvertibl
 }
 
 extension Condition {
+    fileprivate static func box(_ rules: ConditionRules) -> Boxed<ConditionRules>? {
+        rules.isEmpty ? nil : Boxed(rules)
+    }
+
     /// Prepares a geometry that was validated when it was first accepted (read back from the store):
     /// the same preparation as `init(geometry:...)` without the checks, which for 100,000 polygons would
     /// cost more than the whole restore may take.
@@ -152,7 +161,7 @@ extension Condition {
         rules: ConditionRules = ConditionRules()
     ) {
         self.name = name
-        self.rules = rules
+        boxedRules = Self.box(rules)
         self.dwell = dwell
         self.version = version
         self.minimumDuration = minimumDuration

@@ -106,7 +106,13 @@ public struct MonitorRecord: Sendable, Equatable {
     public var state: ConditionState
     /// When the current state began (the fix time), or nil while unknown.
     public var since: Date?
-    public var lastEvent: MonitorEvent?
+    public var lastEvent: MonitorEvent? {
+        get { boxedLastEvent?.value }
+        set { boxedLastEvent = newValue.map(Boxed.init) }
+    }
+    /// Boxed: inline, the event (and its fix) made every record 296 bytes larger, and a monitor holds
+    /// 100,000 records, most of them with no event yet.
+    private var boxedLastEvent: Boxed<MonitorEvent>?
     /// Whether the dwell event for the current stay has been delivered.
     public var dwellReported: Bool
 
@@ -117,7 +123,7 @@ public struct MonitorRecord: Sendable, Equatable {
         self.condition = condition
         self.state = state
         self.since = since
-        self.lastEvent = lastEvent
+        boxedLastEvent = lastEvent.map(Boxed.init)
         self.dwellReported = dwellReported
     }
 }
