@@ -118,9 +118,11 @@ public actor AgentStore {
 
     /// Opens a monitor by name, restoring its conditions, records and last accepted fix before any new
     /// fix is evaluated. Creates it when new.
-    public func openMonitor(_ name: String, configuration: MonitorConfiguration = MonitorConfiguration())
-        throws(StoreError) -> MonitorEngine
-    {
+    /// With `refineIndexLater` the monitor's index holds its regions' boxes alone until the caller adopts
+    /// its refinement (`MonitorEngine.indexRefinementWork()`): the first fix is answered the same, sooner.
+    public func openMonitor(
+        _ name: String, configuration: MonitorConfiguration = MonitorConfiguration(), refineIndexLater: Bool = false
+    ) throws(StoreError) -> MonitorEngine {
         guard !openMonitors.contains(name) else { throw .monitorInUse(name: name) }
         let engine = try guarded { db -> MonitorEngine in
             try db.statement("INSERT OR IGNORE INTO monitors (name, created_at) VALUES (?1, ?2)")
@@ -173,7 +175,7 @@ public actor AgentStore {
             let restored = try decoder.results()
             let floorQuery = try db.statement("SELECT index_floor FROM monitors WHERE name = ?1").bind(.text(name))
             let floor: Int? = try floorQuery.step() && !floorQuery.isNull(0) ? Int(floorQuery.int(0)) : nil
-            engine.restore(contentsOf: restored, indexFloor: floor)
+            engine.restore(contentsOf: restored, indexFloor: floor, refineIndexLater: refineIndexLater)
             storedIndexFloors[name] = floor
 
             let fix = try db.statement("SELECT last_fix FROM monitors WHERE name = ?1").bind(.text(name))

@@ -15,7 +15,11 @@ struct ResumeBench: AsyncParsableCommand {
             1,000 km), every one with a record, as an agent leaves it. Then, in fresh child processes, times \
             opening the store, restoring the monitor and evaluating the first fix, and prints the median:
 
-            {"scenario": "resume", "conditions": 100000, "restore_ms": ...}
+            {"scenario": "resume", "conditions": 100000, "restore_ms": ..., "refine_ms": ...}
+
+            As the agent does, the index answers from the regions' boxes at first; `refine_ms` is the work \
+            done after the first fix to add the octagons and masks (on a thread of its own in the agent). \
+            --refine-at-once does that work inside the restore, as before.
 
             The file stays in the page cache between runs, as after a crash and restart of the agent (not a \
             cold boot).
@@ -37,6 +41,9 @@ struct ResumeBench: AsyncParsableCommand {
     @Flag(help: "Keep the built store and print its path (for profiling a restore).")
     var keep = false
 
+    @Flag(help: "Work out the index's octagons and masks inside the restore, not after the first fix.")
+    var refineAtOnce = false
+
     func run() async throws {
         let logger = Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() }
         let scenario = Scenario(spanKilometres: 1000)
@@ -45,7 +52,8 @@ struct ResumeBench: AsyncParsableCommand {
             let store = try await AgentStore.open(path: restore, logger: logger)
             let opened = nowNanoseconds()
             // Every fix alone: this measures the restore, and the one fix after it must decide at once.
-            var engine = try await store.openMonitor("fleet", configuration: .eachFixAlone)
+            var engine = try await store.openMonitor(
+                "fleet", configuration: .eachFixAlone, refineIndexLater: !refineAtOnce)
             let restored = nowNanoseconds()
             // The vehicle is 20 m on from where it was when the agent stopped, a second later.
             guard let last = engine.lastAcceptedFix else { throw ValidationError("the store has no last fix") }
@@ -57,8 +65,12 @@ struct ResumeBench: AsyncParsableCommand {
             guard case .accepted = outcome, engine.count == conditions else {
                 throw ValidationError("restore went wrong: \(outcome), \(engine.count) conditions")
             }
+            if let work = engine.indexRefinementWork(), let refinement = work() {
+                guard engine.adoptIndexRefinement(refinement) else { throw ValidationError("refinement refused") }
+            }
+            let refined = nowNanoseconds()
             print(
-                "\(Double(done - start) / 1e6) \(Double(opened - start) / 1e6) \(Double(restored - opened) / 1e6) \(Double(done - restored) / 1e6)"
+                "\(Double(done - start) / 1e6) \(Double(opened - start) / 1e6) \(Double(restored - opened) / 1e6) \(Double(done - restored) / 1e6) \(Double(refined - done) / 1e6)"
             )
             await store.close()
             return
@@ -72,7 +84,9 @@ struct ResumeBench: AsyncParsableCommand {
         if keep { FileHandle.standardError.write(Data("store: \(path)\n".utf8)) }
         var runs: [[Double]] = []
         for _ in 0..<rounds {
-            let line = try runChild(["resume", "--conditions", "\(conditions)", "--restore", path])
+            let line = try runChild(
+                ["resume", "--conditions", "\(conditions)", "--restore", path]
+                    + (refineAtOnce ? ["--refine-at-once"] : []))
             runs.append(line.split(separator: " ").compactMap { Double($0) })
         }
         func median(_ i: Int) -> Double {
@@ -83,7 +97,8 @@ struct ResumeBench: AsyncParsableCommand {
             jsonLine([
                 "scenario": "resume", "conditions": conditions, "restore_ms": rounded(median(0), 1),
                 "open_ms": rounded(median(1), 1), "monitor_ms": rounded(median(2), 1),
-                "first_fix_ms": rounded(median(3), 2),
+                "first_fix_ms": rounded(median(3), 2), "refine_ms": rounded(median(4), 1),
+                "refined": refineAtOnce ? "in the restore" : "after the first fix",
                 "rounds": rounds, "store_mb": rounded(built.megabytes, 1), "build_s": rounded(built.seconds, 1),
             ]))
     }

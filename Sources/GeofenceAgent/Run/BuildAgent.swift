@@ -170,6 +170,9 @@ struct AgentBuild {
         ]
         services += loops.map { .init(service: $0, successTerminationBehavior: .gracefullyShutdownGroup) }
         services.append(.init(service: SystemdNotifier(logger: logger)))
+        // Ends once the restored indexes are refined; the agent goes on.
+        services.append(
+            .init(service: IndexRefinementService(processor: processor), successTerminationBehavior: .ignore))
         var groupConfiguration = ServiceGroupConfiguration(
             services: services, gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger)

@@ -1,3 +1,4 @@
+import AgentFormats
 import AgentOutputs
 import Foundation
 import GPSD
@@ -66,12 +67,45 @@ actor FixProcessor: MonitorHost, SnapshotSource {
         var names = Set(try await store.monitorNames())
         names.insert(MonitorSet.defaultMonitor)
         monitors = MonitorSet(configuration: configuration.monitor)
+        // The regions' octagons and masks are most of a restore's work: the monitors answer without them at
+        // first, and `refineRestoredIndexes` adds them off this thread.
         for name in names.sorted() {
-            monitors.insert(try await store.openMonitor(name, configuration: configuration.monitor))
+            monitors.insert(
+                try await store.openMonitor(name, configuration: configuration.monitor, refineIndexLater: true))
         }
         logger.info(
             "monitors restored",
             metadata: ["monitors": "\(monitors.names.count)", "conditions": "\(monitors.conditionCount)"])
+    }
+
+    /// Works out each restored monitor's octagons and masks on a thread of its own while fixes go on, and
+    /// puts them in its index. A condition added or removed meanwhile makes the work stale: it is done
+    /// again, up to three times (a sync of thousands rebuilds the index whole anyway).
+    func refineRestoredIndexes() async {
+        let started = ContinuousClock.now
+        var refined = 0
+        for name in monitors.names {
+            for _ in 0..<3 {
+                guard let work = monitors[name]?.indexRefinementWork() else { break }
+                guard let refinement = await onOwnThread(name: "index-refinement", work) else { return }
+                guard let refinement else { break }
+                if monitors.withEngine(name, { $0.adoptIndexRefinement(refinement) }) == true {
+                    refined += 1
+                    break
+                }
+            }
+        }
+        guard refined > 0 else { return }
+        // The placements worked out are freed now; give the heap back, as after the restore.
+        HeapTrim.giveBackFreedMemory()
+        logger.debug(
+            "monitor indexes refined",
+            metadata: ["monitors": "\(refined)", "took": "\(ContinuousClock.now - started)"])
+    }
+
+    /// The monitors whose index still waits for its octagons and masks.
+    func monitorsAwaitingRefinement() -> [String] {
+        monitors.names.filter { monitors[$0]?.indexNeedsRefinement == true }
     }
 
     /// The latest time a restored monitor accepted a fix: the timeline resumes after it.

@@ -35,6 +35,11 @@ public struct SpatialIndex: Sendable {
     private var slotLevel: [Int8] = []
     private var stamps: [UInt32] = []
     private var stamp: UInt32 = 0
+    /// Whether the cells hold only boxes for slots inserted with regions (`insertAll(regions:refineLater:)`):
+    /// right, but without the octagons and masks that spare most exact tests, until `adopt(_:)`.
+    public private(set) var needsRefinement = false
+    /// Moves at every change of the tables, so that a refinement worked out before a change is refused.
+    private var revision = 0
     /// The finest level in use, and when to reconsider it.
     private(set) var floor = 0
     private var stored = 0
@@ -131,16 +136,17 @@ public struct SpatialIndex: Sendable {
     }
 
     private mutating func place(_ slot: Int, _ box: BoundingBox) {
+        revision += 1
         apply(slot, placement(of: slot, box))
     }
 
     /// Where a slot goes on the current floor, and what it puts in each cell there (its octagons and
     /// masks): worked out apart from the tables, so that a rebuild can work out every slot's at once on
     /// all cores. Nil for the list of very large boxes.
-    private func placement(of slot: Int, _ box: BoundingBox) -> Placement? {
+    private func placement(of slot: Int, _ box: BoundingBox, coarse: Bool = false) -> Placement? {
         guard let level = Self.level(for: box, floor: floor) else { return nil }
         let inverse = inverseSizes[level]
-        let shape = shapes[slot]
+        let shape = coarse ? nil : shapes[slot]
         var outer = Octagon(box: box)
         if let diagonals = shape?.outerDiagonals() { (outer.sum, outer.difference) = diagonals }
         var inner = shape?.innerOctagon()
@@ -168,7 +174,7 @@ public struct SpatialIndex: Sendable {
     }
 
     /// A slot's level and its entry in each cell it reaches there.
-    private struct Placement: Sendable {
+    fileprivate struct Placement: Sendable {
         var level: Int
         var cells: [(key: UInt64, entry: CellEntry, mask: CellMask)]
     }
@@ -190,7 +196,15 @@ public struct SpatialIndex: Sendable {
     /// first so that every cell gets one chunk of exactly its size. The slots' placements (their masks
     /// are a large part of a restore's work) are worked out on every core, then put in the tables in slot order,
     /// so the tables are the same as one by one.
-    private mutating func placeAll() {
+    private mutating func placeAll(coarse: Bool = false) {
+        let slots = boxes.indices.filter { boxes[$0] != nil }
+        fill(slots, Self.placements(of: slots, in: self, coarse: coarse))
+        needsRefinement = coarse && shapes.contains { $0 != nil }
+    }
+
+    /// Fresh tables holding these placements.
+    private mutating func fill(_ slots: [Int], _ placements: [Placement?]) {
+        revision += 1
         levels = Array(repeating: CellTable(), count: Self.levelCount)
         population = Array(repeating: 0, count: Self.levelCount)
         activeLevels = []
@@ -200,19 +214,18 @@ public struct SpatialIndex: Sendable {
             for key in Self.cells(of: box, level: level) { levels[level].reserve(in: key) }
         }
         for level in levels.indices { levels[level].allocateReserved() }
-        let slots = boxes.indices.filter { boxes[$0] != nil }
-        let placements = Self.placements(of: slots, in: self)
         for (i, slot) in slots.enumerated() { apply(slot, placements[i]) }
     }
 
     /// Every slot's placement in `index`, a copy that is gone before the tables are filled (so they are not
     /// copied on write).
-    private static func placements(of slots: [Int], in index: SpatialIndex) -> [Placement?] {
-        workedOutOnEveryCore(slots.count) { i in index.placement(of: slots[i], index.boxes[slots[i]]!) }
+    private static func placements(of slots: [Int], in index: SpatialIndex, coarse: Bool = false) -> [Placement?] {
+        workedOutOnEveryCore(slots.count) { i in index.placement(of: slots[i], index.boxes[slots[i]]!, coarse: coarse) }
     }
 
     public mutating func remove(slot: Int) {
         guard slot < boxes.count, let box = boxes[slot] else { return }
+        revision += 1
         let level = Int(slotLevel[slot])
         if level == Self.levelCount {
             large.removeAll { $0 == UInt32(slot) }
@@ -238,24 +251,58 @@ public struct SpatialIndex: Sendable {
         build(floor: hint)
     }
 
-    /// Adds many regions at once, with their cell masks, and builds the index once.
-    public mutating func insertAll(regions items: [(slot: Int, region: Region)], floor hint: Int? = nil) {
+    /// Adds many regions at once, with their cell masks, and builds the index once. With `refineLater` (a
+    /// restore) the cells get only each region's box at first: the same answers, in a fraction of the time.
+    /// `refinement()` and `adopt(_:)` then add the octagons and masks, most of a restore's work, off the
+    /// path to the first fix.
+    public mutating func insertAll(
+        regions items: [(slot: Int, region: Region)], floor hint: Int? = nil, refineLater: Bool = false
+    ) {
+        let end = items.reduce(boxes.count) { max($0, $1.slot + 1) }
+        boxes.reserveCapacity(end)
+        shapes.reserveCapacity(end)
+        slotLevel.reserveCapacity(end)
+        stamps.reserveCapacity(end)
         for (slot, region) in items { record(slot, region.boundingBox, shape: region) }
-        build(floor: hint)
+        build(floor: hint, coarse: refineLater)
     }
 
-    private mutating func build(floor hint: Int?) {
+    /// What `adopt(_:)` puts in the tables: every slot's octagons and masks, worked out on every core.
+    public struct Refinement: Sendable {
+        fileprivate let revision: Int
+        fileprivate let slots: [Int]
+        fileprivate let placements: [Placement?]
+    }
+
+    /// The refinement an index built with `refineLater` waits for, or nil when it needs none. Pure: work it
+    /// out on a copy, on any thread, while the index goes on answering.
+    public func refinement() -> Refinement? {
+        guard needsRefinement else { return nil }
+        let slots = boxes.indices.filter { boxes[$0] != nil }
+        return Refinement(revision: revision, slots: slots, placements: Self.placements(of: slots, in: self))
+    }
+
+    /// Puts a refinement in the tables; false, and nothing changed, when the index changed since it was
+    /// worked out (work out another) or needs none any more.
+    public mutating func adopt(_ refinement: Refinement) -> Bool {
+        guard needsRefinement, refinement.revision == revision else { return false }
+        fill(refinement.slots, refinement.placements)
+        needsRefinement = false
+        return true
+    }
+
+    private mutating func build(floor hint: Int?, coarse: Bool = false) {
         nextRebalance = max(nextRebalance, stored * 2)
         if let hint, (0..<Self.levelCount).contains(hint) {
             floor = hint
-            placeAll()
+            placeAll(coarse: coarse)
         } else {
-            rebalance(force: true)
+            rebalance(force: true, coarse: coarse)
         }
     }
 
     /// Picks the coarsest floor whose occupied cells hold few entries, and rebuilds if it changed.
-    private mutating func rebalance(force: Bool = false) {
+    private mutating func rebalance(force: Bool = false, coarse: Bool = false) {
         let present = boxes.indices.filter { boxes[$0] != nil }
         var chosen = 0
         for candidate in (0..<Self.levelCount).reversed() {
@@ -275,7 +322,7 @@ public struct SpatialIndex: Sendable {
         }
         guard chosen != floor || force else { return }
         floor = chosen
-        placeAll()
+        placeAll(coarse: coarse)
     }
 
     /// Where a point lies on a level: its cell, its sub-cell's bit in a `CellMask`, and its step

@@ -154,15 +154,19 @@ public struct MonitorEngine: Sendable {
 
     /// Puts back many persisted records at once (restoring a monitor), indexing them in one build.
     /// Identifiers already present are replaced.
+    /// With `refineIndexLater` the index holds only the regions' boxes until `adoptIndexRefinement(_:)`:
+    /// the same answers, sooner (see `SpatialIndex.insertAll(regions:floor:refineLater:)`).
     public mutating func restore(
-        contentsOf records: [(identifier: String, record: MonitorRecord)], indexFloor: Int? = nil
+        contentsOf records: [(identifier: String, record: MonitorRecord)], indexFloor: Int? = nil,
+        refineIndexLater: Bool = false
     ) {
-        restore(contentsOf: [records], indexFloor: indexFloor)
+        restore(contentsOf: [records], indexFloor: indexFloor, refineIndexLater: refineIndexLater)
     }
 
     /// The same, from several parts (decoded in parallel), without joining them first.
     public mutating func restore(
-        contentsOf parts: [[(identifier: String, record: MonitorRecord)]], indexFloor: Int? = nil
+        contentsOf parts: [[(identifier: String, record: MonitorRecord)]], indexFloor: Int? = nil,
+        refineIndexLater: Bool = false
     ) {
         let total = parts.reduce(0) { $0 + $1.count }
         slots.reserveCapacity(slots.count + total)
@@ -183,7 +187,26 @@ public struct MonitorEngine: Sendable {
                 updateWatch(slot)
             }
         }
-        index.insertAll(regions: regions, floor: indexFloor)
+        index.insertAll(regions: regions, floor: indexFloor, refineLater: refineIndexLater)
+    }
+
+    /// Whether the index waits for its octagons and masks (restored with `refineIndexLater`).
+    public var indexNeedsRefinement: Bool { index.needsRefinement }
+
+    /// The work that makes the octagons and masks the index waits for, or nil when it waits for none. It
+    /// holds a copy of the index alone, not of the conditions: run it on any thread while this engine
+    /// goes on taking fixes, then `adoptIndexRefinement(_:)`.
+    public func indexRefinementWork() -> (@Sendable () -> SpatialIndex.Refinement?)? {
+        guard index.needsRefinement else { return nil }
+        let index = self.index
+        return { index.refinement() }
+    }
+
+    /// Puts a refinement in the index; false when a condition was added or removed since it was worked out
+    /// (work out another), or when none is needed.
+    @discardableResult
+    public mutating func adoptIndexRefinement(_ refinement: SpatialIndex.Refinement) -> Bool {
+        index.adopt(refinement)
     }
 
     /// The spatial index's chosen floor, to save with the conditions (see `restore(contentsOf:indexFloor:)`).

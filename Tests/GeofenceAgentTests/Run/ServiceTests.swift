@@ -74,6 +74,41 @@ import Testing
         return await condition()
     }
 
+    /// After a restart the monitors answer from their regions' boxes; the refinement service gives their
+    /// indexes the octagons and masks, then ends by itself while the agent goes on.
+    @Test func theRefinementServiceRefinesTheRestoredIndexesThenEnds() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("services-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var configuration = try AgentConfiguration.parse(
+            JSONParser.parse(Array(#"{"fleet":"test","vehicle":"v1"}"#.utf8)))
+        configuration.storePath = directory.appendingPathComponent("agent.sqlite").path
+        // A store holding 2,000 conditions, as a stopped agent leaves it.
+        let before = try await AgentStore.open(path: configuration.storePath, logger: logger)
+        let centre = Coordinate(latitude: 52.8, longitude: 5.3)
+        _ = try await before.putConditions(
+            try (0..<2_000).map { k in
+                let at = Coordinate(
+                    latitude: centre.latitude + Double(k % 50) * 0.002,
+                    longitude: centre.longitude + Double(k / 50) * 0.003)
+                return .init(
+                    monitor: "default", identifier: "c\(k)", condition: try Condition.circle(center: at, radius: 80),
+                    definition: "{}", source: "test")
+            })
+        await before.close()
+
+        let store = try await AgentStore.open(path: configuration.storePath, logger: logger)
+        let outbox = try await Outbox.open(store, logger: logger)
+        let processor = try await FixProcessor(
+            configuration: configuration, store: store, outbox: outbox, outputs: testOutputs(configuration),
+            logger: logger)
+        #expect(await processor.monitorsAwaitingRefinement() == ["default"])
+        let service = IndexRefinementService(processor: processor)
+        await testGracefulShutdown { _ in await service.run() }
+        #expect(await processor.monitorsAwaitingRefinement() == [])
+        #expect(await processor.snapshot(listing: 0).conditions == 2_000)
+        await store.close()
+    }
+
     @Test func theFixServiceReplaysADriveThenWaitsForTheShutdown() async throws {
         let p = try await parts()
         let applier = ChangeApplier(
