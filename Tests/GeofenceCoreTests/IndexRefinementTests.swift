@@ -113,9 +113,7 @@ import Testing
         let origin = Coordinate(latitude: 47.5, longitude: 6)
         var records: [(identifier: String, record: MonitorRecord)] = []
         for k in 0..<2_000 {
-            let centre = offset(
-                origin, metres: Double.random(in: 0..<50_000, using: &rng),
-                bearing: Double.random(in: 0..<360, using: &rng))
+            let centre = scattered(around: origin, within: 50_000, &rng)
             let radius = Double.random(in: 20...3_000, using: &rng)
             let condition =
                 k.isMultiple(of: 2)
@@ -126,11 +124,7 @@ import Testing
                     ]))
             records.append(("c\(k)", MonitorRecord(condition: condition)))
         }
-        let fixes = (0..<300).map { _ in
-            offset(
-                origin, metres: Double.random(in: 0..<50_000, using: &rng),
-                bearing: Double.random(in: 0..<360, using: &rng))
-        }
+        let fixes = (0..<300).map { _ in scattered(around: origin, within: 50_000, &rng) }
         func events(refineAfter: Int?) -> [String] {
             var engine = MonitorEngine(name: "m", configuration: .eachFixAlone)
             engine.restore(contentsOf: records, indexFloor: 2, refineIndexLater: refineAfter != nil)

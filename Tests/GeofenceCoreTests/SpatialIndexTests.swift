@@ -199,17 +199,11 @@ import Testing
         let origin = Coordinate(latitude: 47.5, longitude: 6)
         var records: [(identifier: String, record: MonitorRecord)] = []
         for k in 0..<2_000 {
-            let c = offset(
-                origin, metres: Double.random(in: 0..<50_000, using: &rng),
-                bearing: Double.random(in: 0..<360, using: &rng))
+            let c = scattered(around: origin, within: 50_000, &rng)
             let condition = try! Condition.circle(center: c, radius: Double.random(in: 20...3_000, using: &rng))
             records.append(("c\(k)", MonitorRecord(condition: condition)))
         }
-        let fixes = (0..<300).map { k in
-            offset(
-                origin, metres: Double.random(in: 0..<50_000, using: &rng),
-                bearing: Double.random(in: 0..<360, using: &rng))
-        }
+        let fixes = (0..<300).map { _ in scattered(around: origin, within: 50_000, &rng) }
         func events(floor: Int?) -> [String] {
             var engine = MonitorEngine(name: "m", configuration: .eachFixAlone)
             engine.restore(contentsOf: records, indexFloor: floor)

@@ -30,6 +30,12 @@ func offset(_ origin: Coordinate, metres: Double, bearing: Double) -> Coordinate
         longitude: origin.longitude + metres * sin(rad) / p.metresPerDegreeLongitude)
 }
 
+/// A point drawn uniformly in distance (not area) and bearing within `radius` metres of `origin`.
+func scattered(around origin: Coordinate, within radius: Double, _ rng: inout SplitMix64) -> Coordinate {
+    offset(
+        origin, metres: Double.random(in: 0..<radius, using: &rng), bearing: Double.random(in: 0..<360, using: &rng))
+}
+
 func feature(_ id: String, _ geometry: String, _ properties: String = "{}") -> String {
     #"{"type":"Feature","id":"\#(id)","geometry":\#(geometry),"properties":\#(properties)}"#
 }

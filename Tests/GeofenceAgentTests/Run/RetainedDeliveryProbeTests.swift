@@ -13,6 +13,15 @@ import Testing
     let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
     let probe = RetainedDeliveryProbe(topics: testTopics, nonce: "n1")
 
+    /// A client of `broker`, connected.
+    func connected(_ clientID: String, to broker: LocalMosquitto) async throws -> MQTTClient {
+        let client = try MQTTClient(
+            configuration: MQTTConfiguration(host: "127.0.0.1", port: broker.port, clientID: clientID), logger: logger)
+        await client.start()
+        #expect(await waitUntil(60) { client.status.isConnected })
+        return client
+    }
+
     func message(_ topic: String, retained: Bool, nonce: String = "n1") -> MQTTMessage {
         MQTTMessage(topic: topic, payload: Array(#"{"probe":"\#(nonce)"}"#.utf8), retained: retained)
     }
@@ -36,18 +45,12 @@ import Testing
         let broker = try LocalMosquitto(settings: "allow_anonymous true\nmax_queued_messages 100")
         try broker.start()
         defer { broker.stop() }
-        let filler = try MQTTClient(
-            configuration: MQTTConfiguration(host: "127.0.0.1", port: broker.port, clientID: "filler"), logger: logger)
-        await filler.start()
-        #expect(await waitUntil(60) { filler.status.isConnected })
+        let filler = try await connected("filler", to: broker)
         let base = "fleet/test/vehicles/v1/probe"
         for index in 0..<500 { try await filler.publish("\(base)/f\(index)", text: "{}", retain: true) }
         await filler.shutdown()
 
-        let client = try MQTTClient(
-            configuration: MQTTConfiguration(host: "127.0.0.1", port: broker.port, clientID: "agent"), logger: logger)
-        await client.start()
-        #expect(await waitUntil(60) { client.status.isConnected })
+        let client = try await connected("agent", to: broker)
         #expect(await probe.run(on: client) == .delivers)
         await client.shutdown()
         let log = (try? String(contentsOfFile: broker.path("broker.log"), encoding: .utf8)) ?? ""
@@ -59,19 +62,12 @@ import Testing
         let broker = try LocalMosquitto()
         try broker.start()
         defer { broker.stop() }
-        let client = try MQTTClient(
-            configuration: MQTTConfiguration(host: "127.0.0.1", port: broker.port, clientID: "agent"), logger: logger)
-        await client.start()
-        #expect(await waitUntil(60) { client.status.isConnected })
+        let client = try await connected("agent", to: broker)
         #expect(await probe.run(on: client) == .delivers)
         #expect(client.core.state.withLock { $0.filters[probe.filter] } == nil, "the probe's filter unsubscribed")
 
         // A fresh subscriber hears its own marker first: no retained probe is left on the broker.
-        let listener = try MQTTClient(
-            configuration: MQTTConfiguration(host: "127.0.0.1", port: broker.port, clientID: "listener"),
-            logger: logger)
-        await listener.start()
-        #expect(await waitUntil(60) { listener.status.isConnected })
+        let listener = try await connected("listener", to: broker)
         let heard = try await listener.subscribe("fleet/test/vehicles/v1/probe/#")
         try await listener.publish("fleet/test/vehicles/v1/probe/end", text: "end")
         var first: MQTTMessage?
