@@ -53,18 +53,15 @@ package struct GazetteerPlaces: PlaceFinding {
                     "no gazetteer found (scripts/setup builds gazetteer/gazetteer.bin; places.gazetteer names another)")
             )
         }
-        return await withCheckedContinuation { continuation in
-            let thread = Thread {
-                do throws(GeocodingError) {
-                    let places = GazetteerPlaces(gazetteer: try GazetteerFile.load(path))
-                    HeapTrim.giveBackFreedMemory()
-                    continuation.resume(returning: .success(places))
-                } catch {
-                    continuation.resume(returning: .failure(error))
-                }
+        let loaded = await onOwnThread(name: "gazetteer-load") { () -> Result<GazetteerPlaces, GeocodingError> in
+            do throws(GeocodingError) {
+                let places = GazetteerPlaces(gazetteer: try GazetteerFile.load(path))
+                HeapTrim.giveBackFreedMemory()
+                return .success(places)
+            } catch {
+                return .failure(error)
             }
-            thread.name = "gazetteer-load"
-            thread.start()
         }
+        return loaded ?? .failure(.dataNotLoaded("the agent stopped while the gazetteer was loading"))
     }
 }

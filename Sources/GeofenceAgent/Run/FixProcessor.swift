@@ -87,6 +87,7 @@ actor FixProcessor: MonitorHost, SnapshotSource {
         for name in monitors.names {
             for _ in 0..<3 {
                 guard let work = monitors[name]?.indexRefinementWork() else { break }
+                // nil: the agent is stopping; nil inside: nothing left to refine.
                 guard let refinement = await onOwnThread(name: "index-refinement", work) else { return }
                 guard let refinement else { break }
                 if monitors.withEngine(name, { $0.adoptIndexRefinement(refinement) }) == true {

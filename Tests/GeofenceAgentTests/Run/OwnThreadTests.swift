@@ -1,7 +1,6 @@
+import AgentFormats
 import Foundation
 import Testing
-
-@testable import GeofenceAgent
 
 /// CPU-bound work off the cooperative pool: its result comes back, and a cancelled caller does not wait.
 @Suite(.offTheCooperativePool(.waiting)) struct OwnThreadTests {

@@ -4,7 +4,7 @@ import Synchronization
 /// Runs pure, CPU-bound work on a thread of its own, never on Swift's cooperative pool (whose two threads
 /// on a vehicle also carry the agent's loops). A cancelled caller stops waiting at once and gets nil;
 /// the work then finishes unseen.
-func onOwnThread<Result: Sendable>(
+package func onOwnThread<Result: Sendable>(
     name: String, _ work: @escaping @Sendable () -> Result
 ) async -> Result? {
     let waiter = Mutex<CheckedContinuation<Result?, Never>?>(nil)
