@@ -155,18 +155,22 @@
       const whole = (c) => Array.isArray(c) && c.length === length && c.every((n) => Number.isInteger(n));
       if (length === 0 || !columns.every(whole)) return null;
       const stationary = new Set(Array.isArray(o.stationary) ? o.stationary : []);
+      // Fixes the agent's motion check found pulled aside by multipath: not drawn, as they were no evidence.
+      const excursion = new Set(Array.isArray(o.excursion) ? o.excursion : []);
       const v = this.vehicle(fleet, vehicle);
       if (typeof o.sequence === 'number' && o.sequence <= v.lastSequence) return null;
       if (typeof o.sequence === 'number') v.lastSequence = o.sequence;
       const [t, lats, lons, accuracies, speeds, courses] = columns.map(decodeColumn);
       let point = null;
       for (let i = 0; i < length; i++) {
+        if (excursion.has(i)) continue;
         point = {
           lat: lats[i] / 1e6, lon: lons[i] / 1e6, accuracy: accuracies[i], speed: speeds[i], course: courses[i],
           stationary: stationary.has(i) ? 1 : 0, time: new Date(t[i] * 100).toISOString(),
         };
         this.extendTrail(v, point.lat, point.lon);
       }
+      if (!point) return null;
       v.location = {
         lat: point.lat, lon: point.lon,
         accuracy: point.accuracy > 0 ? point.accuracy : null,

@@ -61,7 +61,7 @@ public struct Crossing: Sendable {
     }
 
     /// How far inside the boundary (metres along its normal) a position is; negative outside.
-    func depth(of c: Coordinate) -> Double {
+    public func depth(of c: Coordinate) -> Double {
         switch shape {
         case .circle:
             return 20_000 - Geodesic.distance(Offsets.moved(crossingPoint, east: 20_000, north: 0), c)
@@ -76,8 +76,9 @@ public struct Crossing: Sendable {
     public func run(
         _ profile: SimulatedReceiver.Profile, seed: UInt64, configuration: MonitorConfiguration = MonitorConfiguration()
     ) -> Result {
-        var engine = MonitorEngine(name: "crossing", configuration: configuration)
-        engine.add(condition, identifier: "fence")
+        // Through the agent's loop, motion check included.
+        var monitors = MonitorSet(configuration: configuration)
+        monitors.add(condition, identifier: "fence", monitor: "crossing")
         var receiver = SimulatedReceiver(profile, seed: seed)
         let rule = DecisionRule(configuration)
         // Far enough that the approach is well clear of any margin, and a minute of driving at least.
@@ -87,28 +88,42 @@ public struct Crossing: Sendable {
             max(60 * speed, 150 / sin(angle * .pi / 180) + 20 * speed) + Double.random(in: 0..<1, using: &phase) * speed
         let direction = (east: sin(angle * .pi / 180), north: cos(angle * .pi / 180))
         let start = Date(timeIntervalSince1970: 1_700_000_000)
-        let steps = Int((4 * leg / speed).rounded(.up))
+        // Past the fence the vehicle brakes, reverses and comes back, as a vehicle can: at 5 m/s², not in
+        // an instant (a Doppler velocity that flips in one fix is not a motion anything can check).
+        let braking = 5.0
+        let cruise = 2 * leg / speed
+        let turn = 2 * speed / braking
+        let steps = Int((2 * cruise + turn).rounded(.up))
         var truths: [Date: Coordinate] = [:]
         var result = Result(transitions: [], delays: [], evidenceDelays: [], margins: [])
         // Per leg (in, out): the first fix that may be, and the first that surely is, past its margin.
         var firstMaybe: [Date?] = [nil, nil]
         var firstSure: [Date?] = [nil, nil]
         for k in 0...steps {
-            // Along the path: from -leg to +leg (in), then back (out).
-            let travelled = Double(k) * speed
-            let inbound = travelled <= 2 * leg
-            let s = inbound ? travelled - leg : 3 * leg - travelled
+            // Along the path: from -leg to +leg (in), a little beyond while turning, then back (out).
+            let t = Double(k)
+            let s: Double
+            let velocity: Double
+            if t <= cruise {
+                (s, velocity) = (t * speed - leg, speed)
+            } else if t <= cruise + turn {
+                let u = t - cruise
+                (s, velocity) = (leg + speed * u - braking * u * u / 2, speed - braking * u)
+            } else {
+                (s, velocity) = (leg - (t - cruise - turn) * speed, -speed)
+            }
+            let inbound = t <= cruise + turn / 2
             let sign = inbound ? 1.0 : -1.0
             let truth = Offsets.moved(crossingPoint, east: s * direction.east, north: s * direction.north)
-            let time = start.addingTimeInterval(Double(k))
+            let time = start.addingTimeInterval(t)
             truths[time] = truth
             let fix = receiver.fix(
-                truth: truth, velocity: (sign * speed * direction.east, sign * speed * direction.north), at: time)
+                truth: truth, velocity: (velocity * direction.east, velocity * direction.north), at: time)
             let leg = inbound ? 0 : 1
             let past = sign * depth(of: fix.coordinate) - rule.margin(forAccuracy: fix.horizontalAccuracy)
             if firstMaybe[leg] == nil, past > -0.01 { firstMaybe[leg] = time }
             if firstSure[leg] == nil, past > 0.01 { firstSure[leg] = time }
-            for event in engine.process(fix).events where event.kind != .initial {
+            for event in monitors.process(fix).steps.flatMap(\.events) where event.kind != .initial {
                 result.transitions.append(event.kind)
                 let entering = event.kind == .enter
                 let truthThen = truths[event.date] ?? truth

@@ -97,8 +97,9 @@ public struct ParkedVehicle: Sendable {
         _ profile: SimulatedReceiver.Profile, seed: UInt64, hours: Double,
         configuration: MonitorConfiguration = MonitorConfiguration()
     ) -> Result {
-        var engine = MonitorEngine(name: "parked", configuration: configuration)
-        for fence in fences { engine.add(fence.condition, identifier: fence.identifier) }
+        // Through the agent's loop, motion check included.
+        var monitors = MonitorSet(configuration: configuration)
+        for fence in fences { monitors.add(fence.condition, identifier: fence.identifier, monitor: "parked") }
         var receiver = SimulatedReceiver(profile, seed: seed)
         let start = Date(timeIntervalSince1970: 1_700_000_000)
         var transitions = 0
@@ -108,7 +109,7 @@ public struct ParkedVehicle: Sendable {
         let depthOf = Dictionary(uniqueKeysWithValues: fences.map { ($0.identifier, $0.depth) })
         for k in 0..<Int(hours * 3600) {
             let fix = receiver.fix(truth: position, at: start.addingTimeInterval(Double(k)))
-            for event in engine.process(fix).events {
+            for event in monitors.process(fix).steps.flatMap(\.events) {
                 switch event.kind {
                 case .initial:
                     initials += 1
@@ -121,7 +122,7 @@ public struct ParkedVehicle: Sendable {
                 }
             }
         }
-        let unknown = fences.filter { engine.record(for: $0.identifier)?.state == .unknown }.count
+        let unknown = fences.filter { monitors["parked"]?.record(for: $0.identifier)?.state == .unknown }.count
         return Result(
             transitions: transitions, initials: initials, unknown: unknown, fences: fences.count,
             flappingFences: flapping, wrongInitials: wrongInitials)

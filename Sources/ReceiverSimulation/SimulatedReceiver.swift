@@ -33,6 +33,8 @@ public struct SimulatedReceiver: Sendable {
     }
 
     public let profile: Profile
+    /// Multipath episodes that pull the position aside (stated accuracy and Doppler untouched).
+    public var episodes: [MultipathEpisode] = []
     private var error: GaussMarkovError
     private var rng: SplitMix64
     private var lastTime: Date?
@@ -52,7 +54,12 @@ public struct SimulatedReceiver: Sendable {
         let dt = lastTime.map { time.timeIntervalSince($0) } ?? 1
         lastTime = time
         let e = error.next(after: dt, using: &rng)
-        let position = Offsets.moved(truth, east: e.east, north: e.north)
+        var pull = (east: 0.0, north: 0.0)
+        for episode in episodes where episode.contains(time) {
+            let d = episode.displacement(at: time)
+            pull = (pull.east + d.east, pull.north + d.north)
+        }
+        let position = Offsets.moved(truth, east: e.east + pull.east, north: e.north + pull.north)
         var stated = profile.accuracy
         if profile.underReportingRate > 0, Double.random(in: 0..<1, using: &rng) < profile.underReportingRate {
             stated /= profile.underReportingFactor

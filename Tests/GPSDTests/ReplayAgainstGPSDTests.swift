@@ -54,6 +54,13 @@ import Testing
             #expect(location.device == rig.feed.url, "\(at): device")
             if index > 0 { #expect(location.timestamp > got[index - 1].timestamp, "\(at): timeline moves forward") }
         }
+        // Issue 34: none of these captures has multipath, so the motion check must find no excursion in them.
+        var check = MotionCheck(configuration: MonitorConfiguration())
+        let verdicts = got.map { check.check($0) }
+        let excursions = zip(got, verdicts).filter { $0.1 == .excursion }.map { "\($0.0.timestamp)" }
+        #expect(excursions.isEmpty, "\(log): excursions at \(excursions)")
+        let checked = verdicts.filter { $0 == .consistent }.count
+        print("\(log): \(got.count) fixes, \(checked) checked against the motion, \(excursions.count) excursions")
     }
 
     private func close(_ a: Double?, _ b: Double?) -> Bool {

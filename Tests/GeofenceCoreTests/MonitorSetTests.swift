@@ -40,7 +40,8 @@ import Testing
                 var expected: [(String, [MonitorEvent])] = []
                 var firstRejection: FixRejection??
                 for name in alone.keys.sorted() {
-                    let outcome = alone[name]!.process(location)
+                    // The same fix, with the set's motion check verdict on it.
+                    let outcome = alone[name]!.process(result.location)
                     if firstRejection == nil {
                         if case .rejected(let r) = outcome {
                             firstRejection = .some(r)

@@ -73,6 +73,8 @@ public enum Payloads {
         line.add("speed", orNull: l.speed, negativeIsUnknown: true)
         line.add("course", orNull: l.course, negativeIsUnknown: true)
         line.add("gpsTime", orNull: l.gpsTime.map(iso8601))
+        // The motion check's verdict (docs/monitoring.md#multipath), when it judged the fix.
+        if let verdict = l.motionVerdict { line.add("motion", verdict.rawValue) }
         return line.text
     }
 

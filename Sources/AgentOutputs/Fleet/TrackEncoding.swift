@@ -12,7 +12,8 @@ import GeofenceCore
 /// `acc` the 1-sigma accuracy in whole metres (rounded up), `speed` in tenths of a metre a second, `course`
 /// in whole degrees, each -1 when unknown. In each column the first value is the first fix's; after it, keep
 /// a step that starts at 0, add each value to the step and the step to the previous fix's value. A vehicle
-/// at a steady pace sends zeros. `stationary` lists the fixes (from 0) that are stationary, when any is.
+/// at a steady pace sends zeros. `stationary` lists the fixes (from 0) that are stationary, when any is;
+/// `excursion` the fixes the motion check found pulled aside by multipath (no evidence for any decision).
 public enum TrackEncoding {
     /// One point in the batch's integers.
     public struct Point: Sendable, Equatable {
@@ -23,6 +24,8 @@ public enum TrackEncoding {
         public var speed: Int
         public var course: Int
         public var stationary: Bool
+        /// The motion check's verdict was `excursion`.
+        public var excursion = false
 
         public init(_ update: LiveUpdate) {
             let l = update.location
@@ -33,6 +36,7 @@ public enum TrackEncoding {
             speed = l.speed < 0 ? -1 : Int((l.speed * 10).rounded())
             course = l.course < 0 ? -1 : Int(l.course.rounded()) % 360
             stationary = update.isStationary
+            excursion = l.motionVerdict == .excursion
         }
 
         public init(
@@ -65,6 +69,10 @@ public enum TrackEncoding {
         let stationary = points.indices.filter { points[$0].stationary }
         if !stationary.isEmpty {
             text += #","stationary":["# + stationary.map(String.init).joined(separator: ",") + "]"
+        }
+        let excursions = points.indices.filter { points[$0].excursion }
+        if !excursions.isEmpty {
+            text += #","excursion":["# + excursions.map(String.init).joined(separator: ",") + "]"
         }
         text += "}"
         return Array(text.utf8)
@@ -117,11 +125,14 @@ public enum TrackEncoding {
             decoded.append(values(column))
         }
         let stationary = Set(object["stationary"] as? [Int] ?? [])
+        let excursions = Set(object["excursion"] as? [Int] ?? [])
         let points = decoded[0].indices.map { i in
-            Point(
+            var point = Point(
                 time: Date(timeIntervalSince1970: Double(decoded[0][i]) / 10), latitude: decoded[1][i],
                 longitude: decoded[2][i], accuracy: decoded[3][i], speed: decoded[4][i], course: decoded[5][i],
                 stationary: stationary.contains(i))
+            point.excursion = excursions.contains(i)
+            return point
         }
         return (sequence, vehicle, points)
     }

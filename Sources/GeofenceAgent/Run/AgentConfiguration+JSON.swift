@@ -66,6 +66,13 @@ extension AgentConfiguration {
                 "maximumHorizontalAccuracy": .number(m.maximumHorizontalAccuracy),
                 "maximumSpeed": .number(m.maximumSpeed),
             ]),
+            "motionCheck": .object([
+                "enabled": .bool(m.motionCheck.enabled), "confidence": .number(m.motionCheck.confidence),
+                "dopplerSigma": .number(m.motionCheck.dopplerSigma),
+                "stationarySpeed": .number(m.motionCheck.stationarySpeed),
+                "maximumGap": .number(m.motionCheck.maximumGap),
+                "maximumExcursion": .number(m.motionCheck.maximumExcursion),
+            ]),
             "overspeed": .object([
                 "tolerance": .number(m.overspeed.tolerance), "minimumDuration": .number(m.overspeed.minimumDuration),
                 "hysteresis": .number(m.overspeed.hysteresis),

@@ -247,6 +247,20 @@ public struct AgentConfiguration: Sendable, Equatable {
             c.monitor.maximumSpeed = try f.number("maximumSpeed", in: 1...100_000) ?? c.monitor.maximumSpeed
             try f.finish()
         }
+        if var m = try top.object("motionCheck") {
+            var check = c.monitor.motionCheck
+            check.enabled = try m.bool("enabled") ?? check.enabled
+            check.confidence = try m.number("confidence", in: 0.5...0.999_999_999) ?? check.confidence
+            guard check.confidence > 0.5 else {
+                throw ConfigError(path: "motionCheck.confidence", message: "must be above 0.5")
+            }
+            check.dopplerSigma = try m.number("dopplerSigma", in: 0.001...50) ?? check.dopplerSigma
+            check.stationarySpeed = try m.number("stationarySpeed", in: 0...100) ?? check.stationarySpeed
+            check.maximumGap = try m.number("maximumGap", in: 0.1...3600) ?? check.maximumGap
+            check.maximumExcursion = try m.number("maximumExcursion", in: 1...86_400) ?? check.maximumExcursion
+            c.monitor.motionCheck = check
+            try m.finish()
+        }
         if var o = try top.object("overspeed") {
             c.monitor.overspeed.tolerance = try o.number("tolerance", in: 0...200) ?? c.monitor.overspeed.tolerance
             c.monitor.overspeed.minimumDuration =

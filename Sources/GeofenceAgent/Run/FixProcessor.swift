@@ -201,12 +201,14 @@ actor FixProcessor: MonitorHost, SnapshotSource {
         for await location in locations { await handle(location) }
     }
 
-    func handle(_ location: Location) async {
-        lastLocation = location
+    func handle(_ fix: Location) async {
         // The status's fix age counts from the last fix handled (a replay has no receiver to say so).
-        gpsStatus.lastFixAtNanoseconds = location.receivedAtNanoseconds ?? MonotonicClock.now()
-        if location.horizontalAccuracy > 0 { gpsStatus.lastHorizontalAccuracy = location.horizontalAccuracy }
-        let result = monitors.process(location)
+        gpsStatus.lastFixAtNanoseconds = fix.receivedAtNanoseconds ?? MonotonicClock.now()
+        if fix.horizontalAccuracy > 0 { gpsStatus.lastHorizontalAccuracy = fix.horizontalAccuracy }
+        let result = monitors.process(fix)
+        // With the motion check's verdict, which the live updates carry.
+        let location = result.location
+        lastLocation = location
         if result.offered { tell(.fix(rejected: result.rejection)) }
         for step in result.steps {
             let name = step.monitor

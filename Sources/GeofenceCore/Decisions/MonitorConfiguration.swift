@@ -51,6 +51,9 @@ public struct MonitorConfiguration: Sendable, Equatable, Codable {
     /// so one bad accepted fix cannot lock the monitor out.
     public var speedRejectionsBeforeReanchor: Int = 5
 
+    /// How positions are checked against the vehicle's own Doppler motion (urban multipath).
+    public var motionCheck = MotionCheckSettings()
+
     // MARK: Crossings
 
     /// `crossed` is only inferred between fixes at most this many seconds apart...
@@ -66,11 +69,19 @@ public struct MonitorConfiguration: Sendable, Equatable, Codable {
         var c = MonitorConfiguration()
         c.confidence = NormalDistribution.cumulative(2.0.squareRoot())
         c.restAveraging = false
+        c.motionCheck.enabled = false
         return c
     }
 
     /// Every fix decided on its own, from the first, with the configured confidence: for sparse or replayed
     /// fixes where a rest means nothing, and for tests of the state machine's mechanics.
+    /// The rule in force before positions were checked against the vehicle's motion (issue 34).
+    public static var withoutMotionCheck: MonitorConfiguration {
+        var c = MonitorConfiguration()
+        c.motionCheck.enabled = false
+        return c
+    }
+
     public static var eachFixAlone: MonitorConfiguration {
         var c = MonitorConfiguration()
         c.restAveraging = false

@@ -8,6 +8,8 @@ public enum FixRejection: String, Sendable, Equatable, Codable, CaseIterable {
     /// Older than, or as old as, the last accepted fix: a duplicate or a late arrival.
     case outOfOrder
     case impossibleSpeed
+    /// The position disagrees with the vehicle's own Doppler motion: multipath (`MotionCheck`).
+    case excursion
 }
 
 /// Decides which fixes are fit to change states. Pure: the same fixes in give the same verdicts out.
@@ -21,6 +23,9 @@ public struct FixFilter: Sendable {
         return (coordinate, timestamp)
     }
     private var speedRejections = 0
+    /// Fixes were refused as multipath excursions since the last accepted one: where the vehicle went in
+    /// between is not the straight line from it, so no `crossed` is inferred across them.
+    public private(set) var excursionSinceAccepted = false
 
     public init(configuration: MonitorConfiguration, lastAccepted: Location? = nil) {
         self.configuration = configuration
@@ -34,9 +39,14 @@ public struct FixFilter: Sendable {
         // A fix with no accuracy is judged by the conservative `unknownAccuracy`, not rejected.
         let accuracy = configuration.usableAccuracy(fix.horizontalAccuracy)
         if accuracy > configuration.maximumHorizontalAccuracy { return .poorAccuracy }
+        if lastAccepted == nil, fix.motionVerdict == .excursion { return .excursion }
         if let last = lastAccepted {
             let dt = fix.timestamp.timeIntervalSince(last.timestamp)
             if dt <= 0 { return .outOfOrder }
+            if fix.motionVerdict == .excursion {
+                excursionSinceAccepted = true
+                return .excursion
+            }
             if dt <= configuration.speedCheckMaximumGap {
                 // Both fixes may be off by their accuracies; only the rest of the jump needs explaining.
                 let allowance =
@@ -50,6 +60,7 @@ public struct FixFilter: Sendable {
             }
         }
         speedRejections = 0
+        excursionSinceAccepted = false
         lastAccepted = fix
         return nil
     }

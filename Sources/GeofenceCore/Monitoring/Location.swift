@@ -37,6 +37,9 @@ public struct Location: Sendable, Equatable, Codable {
     public var satellitesUsed: Int?
     /// The receiver's device path, as gpsd names it.
     public var device: String?
+    /// What the motion-consistency check made of the fix, once a `MonitorSet` has checked it; nil before, or
+    /// when the check is off or could not use the fix.
+    public var motionVerdict: MotionVerdict?
 
     public init(
         coordinate: Coordinate, altitudeHAE: Double? = nil, altitudeMSL: Double? = nil,

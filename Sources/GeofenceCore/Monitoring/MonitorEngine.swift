@@ -280,7 +280,7 @@ public struct MonitorEngine: Sendable {
 
     /// Offers a fix: filters it, then updates every condition it decides and returns the events.
     public mutating func process(_ fix: Location) -> FixOutcome {
-        let previous = filter.lastPosition
+        let previous = filter.excursionSinceAccepted ? nil : filter.lastPosition
         expiredIdentifiers.removeAll()
         if let rejection = filter.admit(fix) { return .rejected(rejection) }
         stamp &+= 1

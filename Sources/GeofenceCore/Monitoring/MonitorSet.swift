@@ -11,9 +11,12 @@ public struct MonitorSet: Sendable {
     private var engines: [String: MonitorEngine] = [:]
     /// The names, sorted: the order every fix visits the monitors in.
     public private(set) var names: [String] = []
+    /// The one motion-consistency check every consumer of a fix shares: monitors, live updates.
+    public private(set) var motionCheck: MotionCheck
 
     public init(configuration: MonitorConfiguration = MonitorConfiguration()) {
         self.configuration = configuration
+        motionCheck = MotionCheck(configuration: configuration)
     }
 
     public subscript(name: String) -> MonitorEngine? { engines[name] }
@@ -57,6 +60,8 @@ public struct MonitorSet: Sendable {
 
     /// What one fix did.
     public struct FixResult: Sendable {
+        /// The fix with the motion check's verdict: what the live updates and every other consumer take.
+        public var location: Location
         /// Whether any monitor was offered the fix.
         public var offered = false
         /// Why the fix was refused, by the first monitor's verdict (every monitor filters fixes alike).
@@ -66,8 +71,11 @@ public struct MonitorSet: Sendable {
     }
 
     /// Offers a fix to every monitor, in name order.
-    public mutating func process(_ location: Location) -> FixResult {
-        var result = FixResult()
+    public mutating func process(_ fix: Location) -> FixResult {
+        var location = fix
+        location.motionVerdict = motionCheck.check(fix)
+        var result = FixResult(location: location)
+        if location.motionVerdict == .excursion { result.rejection = .excursion }
         for name in names {
             let outcome = engines[name]!.process(location)
             if !result.offered {

@@ -33,16 +33,14 @@ import Testing
                 lat = min(89.9, max(-89.9, lat + Double.random(in: -0.01...0.01, using: &rng)))
                 lon = min(179.9, max(-179.9, lon + Double.random(in: -0.01...0.01, using: &rng)))
                 let moving = Bool.random(using: &rng)
-                points.append(
-                    TrackEncoding.Point(
-                        LiveUpdate(
-                            location: Location(
-                                coordinate: Coordinate(latitude: lat, longitude: lon),
-                                horizontalAccuracy: Double.random(in: -1...50, using: &rng),
-                                speed: moving ? Double.random(in: 0...60, using: &rng) : -1,
-                                course: moving ? Double.random(in: 0..<360, using: &rng) : -1,
-                                timestamp: Date(timeIntervalSince1970: t)),
-                            isStationary: !moving)))
+                var location = Location(
+                    coordinate: Coordinate(latitude: lat, longitude: lon),
+                    horizontalAccuracy: Double.random(in: -1...50, using: &rng),
+                    speed: moving ? Double.random(in: 0...60, using: &rng) : -1,
+                    course: moving ? Double.random(in: 0..<360, using: &rng) : -1,
+                    timestamp: Date(timeIntervalSince1970: t))
+                location.motionVerdict = MotionVerdict.allCases.randomElement(using: &rng)
+                points.append(TrackEncoding.Point(LiveUpdate(location: location, isStationary: !moving)))
             }
             let payload = TrackEncoding.encode(points, vehicle: "v\"1", sequence: 812)
             let decoded = TrackEncoding.decode(payload)
@@ -52,7 +50,8 @@ import Testing
                 #expect(abs(a.time.timeIntervalSince(b.time)) < 0.051, "to the tenth of a second")
                 #expect(
                     a.latitude == b.latitude && a.longitude == b.longitude && a.accuracy == b.accuracy
-                        && a.speed == b.speed && a.course == b.course && a.stationary == b.stationary)
+                        && a.speed == b.speed && a.course == b.course && a.stationary == b.stationary
+                        && a.excursion == b.excursion)
             }
         }
     }
