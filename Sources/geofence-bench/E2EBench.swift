@@ -5,6 +5,7 @@ import GeofenceAgent
 import LocalServers
 import Logging
 import Mosquitto
+import ReceiverSimulation
 
 #if canImport(Glibc)
     import Glibc
@@ -171,36 +172,3 @@ final class ArrivalLog: @unchecked Sendable {
 }
 
 func monotonicNow() -> UInt64 { nowNanoseconds() }
-
-/// NMEA 0183 sentences for a synthetic receiver.
-enum NMEA {
-    /// GGA then RMC for one epoch, joined so they are written together, as a receiver sends an epoch.
-    static func epoch(latitude: Double, longitude: Double, time: Date, speedKnots: Double, course: Double) -> String {
-        let c = Calendar(identifier: .gregorian)
-        var utc = c
-        utc.timeZone = TimeZone(identifier: "UTC")!
-        let d = utc.dateComponents([.year, .month, .day, .hour, .minute, .second, .nanosecond], from: time)
-        let hms = String(format: "%02d%02d%05.2f", d.hour!, d.minute!, Double(d.second!) + Double(d.nanosecond!) / 1e9)
-        let date = String(format: "%02d%02d%02d", d.day!, d.month!, d.year! % 100)
-        let lat = coordinate(abs(latitude), degreesWidth: 2)
-        let lon = coordinate(abs(longitude), degreesWidth: 3)
-        let ns = latitude >= 0 ? "N" : "S"
-        let ew = longitude >= 0 ? "E" : "W"
-        let gga = sentence("GPGGA,\(hms),\(lat),\(ns),\(lon),\(ew),1,10,0.8,10.0,M,46.0,M,,")
-        let rmc = sentence(
-            "GPRMC,\(hms),A,\(lat),\(ns),\(lon),\(ew),\(String(format: "%.1f", speedKnots)),\(String(format: "%.1f", course)),\(date),,,A"
-        )
-        return gga + "\r\n" + rmc
-    }
-
-    static func coordinate(_ value: Double, degreesWidth: Int) -> String {
-        let degrees = Int(value)
-        let minutes = (value - Double(degrees)) * 60
-        return String(format: "%0\(degreesWidth)d%07.4f", degrees, minutes)
-    }
-
-    static func sentence(_ body: String) -> String {
-        let checksum = body.utf8.reduce(UInt8(0), ^)
-        return "$" + body + String(format: "*%02X", checksum)
-    }
-}

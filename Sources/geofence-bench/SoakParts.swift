@@ -1,6 +1,7 @@
 import AgentFormats
 import Foundation
 import GeofenceStore
+import ReceiverSimulation
 
 /// The soak's drive: back and forth along a 9 km road heading east from 52° N 5° E, at 15 m/s, one fix a
 /// second, through six circles of 150 m on the road.

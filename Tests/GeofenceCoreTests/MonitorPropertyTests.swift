@@ -36,7 +36,10 @@ import Testing
             let margin = DecisionRule(MonitorConfiguration()).margin(forAccuracy: accuracy)
             // A circle the vehicle can be confidently inside: wider than the margin (up to 65.6 m at 30 m).
             let radius = margin + beyondMargin
-            var e = engine(radius: radius)
+            // Through the agent's loop, with the Doppler speed and course a receiver gives: the motion check
+            // judges every fix, and a real crossing must still be decided at its first confident fix.
+            var monitors = MonitorSet(configuration: .eachFixAlone)
+            monitors.add(try! .circle(center: Self.center, radius: radius), identifier: "fence", monitor: "m")
             // Drive straight out from the centre, then back in.
             var distances: [Double] = []
             var d = 0.0
@@ -48,14 +51,20 @@ import Testing
             var transitions: [(Int, EventKind)] = []
             // What each fix really is: its geodesic distance, not the distance it was aimed at.
             var actual: [Double] = []
+            var checked = 0
             for (k, dist) in path.enumerated() {
                 let q = atDistance(dist, bearing: bearing)
                 actual.append(Geodesic.distance(Self.center, q))
-                for ev in e.process(fix(q.latitude, q.longitude, t: Double(k), accuracy: accuracy)).events
-                where ev.kind != .initial {
+                var f = fix(q.latitude, q.longitude, t: Double(k), accuracy: accuracy)
+                f.speed = speed
+                f.course = (k < distances.count ? bearing : bearing + 180).truncatingRemainder(dividingBy: 360)
+                let result = monitors.process(f)
+                if result.location.motionVerdict == .consistent { checked += 1 }
+                for ev in result.steps.flatMap(\.events) where ev.kind != .initial {
                     transitions.append((k, ev.kind))
                 }
             }
+            #expect(checked == path.count - 1, "every fix after the first checked, and consistent")
             let firstOut = try #require(actual.firstIndex { $0 > radius + margin })
             let firstBackIn = try #require(actual.indices.first { $0 > firstOut && actual[$0] < radius - margin })
             #expect(transitions.map(\.1) == [.exit, .enter], "speed \(speed) accuracy \(accuracy) radius \(radius)")
