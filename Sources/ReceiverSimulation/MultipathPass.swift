@@ -55,11 +55,27 @@ public struct MultipathPass: Sendable {
         let origin = crossing.crossingPoint
         switch shape {
         case .circle:
-            // A circle of 20 km: drive on the concentric circle `depth` inside it.
+            // A circle of 20 km: drive on the concentric circle `depth` inside it, placed exactly on the
+            // ellipsoid (a tangent plane 20 km wide would put the truth metres off its depth).
+            let centre = Offsets.moved(origin, east: 20_000, north: 0)
             let radius = 20_000 - depth
-            let angle = s / radius
-            let east = 20_000 - radius * cos(angle)
-            return (Offsets.moved(origin, east: east, north: radius * sin(angle)), sin(angle), cos(angle))
+            let bearing = 270 + s / radius * 180 / .pi
+            func point(_ bearing: Double) -> Coordinate {
+                var p = Offsets.moved(centre, metres: radius, bearing: bearing)
+                for _ in 0..<3 {
+                    p = Offsets.moved(centre, metres: radius * radius / Geodesic.distance(centre, p), bearing: bearing)
+                }
+                return p
+            }
+            // The heading in the vehicle's own east and north (meridians converge over 20 km: the bearing
+            // from the centre plus 90° would be a quarter of a degree off, a Doppler no receiver reports).
+            let step = 0.5 / radius * 180 / .pi
+            let (a, b) = (point(bearing - step), point(bearing + step))
+            let p = point(bearing)
+            let east = (b.longitude - a.longitude) * .pi / 180 * Offsets.metresPerRadianOfLongitude(at: p.latitude)
+            let north = (b.latitude - a.latitude) * .pi / 180 * WGS84.meridionalRadius(latitude: p.latitude)
+            let length = (east * east + north * north).squareRoot()
+            return (p, east / length, north / length)
         case .polygon, .corridor:
             return (Offsets.moved(origin, east: depth, north: s), 0, 1)
         }

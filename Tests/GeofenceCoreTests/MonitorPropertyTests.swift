@@ -51,7 +51,7 @@ import Testing
             var transitions: [(Int, EventKind)] = []
             // What each fix really is: its geodesic distance, not the distance it was aimed at.
             var actual: [Double] = []
-            var checked = 0
+            var verdicts: [MotionVerdict?] = []
             for (k, dist) in path.enumerated() {
                 let q = atDistance(dist, bearing: bearing)
                 actual.append(Geodesic.distance(Self.center, q))
@@ -59,12 +59,15 @@ import Testing
                 f.speed = speed
                 f.course = (k < distances.count ? bearing : bearing + 180).truncatingRemainder(dividingBy: 360)
                 let result = monitors.process(f)
-                if result.location.motionVerdict == .consistent { checked += 1 }
+                verdicts.append(result.location.motionVerdict)
                 for ev in result.steps.flatMap(\.events) where ev.kind != .initial {
                     transitions.append((k, ev.kind))
                 }
             }
-            #expect(checked == path.count - 1, "every fix after the first checked, and consistent")
+            // Every fix checked and consistent, but the first and the turn, where the velocity flips in a fix
+            // faster than a vehicle can brake (the check starts again there).
+            #expect(!verdicts.contains(.excursion))
+            #expect(verdicts.filter { $0 == .consistent }.count >= path.count - 2)
             let firstOut = try #require(actual.firstIndex { $0 > radius + margin })
             let firstBackIn = try #require(actual.indices.first { $0 > firstOut && actual[$0] < radius - margin })
             #expect(transitions.map(\.1) == [.exit, .enter], "speed \(speed) accuracy \(accuracy) radius \(radius)")

@@ -61,7 +61,9 @@ import Testing
             fixes.append(f)
         }
         let v = verdicts(fixes)
-        #expect(v[10..<20].allSatisfy { $0 == .stationary })
+        // From 15 m/s to a standstill in a second is faster than a vehicle brakes: the check starts again.
+        #expect(v[10] == .reacquiring)
+        #expect(v[11..<20].allSatisfy { $0 == .stationary })
     }
 
     @Test func aGapStartsANewTrack() {
@@ -92,6 +94,21 @@ import Testing
         #expect(v[5...10].allSatisfy { $0 == .excursion })
         #expect(v[11] == .reacquiring)
         #expect(v[12...].allSatisfy { $0 == .consistent })
+    }
+
+    @Test func aVelocityNoVehicleCouldChangeToStartsANewTrack() {
+        // A GPX whose course flips from east to west in one fix at a turn (30 m/s in a second): nothing can
+        // be carried across that, so the check starts again there instead of calling the way back aside.
+        var fixes = (0..<20).map { drive($0) }
+        let turn = fixes.last!.coordinate
+        for k in 20..<40 {
+            var f = drive(k, course: 270)
+            f.coordinate = offset(turn, metres: 15 * Double(k - 19), bearing: 270)
+            fixes.append(f)
+        }
+        let v = verdicts(fixes)
+        #expect(v[20] == .reacquiring)
+        #expect(v[21...].allSatisfy { $0 == .consistent })
     }
 
     @Test func fixesItCannotUseChangeNothing() {

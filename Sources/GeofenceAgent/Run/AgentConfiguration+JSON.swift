@@ -72,6 +72,7 @@ extension AgentConfiguration {
                 "stationarySpeed": .number(m.motionCheck.stationarySpeed),
                 "maximumGap": .number(m.motionCheck.maximumGap),
                 "maximumExcursion": .number(m.motionCheck.maximumExcursion),
+                "maximumAcceleration": .number(m.motionCheck.maximumAcceleration),
             ]),
             "overspeed": .object([
                 "tolerance": .number(m.overspeed.tolerance), "minimumDuration": .number(m.overspeed.minimumDuration),

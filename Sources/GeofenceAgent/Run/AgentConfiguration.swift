@@ -258,6 +258,8 @@ public struct AgentConfiguration: Sendable, Equatable {
             check.stationarySpeed = try m.number("stationarySpeed", in: 0...100) ?? check.stationarySpeed
             check.maximumGap = try m.number("maximumGap", in: 0.1...3600) ?? check.maximumGap
             check.maximumExcursion = try m.number("maximumExcursion", in: 1...86_400) ?? check.maximumExcursion
+            check.maximumAcceleration =
+                try m.number("maximumAcceleration", in: 0.1...1000) ?? check.maximumAcceleration
             c.monitor.motionCheck = check
             try m.finish()
         }

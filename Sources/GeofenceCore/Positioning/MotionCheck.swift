@@ -37,6 +37,9 @@ public struct MotionCheckSettings: Sendable, Equatable, Codable {
     /// check starts again from the fix then. It starts again sooner when the disagreement has lasted longer
     /// than the track it disagrees with had been followed (a track begun during an excursion).
     public var maximumExcursion = 120.0
+    /// A change of Doppler velocity faster than this, m/s², is no motion a vehicle makes (a GPX whose course
+    /// flips at a turn, a receiver's glitch): nothing can be carried across it, so the check starts again.
+    public var maximumAcceleration = 10.0
 
     public init() {}
 
@@ -111,6 +114,10 @@ public struct MotionCheck: Sendable {
         }
         let dt = fix.timestamp.timeIntervalSince(t.lastTime)
         let sigmaV = max(settings.dopplerSigma, fix.speedAccuracy.isFinite ? fix.speedAccuracy : 0)
+        let change = velocity - t.lastVelocity
+        if Self.squared(change).squareRoot() > settings.maximumAcceleration * dt + 4 * sigmaV {
+            return start(at: fix, velocity: velocity, variance: fixVariance)
+        }
         let travel = (t.lastVelocity + velocity) * (dt / 2)
         let carriedVariance = (sigmaV * dt) * (sigmaV * dt)
         t.anchor = Self.moved(t.anchor, by: travel)
