@@ -53,6 +53,8 @@ public struct MonitorConfiguration: Sendable, Equatable, Codable {
 
     /// How positions are checked against the vehicle's own Doppler motion (urban multipath).
     public var motionCheck = MotionCheckSettings()
+    /// How trips and stops are told apart (docs/trips.md).
+    public var trips = TripSettings()
 
     // MARK: Crossings
 

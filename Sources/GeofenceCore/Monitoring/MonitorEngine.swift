@@ -117,6 +117,13 @@ public struct MonitorEngine: Sendable {
         return n
     }
 
+    /// The identifiers of the conditions that are satisfied now.
+    public var satisfiedIdentifiers: [String] {
+        watched.compactMap { slot in
+            slots[Int(slot)].flatMap { $0.record.state == .satisfied ? $0.identifier : nil }
+        }
+    }
+
     /// All records, by identifier.
     public var records: [(identifier: String, record: MonitorRecord)] {
         identifiers.map { ($0, slots[slotByIdentifier[$0]!]!.record) }

@@ -11,12 +11,18 @@ public struct MonitorSet: Sendable {
     private var engines: [String: MonitorEngine] = [:]
     /// The names, sorted: the order every fix visits the monitors in.
     public private(set) var names: [String] = []
-    /// The one motion-consistency check every consumer of a fix shares: monitors, live updates.
+    /// The one motion-consistency check every consumer of a fix shares: monitors, live updates, trips.
     public private(set) var motionCheck: MotionCheck
+    /// Trips and stops, from the same fixes.
+    public private(set) var trips: TripDetector
 
-    public init(configuration: MonitorConfiguration = MonitorConfiguration()) {
+    public init(
+        configuration: MonitorConfiguration = MonitorConfiguration(), trips phase: TripDetector.Phase = .unknown
+    ) {
         self.configuration = configuration
         motionCheck = MotionCheck(configuration: configuration)
+        trips = TripDetector(
+            settings: configuration.trips, correlationTime: configuration.noiseCorrelationTime, resuming: phase)
     }
 
     public subscript(name: String) -> MonitorEngine? { engines[name] }
@@ -41,6 +47,11 @@ public struct MonitorSet: Sendable {
 
     public mutating func remove(_ identifier: String, monitor: String) {
         engines[monitor]?.remove(identifier)
+    }
+
+    /// The conditions the vehicle is inside, over every monitor, sorted.
+    public var insideIdentifiers: [String] {
+        names.flatMap { engines[$0]!.satisfiedIdentifiers }.sorted()
     }
 
     /// Conditions held, over every monitor.
@@ -68,6 +79,8 @@ public struct MonitorSet: Sendable {
         public var rejection: FixRejection?
         /// The monitors where something happened, in name order.
         public var steps: [Step] = []
+        /// Trips and stops that began or ended at this fix.
+        public var tripEvents: [TripEvent] = []
     }
 
     /// Offers a fix to every monitor, in name order.
@@ -87,6 +100,11 @@ public struct MonitorSet: Sendable {
             if !events.isEmpty || !expired.isEmpty {
                 result.steps.append(Step(monitor: name, events: events, expired: expired))
             }
+        }
+        let engines = self.engines
+        let names = self.names
+        result.tripEvents = trips.process(location) {
+            names.flatMap { engines[$0]!.satisfiedIdentifiers }.sorted()
         }
         return result
     }
