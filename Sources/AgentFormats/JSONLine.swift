@@ -44,6 +44,9 @@ package struct JSONLine {
         parts.append("\(Self.quote(key)):[\(strings.map(Self.quote).joined(separator: ","))]")
     }
 
+    /// Another line's members, after this one's.
+    package mutating func append(_ other: JSONLine) { parts += other.parts }
+
     /// A value that is already JSON (a nested object).
     package mutating func addRaw(_ key: String, _ json: String) {
         parts.append("\(Self.quote(key)):\(json)")

@@ -13,7 +13,7 @@ package enum SimulateJob {
     package static func run(
         conditionsPath: String, trackPath: String, accuracy: Double,
         configuration: MonitorConfiguration = MonitorConfiguration(), limits: GeoJSONLimits = .default,
-        emit: (String) -> Void, warn: (String) -> Void
+        trips: Bool = false, emit: (String) -> Void, warn: (String) -> Void
     ) throws(AgentError) {
         guard accuracy.isFinite, accuracy >= 0 else {
             throw AgentError("--accuracy must be a non-negative number of metres, got \(accuracy)")
@@ -45,6 +45,9 @@ package enum SimulateJob {
                     emit(line(for: event, monitor: step.monitor))
                     eventCount += 1
                 }
+            }
+            if trips {
+                for event in result.tripEvents { emit(TripPayloads.object(event).text) }
             }
         }
         let rejectedText =

@@ -136,6 +136,8 @@ package enum Happening: Sendable {
     case event(EventHappening)
     /// A location to report.
     case location(LocationHappening)
+    /// A trip or stop began or ended.
+    case trip(TripHappening)
     /// A fix was offered to the monitors: accepted, or rejected for a reason (the first monitor's verdict).
     case fix(rejected: FixRejection?)
     /// A fix's changes were committed to the store in this long.
@@ -146,6 +148,17 @@ package enum Happening: Sendable {
     case connection(connected: Bool)
     /// The status the agent writes every second (file) and publishes (topic).
     case status(AgentStatus)
+}
+
+package struct TripHappening: Sendable {
+    package var event: TripEvent
+    /// Names the trip's ends or the stop's place; nil when places are off.
+    package var places: (any PlaceFinding)?
+
+    package init(event: TripEvent, places: (any PlaceFinding)?) {
+        self.event = event
+        self.places = places
+    }
 }
 
 package struct EventHappening: Sendable {

@@ -3,6 +3,7 @@
 package enum OutputRegistry {
     package static let registered: [any AgentOutput.Type] = [
         FleetOutput.self,
+        TripsOutput.self,
         OwnTracksOutput.self,
         HomeAssistantOutput.self,
         MetricsOutput.self,

@@ -23,6 +23,8 @@ public struct Topics: Sendable, Equatable {
     public var errors: String { "\(vehicleBase)/errors" }
     public var events: String { "\(vehicleBase)/events" }
     public var location: String { "\(vehicleBase)/location" }
+    /// Trips and stops as they begin and end (docs/trips.md).
+    public var trips: String { "\(vehicleBase)/trips" }
     /// Live updates in batches (`TrackEncoding`).
     public var track: String { "\(vehicleBase)/track" }
     public var state: String { "\(vehicleBase)/state" }

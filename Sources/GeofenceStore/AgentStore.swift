@@ -601,7 +601,7 @@ public actor AgentStore {
         return try s.step() ? s.text(0) : nil
     }
 
-    private func setSetting(_ key: String, _ value: String?, _ db: Database) throws {
+    func setSetting(_ key: String, _ value: String?, _ db: Database) throws {
         if let value {
             try db.statement(
                 "INSERT INTO settings (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = ?2"

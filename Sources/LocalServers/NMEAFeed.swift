@@ -20,6 +20,8 @@ public final class NMEAFeed: Sendable {
         var next = 0
         var stopping = false
         var paused = false
+        /// Pause once this line is next (a test stopping the drive at a known point).
+        var pauseAt: Int?
         var connection: Int32 = -1
         var sentAt: [UInt64] = []
     }
@@ -112,6 +114,8 @@ public final class NMEAFeed: Sendable {
     /// the drive while it restarts what reads it, so that no crossing passes unseen.
     public func pause() { state.withLock { $0.paused = true } }
     public func resume() { state.withLock { $0.paused = false } }
+    /// Pauses once `line` lines have been written, exactly there.
+    public func pause(atLine line: Int) { state.withLock { $0.pauseAt = line } }
 
     private func serve(interval: Double, closeAtEnd: Bool) {
         defer { finished.signal() }
@@ -122,7 +126,13 @@ public final class NMEAFeed: Sendable {
             state.withLock { $0.connection = fd }
             var peerGone = false
             while !stopping && !peerGone {
-                let (index, paused) = state.withLock { ($0.next, $0.paused) }
+                let (index, paused) = state.withLock { s -> (Int, Bool) in
+                    if s.pauseAt == s.next {
+                        s.paused = true
+                        s.pauseAt = nil
+                    }
+                    return (s.next, s.paused)
+                }
                 if paused {
                     usleep(10_000)
                     continue

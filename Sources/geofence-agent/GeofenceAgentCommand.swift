@@ -13,7 +13,7 @@ struct GeofenceAgentCommand: AsyncParsableCommand {
         version: AgentVersion.string,
         subcommands: [
             Run.self, Status.self, Conditions.self, Push.self, Locations.self, Evaluate.self, Simulate.self, Map.self,
-            Geocode.self, Reverse.self,
+            Geocode.self, Reverse.self, Trips.self,
         ]
     )
 }

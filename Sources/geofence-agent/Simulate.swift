@@ -30,6 +30,9 @@ struct Simulate: ParsableCommand {
 
     @OptionGroup var limits: LimitOptions
 
+    @Flag(help: "Also print the drive's trips and stops (docs/trips.md), as `geofence-agent trips` does.")
+    var trips = false
+
     func validate() throws {
         guard accuracy.isFinite, accuracy >= 0 else {
             throw ValidationError("--accuracy must be a non-negative number of metres, got \(accuracy)")
@@ -39,8 +42,8 @@ struct Simulate: ParsableCommand {
     func run() throws {
         try runJob { emit, warn throws(AgentError) in
             try SimulateJob.run(
-                conditionsPath: conditions, trackPath: track, accuracy: accuracy, limits: limits.limits, emit: emit,
-                warn: warn)
+                conditionsPath: conditions, trackPath: track, accuracy: accuracy, limits: limits.limits, trips: trips,
+                emit: emit, warn: warn)
         }
     }
 }

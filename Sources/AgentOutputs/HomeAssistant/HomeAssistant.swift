@@ -3,7 +3,7 @@ import Foundation
 import GeofenceCore
 
 /// Home Assistant's MQTT discovery (home-assistant.io, integrations/mqtt): the vehicle appears as one
-/// device with a GPS tracker, an event entity and three sensors, with no configuration in Home Assistant.
+/// device with a GPS tracker, an event entity and five sensors, with no configuration in Home Assistant.
 /// Pure: values in, topics and payloads out.
 package enum HomeAssistant {
     /// The event types of the event entity; other events have no place there.
@@ -34,6 +34,10 @@ package enum HomeAssistant {
         package var attributes: String { "\(topics.vehicleBase)/homeassistant/attributes" }
         /// The event entity's events.
         package var events: String { "\(topics.vehicleBase)/homeassistant/event" }
+        /// The trip sensor's state: driving or parked, with the trip or stop as attributes (retained).
+        package var trip: String { "\(topics.vehicleBase)/homeassistant/trip" }
+        /// The last stop sensor's state: its arrival, with the stop as attributes (retained).
+        package var lastStop: String { "\(topics.vehicleBase)/homeassistant/laststop" }
 
         /// `PREFIX/COMPONENT/VEHICLE/geofence_agent_FLEET_ROLE/config`: the vehicle is a level of its own, so
         /// that a broker's ACL can give each vehicle its own discovery topics (`homeassistant/+/%u/+/config`).
@@ -109,6 +113,26 @@ package enum HomeAssistant {
                         "state_class": "measurement", "icon": "mdi:vector-polygon",
                     ])
             ),
+            (
+                "sensor", "trip",
+                entity(
+                    "trip", "Trip",
+                    [
+                        "state_topic": identity.trip, "json_attributes_topic": identity.trip,
+                        "value_template": "{{ value_json.state if value_json.state is defined else None }}",
+                        "icon": "mdi:car-clock",
+                    ])
+            ),
+            (
+                "sensor", "last_stop",
+                entity(
+                    "last_stop", "Last stop",
+                    [
+                        "state_topic": identity.lastStop, "json_attributes_topic": identity.lastStop,
+                        "value_template": "{{ value_json.arrival if value_json.arrival is defined else None }}",
+                        "device_class": "timestamp", "icon": "mdi:map-marker-check",
+                    ])
+            ),
         ]
         return entities.map { e in
             (
@@ -135,6 +159,43 @@ package enum HomeAssistant {
         if l.speed >= 0 { line.add("speed", (l.speed * 3.6 * 10).rounded() / 10) }
         line.add("inside", strings: inside)
         line.add("time", iso8601(l.gpsTime ?? l.timestamp))
+        return Array(line.text.utf8)
+    }
+
+    /// The trip sensor's payload after a trip event: `driving` with the trip (start, distance so far in
+    /// metres, top speed in km/h), or `parked` with the stop; nil for the events that change neither.
+    package static func tripState(_ event: TripEvent) -> [UInt8]? {
+        var line = JSONLine()
+        switch event {
+        case .tripStarted(let t):
+            line.add("state", "driving")
+            line.add("since", iso8601(t.start))
+            line.add("distance", (t.distance * 10).rounded() / 10)
+        case .stopStarted(let s):
+            line.add("state", "parked")
+            line.add("since", iso8601(s.arrival))
+            line.add("latitude", s.coordinate.latitude)
+            line.add("longitude", s.coordinate.longitude)
+            line.add("inside", strings: s.conditions)
+        case .tripEnded, .stopEnded:
+            return nil
+        }
+        return Array(line.text.utf8)
+    }
+
+    /// The last stop sensor's payload: when it began (and ended), where, and what the vehicle was in.
+    package static func lastStop(_ event: TripEvent) -> [UInt8]? {
+        let stop: Stop
+        switch event {
+        case .stopStarted(let s), .stopEnded(let s): stop = s
+        case .tripStarted, .tripEnded: return nil
+        }
+        var line = JSONLine()
+        line.add("arrival", iso8601(stop.arrival))
+        line.add("departure", orNull: stop.departure.map(iso8601))
+        line.add("latitude", stop.coordinate.latitude)
+        line.add("longitude", stop.coordinate.longitude)
+        line.add("inside", strings: stop.conditions)
         return Array(line.text.utf8)
     }
 

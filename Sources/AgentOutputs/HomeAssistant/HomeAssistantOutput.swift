@@ -2,8 +2,8 @@ import AgentFormats
 import GeofenceCore
 
 /// Home Assistant (docs/integrations.md#home-assistant): the event entity's events, the tracker's
-/// attributes after each live update and each fix's transitions, and the discovery at each connection
-/// and whenever Home Assistant says `online`.
+/// attributes after each live update and each fix's transitions, the trip and last stop sensors' states,
+/// and the discovery at each connection and whenever Home Assistant says `online`.
 struct HomeAssistantOutput: AgentOutput {
     let identity: HomeAssistant.Identity
     let pace: OutputState<LocationPace>
@@ -35,6 +35,15 @@ struct HomeAssistantOutput: AgentOutput {
             return [
                 OutputMessage(topic: identity.attributes, payload: .bytes(payload), retain: true, delivery: .droppable)
             ]
+        case .trip(let t):
+            // Retained: Home Assistant shows the vehicle's trip state and last stop after its own restart.
+            let state = HomeAssistant.tripState(t.event).map {
+                OutputMessage(topic: identity.trip, payload: .bytes($0), retain: true, delivery: .durable)
+            }
+            let stop = HomeAssistant.lastStop(t.event).map {
+                OutputMessage(topic: identity.lastStop, payload: .bytes($0), retain: true, delivery: .durable)
+            }
+            return [state, stop].compactMap { $0 }
         default:
             return []
         }

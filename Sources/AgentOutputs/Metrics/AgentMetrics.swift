@@ -24,6 +24,7 @@ package final class AgentMetrics: Sendable {
     private let fixAge: Gauge
     private let residentBytes: Gauge
     private let running: Gauge
+    private let trips: (ended: Counter, stops: Counter, metres: Counter)
     /// Per-monitor gauges, made when a monitor is first seen; and what the store had dropped when last read.
     private let perMonitor = Mutex<(conditions: [String: Gauge], satisfied: [String: Gauge], dropped: (Int64, Int64))>(
         ([:], [:], (0, 0)))
@@ -57,6 +58,12 @@ package final class AgentMetrics: Sendable {
                         help: "Events published, by kind.")
                 )
             })
+        trips = (
+            r.makeCounter(name: "geofence_agent_trips_total", help: "Trips ended (docs/trips.md)."),
+            r.makeCounter(name: "geofence_agent_stops_total", help: "Stops begun (docs/trips.md)."),
+            r.makeCounter(
+                name: "geofence_agent_trip_distance_metres_total", help: "Metres driven on the trips ended.")
+        )
         commitLatency = r.makeDurationHistogram(
             name: "geofence_agent_store_commit_seconds", buckets: Self.latencyBuckets,
             help: "SQLite commit of a fix's state changes and events.")
@@ -97,6 +104,16 @@ package final class AgentMetrics: Sendable {
     }
 
     /// One fix offered to the monitors, and its outcome in the first monitor (every monitor filters alike).
+    func trip(_ event: TripEvent) {
+        switch event {
+        case .tripEnded(let t):
+            trips.ended.increment()
+            trips.metres.increment(by: Int64(t.distance.rounded()))
+        case .stopStarted: trips.stops.increment()
+        case .tripStarted, .stopEnded: break
+        }
+    }
+
     func fix(rejected reason: FixRejection?) {
         fixesReceived.increment()
         if let reason { fixesRejected[reason]?.increment() }

@@ -21,6 +21,7 @@ struct MetricsOutput: AgentOutput {
         switch happening {
         case .fix(let rejected): metrics.fix(rejected: rejected)
         case .event(let e): metrics.published(e.event.kind)
+        case .trip(let t): metrics.trip(t.event)
         case .committed(let latency): metrics.commitLatency.record(latency)
         case .acknowledged(let latency): metrics.acknowledgementLatency.record(latency)
         case .connection(let connected): metrics.brokerConnection(connected)

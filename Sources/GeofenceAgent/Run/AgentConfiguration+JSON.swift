@@ -66,6 +66,12 @@ extension AgentConfiguration {
                 "maximumHorizontalAccuracy": .number(m.maximumHorizontalAccuracy),
                 "maximumSpeed": .number(m.maximumSpeed),
             ]),
+            "trips": .object([
+                "minimalTripDistance": .number(m.trips.minimalTripDistance),
+                "minimalTripDuration": .number(m.trips.minimalTripDuration),
+                "minimalParkingDuration": .number(m.trips.minimalParkingDuration),
+                "minimalNoDataDuration": .number(m.trips.minimalNoDataDuration),
+            ]),
             "motionCheck": .object([
                 "enabled": .bool(m.motionCheck.enabled), "confidence": .number(m.motionCheck.confidence),
                 "dopplerSigma": .number(m.motionCheck.dopplerSigma),

@@ -247,6 +247,19 @@ public struct AgentConfiguration: Sendable, Equatable {
             c.monitor.maximumSpeed = try f.number("maximumSpeed", in: 1...100_000) ?? c.monitor.maximumSpeed
             try f.finish()
         }
+        if var t = try top.object("trips") {
+            var trips = c.monitor.trips
+            trips.minimalTripDistance =
+                try t.number("minimalTripDistance", in: 0...1_000_000) ?? trips.minimalTripDistance
+            trips.minimalTripDuration =
+                try t.number("minimalTripDuration", in: 0...86_400) ?? trips.minimalTripDuration
+            trips.minimalParkingDuration =
+                try t.number("minimalParkingDuration", in: 1...86_400) ?? trips.minimalParkingDuration
+            trips.minimalNoDataDuration =
+                try t.number("minimalNoDataDuration", in: 1...604_800) ?? trips.minimalNoDataDuration
+            c.monitor.trips = trips
+            try t.finish()
+        }
         if var m = try top.object("motionCheck") {
             var check = c.monitor.motionCheck
             check.enabled = try m.bool("enabled") ?? check.enabled

@@ -66,7 +66,9 @@ actor FixProcessor: MonitorHost, SnapshotSource {
         liveUpdatesStarted = persisted.map { $0 == "true" } ?? configuration.liveUpdates.startedByDefault
         var names = Set(try await store.monitorNames())
         names.insert(MonitorSet.defaultMonitor)
-        monitors = MonitorSet(configuration: configuration.monitor)
+        // A trip in progress at the last stop (or crash) goes on from where the store left it.
+        let trips = try await store.setting(Self.tripPhaseKey).flatMap { TripPhaseJSON.decode($0) } ?? .unknown
+        monitors = MonitorSet(configuration: configuration.monitor, trips: trips)
         // The regions' octagons and masks are most of a restore's work: the monitors answer without them at
         // first, and `refineRestoredIndexes` adds them off this thread.
         for name in names.sorted() {
@@ -176,10 +178,18 @@ actor FixProcessor: MonitorHost, SnapshotSource {
         var monitor: String
         var records: [(identifier: String, record: MonitorRecord)]
         var lastFix: Location?
-        var indexFloor: Int
+        var indexFloor: Int?
         var removing: [String]
         var items: [OutboxItem]
+        var settings: [(key: String, value: String?)] = []
     }
+    /// The store's setting that holds the trip detector's phase.
+    static let tripPhaseKey = "trips.phase"
+    /// A trip's phase is stored with each trip event, at a stop, and this often (GPS time) while it goes on:
+    /// a crash loses at most this much of a trip's distance, at a page of the log each time (about 35 bytes a
+    /// fix at 1 Hz).
+    static let tripPhaseInterval: TimeInterval = 120
+    private var tripPhaseStoredAt: Date?
     private var pending: [PendingCommit] = []
     /// The last fix time committed per monitor in this run.
     private var recordedFixTimes: [String: Date] = [:]
@@ -249,6 +259,7 @@ actor FixProcessor: MonitorHost, SnapshotSource {
                     monitor: name, records: records, lastFix: engine.lastAcceptedFix, indexFloor: engine.indexFloor,
                     removing: step.expired, items: items))
         }
+        queueTrips(result.tripEvents, at: location)
         await flushPending()
         if liveUpdatesStarted, let update = liveFilter.update(location) {
             lastStationary = update.isStationary
@@ -258,6 +269,30 @@ actor FixProcessor: MonitorHost, SnapshotSource {
             reportRequestedAt = nil
             await enqueueLocation(LiveUpdate(location: location, isStationary: lastStationary), reason: .requested)
         }
+    }
+
+    /// Queues the trip events' messages with the phase they leave, in one commit; while a trip goes on,
+    /// its phase every `tripPhaseInterval`.
+    private func queueTrips(_ events: [TripEvent], at location: Location) {
+        let places = self.places
+        let items = events.flatMap { event in
+            outputs.messages(for: .trip(TripHappening(event: event, places: places))).compactMap(\.outboxItem)
+        }
+        let due: Bool
+        if case .driving = monitors.trips.phase {
+            due = location.timestamp.timeIntervalSince(tripPhaseStoredAt ?? .distantPast) >= Self.tripPhaseInterval
+        } else {
+            due = false
+        }
+        guard !events.isEmpty || due else { return }
+        pending.append(tripPhaseCommit(items: items))
+        tripPhaseStoredAt = location.timestamp
+    }
+
+    private func tripPhaseCommit(items: [OutboxItem]) -> PendingCommit {
+        PendingCommit(
+            monitor: "", records: [], lastFix: nil, indexFloor: nil, removing: [], items: items,
+            settings: [(Self.tripPhaseKey, TripPhaseJSON.encode(monitors.trips.phase))])
     }
 
     /// Stores each monitor's last fix, at a stop. A fix that changes nothing writes nothing (flash wears), so
@@ -273,6 +308,8 @@ actor FixProcessor: MonitorHost, SnapshotSource {
                 PendingCommit(
                     monitor: name, records: [], lastFix: fix, indexFloor: engine.indexFloor, removing: [], items: []))
         }
+        // With the trip's distance so far: a restart resumes it.
+        if case .driving = monitors.trips.phase { pending.append(tripPhaseCommit(items: [])) }
         await flushPending()
     }
 
@@ -289,7 +326,7 @@ actor FixProcessor: MonitorHost, SnapshotSource {
                 let started = ContinuousClock.now
                 try await outbox.commit(
                     monitor: next.monitor, records: next.records, lastFix: next.lastFix, indexFloor: next.indexFloor,
-                    removing: next.removing, items: next.items)
+                    removing: next.removing, settings: next.settings, items: next.items)
                 tell(.committed(latency: ContinuousClock.now - started))
                 if let fix = next.lastFix { recordedFixTimes[next.monitor] = fix.timestamp }
                 pending.removeFirst()

@@ -33,6 +33,19 @@ public struct Trip: Sendable, Equatable, Codable {
     /// The last fix counted, for a trip in progress.
     public var lastFix: Date
 
+    public init(
+        start: Date, startCoordinate: Coordinate, end: Date? = nil, endCoordinate: Coordinate? = nil,
+        distance: Double, maximumSpeed: Double, lastFix: Date
+    ) {
+        self.start = start
+        self.startCoordinate = startCoordinate
+        self.end = end
+        self.endCoordinate = endCoordinate
+        self.distance = distance
+        self.maximumSpeed = maximumSpeed
+        self.lastFix = lastFix
+    }
+
     /// Seconds, to the end or to the last fix.
     public var duration: Double { (end ?? lastFix).timeIntervalSince(start) }
     /// m/s over the whole trip, stops shorter than a parking included.
@@ -49,6 +62,17 @@ public struct Stop: Sendable, Equatable, Codable {
     public var horizontalAccuracy: Double
     /// The conditions the vehicle was inside when the stop was recognised.
     public var conditions: [String]
+
+    public init(
+        arrival: Date, departure: Date? = nil, coordinate: Coordinate, horizontalAccuracy: Double,
+        conditions: [String]
+    ) {
+        self.arrival = arrival
+        self.departure = departure
+        self.coordinate = coordinate
+        self.horizontalAccuracy = horizontalAccuracy
+        self.conditions = conditions
+    }
 
     /// Seconds, to the departure or to `now`.
     public func duration(now: Date) -> Double { (departure ?? now).timeIntervalSince(arrival) }

@@ -150,6 +150,7 @@ extension AgentStore: OutboxRepository {
         for sequence in write.dropping {
             try db.statement("DELETE FROM outbox WHERE sequence = ?1").bind(.integer(sequence)).run()
         }
+        for (key, value) in write.settings { try setSetting(key, value, db) }
         guard write.countersChanged else { return }
         let c = write.counters
         try db.statement(

@@ -8,6 +8,8 @@ public actor InMemoryOutboxRepository: OutboxRepository {
     /// The conditions, with each one's latest record, by monitor and identifier.
     private var conditions: [String: [String: (condition: Condition?, record: MonitorRecord?)]] = [:]
     private var lastFixes: [String: Location] = [:]
+    /// Settings written with outbox rows.
+    public private(set) var settings: [String: String] = [:]
     /// Writes fail with this while it is set (a full disk).
     private var failure: StoreError?
 
@@ -139,5 +141,6 @@ public actor InMemoryOutboxRepository: OutboxRepository {
         rows += write.rows
         if !inOrder { rows.sort { $0.sequence < $1.sequence } }
         counters = write.counters
+        for (key, value) in write.settings { settings[key] = value }
     }
 }

@@ -89,12 +89,15 @@ public actor Outbox {
 
     /// Commits what a fix changed (records, last fix, expired conditions) with the rows for its events, in
     /// one transaction, then hands the rows to the publisher. Nothing is published before it returns.
+    /// `settings` are written in the same transaction (a trip's phase with its events).
     @discardableResult
     public func commit(
         monitor: String, records: [(identifier: String, record: MonitorRecord)], lastFix: Location?,
-        indexFloor: Int? = nil, removing: [String] = [], items: [OutboxItem]
+        indexFloor: Int? = nil, removing: [String] = [], settings: [(key: String, value: String?)] = [],
+        items: [OutboxItem]
     ) throws(StoreError) -> [OutboxEntry] {
-        let prepared = try prepare(items, writing: true)
+        var prepared = try prepare(items, writing: true)
+        prepared.write.settings = settings
         try repository.commitFix(
             monitor: monitor, records: records, lastFix: lastFix, indexFloor: indexFloor, removing: removing,
             outbox: prepared.write)

@@ -32,10 +32,12 @@ public struct OutboxWrite: Sendable {
     /// Whether the counters differ from the stored ones: when not, their row is left alone (one page
     /// less written to flash per transaction).
     public var countersChanged = true
+    /// Settings written in the same transaction (a trip's phase with its event): nil deletes one.
+    public var settings: [(key: String, value: String?)] = []
     public init(counters: OutboxCounters) { self.counters = counters }
 
     /// Nothing to write.
-    public var isEmpty: Bool { rows.isEmpty && dropping.isEmpty }
+    public var isEmpty: Bool { rows.isEmpty && dropping.isEmpty && settings.isEmpty }
 }
 
 /// Where the outbox's rows are kept: the store (SQLite) on a vehicle, memory in unit tests. A

@@ -46,8 +46,13 @@ import Testing
 
     @Test func onlyOurOwnTopicsWhenNothingElseIsOn() throws {
         let o = try outputs(#"{"fleet":"test","vehicle":"v1"}"#)
-        #expect(o.outputs.count == 1 && !o.needsInsideConditions)
+        // Our topics: events, track and location, and trips.
+        #expect(o.outputs.count == 2 && !o.needsInsideConditions)
         #expect(o.messages(for: event(enter)).map(\.topic) == [testTopics.events])
+        let stop = Stop(
+            arrival: enter.date, coordinate: enter.location.coordinate, horizontalAccuracy: 2, conditions: [])
+        let trip = o.messages(for: .trip(TripHappening(event: .stopStarted(stop), places: nil)))
+        #expect(trip.map(\.topic) == [testTopics.trips] && trip.allSatisfy { $0.delivery == .durable })
         #expect(o.messages(for: location(.liveUpdate)).map(\.topic) == [testTopics.location])
         #expect(
             o.messages(for: location(.transition)).isEmpty, "our location topic carries live updates and answers only")

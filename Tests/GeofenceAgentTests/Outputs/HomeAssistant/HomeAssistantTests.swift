@@ -22,7 +22,10 @@ import Testing
     static let documented: [String: Set<String>] = [
         "device_tracker": shared.union(["json_attributes_topic", "source_type"]),
         "event": shared.union(["state_topic", "event_types"]),
-        "sensor": shared.union(["state_topic", "value_template", "state_class", "unit_of_measurement"]),
+        "sensor": shared.union([
+            "state_topic", "value_template", "state_class", "unit_of_measurement", "json_attributes_topic",
+            "device_class",
+        ]),
     ]
 
     func configs() throws -> [(topic: String, config: [String: Any])] {
@@ -34,7 +37,41 @@ import Testing
         }
     }
 
-    @Test func oneDeviceWithATrackerAnEventEntityAndThreeSensors() throws {
+    @Test func theTripSensorsRenderTheirPayloadsAndNothingElse() throws {
+        let all = try configs().map(\.config)
+        let trip = try #require(all.first { $0["name"] as? String == "Trip" })
+        let lastStop = try #require(all.first { $0["name"] as? String == "Last stop" })
+        let start = Date(timeIntervalSince1970: 1_767_225_600)
+        let stop = Stop(
+            arrival: start, coordinate: Coordinate(latitude: 52, longitude: 5), horizontalAccuracy: 2,
+            conditions: ["depot"])
+        let driving = TripEvent.tripStarted(
+            Trip(
+                start: start, startCoordinate: stop.coordinate, distance: 512, maximumSpeed: 14, lastFix: start))
+        func json(_ bytes: [UInt8]?) throws -> [String: Any] {
+            let data = try #require(bytes)
+            return try #require(try JSONSerialization.jsonObject(with: Data(data)) as? [String: Any])
+        }
+        let template = { (config: [String: Any]) in config["value_template"] as! String }
+        #expect(try renderJinja(template(trip), valueJSON: json(HomeAssistant.tripState(driving))) == "driving")
+        #expect(
+            try renderJinja(template(trip), valueJSON: json(HomeAssistant.tripState(.stopStarted(stop)))) == "parked")
+        #expect(
+            try renderJinja(template(lastStop), valueJSON: json(HomeAssistant.lastStop(.stopStarted(stop))))
+                == "2026-01-01T00:00:00.000Z")
+        #expect(
+            HomeAssistant.tripState(
+                .tripEnded(
+                    Trip(
+                        start: start, startCoordinate: stop.coordinate, distance: 1, maximumSpeed: 1, lastFix: start)))
+                == nil)
+        // Whatever else reaches them renders to Home Assistant's "no value", touching no undefined key.
+        for config in [trip, lastStop] {
+            #expect(try renderJinja(template(config), valueJSON: ["status": "offline"]) == "None")
+        }
+    }
+
+    @Test func oneDeviceWithATrackerAnEventEntityAndFiveSensors() throws {
         let all = try configs()
         #expect(
             all.map(\.topic) == [
@@ -43,6 +80,8 @@ import Testing
                 "homeassistant/sensor/vehicle-1/geofence_agent_demo_gps/config",
                 "homeassistant/sensor/vehicle-1/geofence_agent_demo_outbox/config",
                 "homeassistant/sensor/vehicle-1/geofence_agent_demo_satisfied/config",
+                "homeassistant/sensor/vehicle-1/geofence_agent_demo_trip/config",
+                "homeassistant/sensor/vehicle-1/geofence_agent_demo_last_stop/config",
             ])
         for (topic, config) in all {
             let component = topic.split(separator: "/")[1]
@@ -59,7 +98,7 @@ import Testing
                     && availability["value_template"] as? String == "{{ value_json.status }}")
         }
         let ids = all.compactMap { $0.config["unique_id"] as? String }
-        #expect(Set(ids).count == 5 && ids.allSatisfy { $0.hasPrefix("geofence_agent_demo_vehicle-1_") })
+        #expect(Set(ids).count == 7 && ids.allSatisfy { $0.hasPrefix("geofence_agent_demo_vehicle-1_") })
         #expect(
             try configs().compactMap { $0.config["unique_id"] as? String } == ids, "stable: the same ids every time")
 
@@ -121,9 +160,9 @@ import Testing
         defer { agent.kill(signal: SIGKILL) }
         try agent.start()
 
-        #expect(await waitUntil(60) { discovery.events.count >= 5 })
+        #expect(await waitUntil(60) { discovery.events.count >= 7 })
         let configs = discovery.events
-        #expect(Set(configs.compactMap { $0["unique_id"] as? String }).count == 5)
+        #expect(Set(configs.compactMap { $0["unique_id"] as? String }).count == 7)
 
         // The events Home Assistant's event entity gets: the sail's transitions of its four types.
         #expect(await waitUntil(60) { events.events.count >= 5 }, "\(agent.log.suffix(2000))")
@@ -141,7 +180,9 @@ import Testing
         // The sensors' templates, rendered as Home Assistant renders them, against the latest status.
         #expect(await waitUntil(60) { status.events.contains { ($0["gps"] as? [String: Any])?["state"] != nil } })
         let latest = try #require(status.events.last { $0["status"] as? String == "online" })
-        let sensors = configs.filter { $0["value_template"] != nil }
+        let sensors = configs.filter {
+            $0["value_template"] != nil && $0["state_topic"] as? String == "fleet/test/vehicles/v1/status"
+        }
         #expect(sensors.count == 3)
         for sensor in sensors {
             let rendered = try renderJinja(sensor["value_template"] as! String, valueJSON: latest)
@@ -160,7 +201,7 @@ import Testing
         // Home Assistant restarts: it says `online`, and the discovery comes again.
         let before = discovery.count
         _ = try await operatorClient.publish("homeassistant/status", text: "online", retain: false)
-        #expect(await waitUntil(60) { discovery.count >= before + 5 })
+        #expect(await waitUntil(60) { discovery.count >= before + 7 })
         #expect(agent.terminate(within: 15) != nil)
 
         // The stop's status says only `offline`: every template still renders, the sensors to Home
