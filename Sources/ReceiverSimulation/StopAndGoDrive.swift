@@ -130,6 +130,37 @@ public struct StopAndGoDrive: Sendable {
         return (stops, trips)
     }
 
+    /// A day's errands: 5 to 9 legs of 600 m to 4 km at 8 to 25 m/s, after each a park of 20 to 120 s (a
+    /// light, a queue) or 6 to 20 minutes (a stop); the last park 7 minutes.
+    public static func errands(_ rng: inout SplitMix64) -> StopAndGoDrive {
+        let count = Int.random(in: 5...9, using: &rng)
+        let legs = (0..<count).map { k in
+            Leg(
+                distance: Double.random(in: 600...4000, using: &rng), cruise: Double.random(in: 8...25, using: &rng),
+                park: k == count - 1
+                    ? 420
+                    : Bool.random(using: &rng)
+                        ? Double.random(in: 20...120, using: &rng) : Double.random(in: 360...1200, using: &rng),
+                turn: Double.random(in: -120...120, using: &rng))
+        }
+        return StopAndGoDrive(legs: legs)
+    }
+
+    /// Multipath jumps over the drive: 50–300 m in any direction for 3–10 s, every 1 to 3 minutes, moving
+    /// or parked.
+    public func jumps(_ rng: inout SplitMix64) -> [MultipathEpisode] {
+        var episodes: [MultipathEpisode] = []
+        var t = 30.0
+        while t < duration - 30 {
+            episodes.append(
+                MultipathEpisode(
+                    start: start.addingTimeInterval(t), ramp: 1, hold: Double.random(in: 1...8, using: &rng),
+                    offset: Double.random(in: 50...300, using: &rng), bearing: Double.random(in: 0..<360, using: &rng)))
+            t += Double.random(in: 60...180, using: &rng)
+        }
+        return episodes
+    }
+
     /// The receiver's fixes along the truth.
     public func fixes(_ profile: SimulatedReceiver.Profile, seed: UInt64, episodes: [MultipathEpisode] = [])
         -> [Location]

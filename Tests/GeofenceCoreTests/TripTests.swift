@@ -11,21 +11,7 @@ import Testing
 @Suite(.offTheCooperativePool(.computing)) struct TripTests {
     static let receiver = SimulatedReceiver.Profile(accuracy: 3, correlationTime: 20, underReportingRate: 0.1)
 
-    /// 5 to 9 legs of 600 m to 4 km at 8 to 25 m/s; after each a park of 20 to 120 s (a light, a queue)
-    /// or 6 to 20 minutes (a stop); the last park 7 minutes.
-    static func drive(_ rng: inout SplitMix64) -> StopAndGoDrive {
-        let count = Int.random(in: 5...9, using: &rng)
-        let legs = (0..<count).map { k in
-            StopAndGoDrive.Leg(
-                distance: Double.random(in: 600...4000, using: &rng), cruise: Double.random(in: 8...25, using: &rng),
-                park: k == count - 1
-                    ? 420
-                    : Bool.random(using: &rng)
-                        ? Double.random(in: 20...120, using: &rng) : Double.random(in: 360...1200, using: &rng),
-                turn: Double.random(in: -120...120, using: &rng))
-        }
-        return StopAndGoDrive(legs: legs)
-    }
+    static func drive(_ rng: inout SplitMix64) -> StopAndGoDrive { StopAndGoDrive.errands(&rng) }
 
     struct Found {
         var stops: [Stop] = []
@@ -100,18 +86,7 @@ import Testing
         await propertyCheck(count: 16, input: Gen.int(in: 0...Int(Int32.max))) { seed in
             var rng = SplitMix64(seed: UInt64(seed))
             let drive = Self.drive(&rng)
-            // A jump of 50–300 m for 3–10 s every 2 minutes or so, moving or parked, in any direction,
-            // the receiver's stated accuracy unchanged.
-            var episodes: [MultipathEpisode] = []
-            var t = 30.0
-            while t < drive.duration - 30 {
-                episodes.append(
-                    MultipathEpisode(
-                        start: drive.start.addingTimeInterval(t), ramp: 1, hold: Double.random(in: 1...8, using: &rng),
-                        offset: Double.random(in: 50...300, using: &rng),
-                        bearing: Double.random(in: 0..<360, using: &rng)))
-                t += Double.random(in: 60...180, using: &rng)
-            }
+            let episodes = drive.jumps(&rng)
             let fixes = drive.fixes(Self.receiver, seed: UInt64(seed), episodes: episodes)
             Self.expectTruth(Self.run(fixes), drive, "seed \(seed), \(episodes.count) jumps")
         }
