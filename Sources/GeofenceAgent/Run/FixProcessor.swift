@@ -186,9 +186,9 @@ actor FixProcessor: MonitorHost, SnapshotSource {
     /// The store's setting that holds the trip detector's phase.
     static let tripPhaseKey = "trips.phase"
     /// A trip's phase is stored with each trip event, at a stop, and this often (GPS time) while it goes on:
-    /// a crash loses at most this much of a trip's distance, at a page of the log each time (about 35 bytes a
-    /// fix at 1 Hz).
-    static let tripPhaseInterval: TimeInterval = 120
+    /// a crash loses at most this much of a trip's distance. Each store is two pages of the log (about 8 kB):
+    /// every 10 minutes that is 14 bytes a fix at 1 Hz (every 2 minutes cost 70, past the storage budget).
+    static let tripPhaseInterval: TimeInterval = 600
     private var tripPhaseStoredAt: Date?
     private var pending: [PendingCommit] = []
     /// The last fix time committed per monitor in this run.

@@ -1,6 +1,6 @@
 import Foundation
 
-/// What the motion-consistency check made of a fix (docs/monitoring.md#multipath).
+/// What the motion-consistency check made of a fix (docs/monitoring.md, "Multipath").
 public enum MotionVerdict: String, Sendable, Equatable, Codable, CaseIterable {
     /// The position agrees with where the vehicle's own Doppler motion carried the trusted ones.
     case consistent
@@ -11,8 +11,8 @@ public enum MotionVerdict: String, Sendable, Equatable, Codable, CaseIterable {
     /// Not checked: the vehicle is at rest, where a receiver's course means nothing; a rest is decided on
     /// its averaged position.
     case stationary
-    /// Not checked: the first fix, the first after a gap (an outage, a tunnel), or a new anchor after an
-    /// excursion too long to be one.
+    /// Not checked: the first fix, the first after a gap (an outage, a tunnel), the first after a change of
+    /// velocity no vehicle makes, or a new anchor after an excursion too long to be one.
     case reacquiring
 
     /// Whether the fix may be evidence for a decision: every verdict but `excursion`.
@@ -20,7 +20,7 @@ public enum MotionVerdict: String, Sendable, Equatable, Codable, CaseIterable {
 }
 
 /// How the motion-consistency check works; the defaults and the statistics behind them are in
-/// docs/monitoring.md#multipath.
+/// docs/monitoring.md, "Multipath".
 public struct MotionCheckSettings: Sendable, Equatable, Codable {
     /// Off, every fix gets no verdict and is decided as before.
     public var enabled = true

@@ -32,6 +32,8 @@ public struct Trip: Sendable, Equatable, Codable {
     public var maximumSpeed: Double
     /// The last fix counted, for a trip in progress.
     public var lastFix: Date
+    /// Where the last trusted fix was: a trip resumed after a crash adds the way from here to its next fix.
+    public var lastCoordinate: Coordinate?
 
     public init(
         start: Date, startCoordinate: Coordinate, end: Date? = nil, endCoordinate: Coordinate? = nil,

@@ -47,11 +47,15 @@ public struct TripDetector: Sendable {
         motion = StationaryDetector(settings: settings.rest, correlationTime: correlationTime)
     }
 
-    /// Resumes from a phase a previous run stored: a trip in progress goes on, not split in two.
+    /// Resumes from a phase a previous run stored: a trip in progress goes on, not split in two. The way
+    /// driven between the stored phase and the first fix after it is counted as the straight line from the
+    /// trip's last stored position (a crash loses the detour, not the distance).
     public init(settings: TripSettings = TripSettings(), correlationTime: Double = 60, resuming phase: Phase) {
         self.init(settings: settings, correlationTime: correlationTime)
         self.phase = phase
+        resumed = true
     }
+    private var resumed = false
 
     /// Feeds one fix; `inside` names the conditions the vehicle is in, asked only when a stop begins.
     public mutating func process(_ fix: Location, inside: () -> [String] = { [] }) -> [TripEvent] {
@@ -60,6 +64,10 @@ public struct TripDetector: Sendable {
         var events: [TripEvent] = []
         if let last, fix.timestamp.timeIntervalSince(last.timestamp) > settings.minimalNoDataDuration {
             events += endAfterSilence(at: last, inside: inside)
+        }
+        if resumed {
+            resumed = false
+            events += resume(at: fix, inside: inside)
         }
         let trusted = fix.motionVerdict != .excursion
         let step = travel(to: fix, trusted: trusted)
@@ -76,11 +84,13 @@ public struct TripDetector: Sendable {
             trip.distance += distance
             if moving, fix.speed.isFinite { trip.maximumSpeed = max(trip.maximumSpeed, fix.speed) }
             trip.lastFix = fix.timestamp
+            if trusted { trip.lastCoordinate = fix.coordinate }
             if let rest, fix.timestamp.timeIntervalSince(rest.since) >= settings.minimalParkingDuration {
+                let position = coordinate(of: rest, at: fix)
                 trip.end = rest.since
-                trip.endCoordinate = rest.coordinate
+                trip.endCoordinate = position
                 let stop = Stop(
-                    arrival: rest.since, coordinate: rest.coordinate, horizontalAccuracy: rest.accuracy,
+                    arrival: rest.since, coordinate: position, horizontalAccuracy: rest.accuracy,
                     conditions: inside())
                 events += [.tripEnded(trip), .stopStarted(stop)]
                 phase = .parked(stop)
@@ -100,7 +110,7 @@ public struct TripDetector: Sendable {
             departure = nil
             if case .unknown = phase, fix.timestamp.timeIntervalSince(rest.since) >= settings.minimalParkingDuration {
                 let stop = Stop(
-                    arrival: rest.since, coordinate: rest.coordinate, horizontalAccuracy: rest.accuracy,
+                    arrival: rest.since, coordinate: coordinate(of: rest, at: fix), horizontalAccuracy: rest.accuracy,
                     conditions: inside())
                 phase = .parked(stop)
                 return [.stopStarted(stop)]
@@ -121,9 +131,10 @@ public struct TripDetector: Sendable {
                 || fix.timestamp.timeIntervalSince(d.time) >= settings.minimalTripDuration
         else { return [] }
         departure = nil
-        let trip = Trip(
+        var trip = Trip(
             start: d.time, startCoordinate: d.coordinate, distance: d.distance, maximumSpeed: d.maximumSpeed,
             lastFix: fix.timestamp)
+        trip.lastCoordinate = fix.motionVerdict == .excursion ? lastTrusted?.coordinate : fix.coordinate
         var events: [TripEvent] = []
         if case .parked(var stop) = phase {
             stop.departure = d.time
@@ -132,6 +143,24 @@ public struct TripDetector: Sendable {
         events.append(.tripStarted(trip))
         phase = .driving(trip)
         return events
+    }
+
+    /// The first fix after a restart: a trip stored in progress gains the straight line from its last stored
+    /// position, or ends there when the silence was longer than `minimalNoDataDuration`.
+    private mutating func resume(at fix: Location, inside: () -> [String]) -> [TripEvent] {
+        guard case .driving(var trip) = phase, let from = trip.lastCoordinate else { return [] }
+        if fix.timestamp.timeIntervalSince(trip.lastFix) > settings.minimalNoDataDuration {
+            trip.end = trip.lastFix
+            trip.endCoordinate = from
+            let stop = Stop(
+                arrival: trip.lastFix, coordinate: from, horizontalAccuracy: max(fix.horizontalAccuracy, 0),
+                conditions: inside())
+            phase = .parked(stop)
+            return [.tripEnded(trip), .stopStarted(stop)]
+        }
+        if fix.timestamp > trip.lastFix { trip.distance += Geodesic.distance(from, fix.coordinate) }
+        phase = .driving(trip)
+        return []
     }
 
     /// After a silence longer than `minimalNoDataDuration`, a trip ends at its last fix and a stop starts
@@ -154,11 +183,19 @@ public struct TripDetector: Sendable {
         return [.tripEnded(trip), .stopStarted(stop)]
     }
 
-    /// Where a rest is: since when, and the position and accuracy a stop takes.
+    /// Where a rest is: since when, and the accuracy a stop takes. Its position (`coordinate(of:)`) is
+    /// worked out only when a stop begins: a median of hundreds of positions at every fix would cost a
+    /// parked vehicle's CPU for nothing.
     struct Rest {
         var since: Date
-        var coordinate: Coordinate
         var accuracy: Double
+        /// Without Doppler: the rest detection's mean.
+        var mean: Coordinate?
+    }
+
+    /// The stop's position for a rest: the median of its trusted positions (or the rest detection's mean).
+    private func coordinate(of rest: Rest, at fix: Location) -> Coordinate {
+        rest.mean ?? Self.median(restPositions) ?? fix.coordinate
     }
 
     /// Follows the motion to this fix: the rest the vehicle is in, or nil while it moves.
@@ -168,8 +205,8 @@ public struct TripDetector: Sendable {
             if trusted { motion.update(fix) }
             guard motion.motion == .stationary, let rest = motion.rest else { return nil }
             return Rest(
-                since: fix.timestamp.addingTimeInterval(-rest.duration), coordinate: rest.mean,
-                accuracy: rest.horizontalAccuracy)
+                since: fix.timestamp.addingTimeInterval(-rest.duration), accuracy: rest.horizontalAccuracy,
+                mean: rest.mean)
         }
         if fix.speed >= settings.rest.movingSpeed {
             fastRun += 1
@@ -186,9 +223,7 @@ public struct TripDetector: Sendable {
             if trusted, restPositions.count < 600 { restPositions.append(fix.coordinate) }
         }
         guard let since = restSince else { return nil }
-        return Rest(
-            since: since, coordinate: Self.median(restPositions) ?? fix.coordinate,
-            accuracy: max(fix.horizontalAccuracy, 0))
+        return Rest(since: since, accuracy: max(fix.horizontalAccuracy, 0))
     }
 
     /// The coordinate-wise median: a jump's positions, a minority, do not move it.
