@@ -92,6 +92,21 @@ final class AgentFixture: @unchecked Sendable {
     var logPath: String { directory.appendingPathComponent("agent.log").path }
     var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
+    /// An agent (not yet started) on a real gpsd, started, that reads `feed` (a receiver on a TCP port);
+    /// `extra` changes the agent's configuration further. Stop the returned gpsd when done.
+    static func onGPSD(
+        feed: NMEAFeed, brokerPort: Int, extra: (inout [String: Any]) -> Void = { _ in }
+    ) throws -> (gpsd: LocalGPSD, agent: AgentFixture) {
+        let gpsd = try LocalGPSD(sources: [feed.url])
+        try gpsd.start()
+        let agent = try AgentFixture(brokerPort: brokerPort, speedFactor: 1) { config in
+            config["replay"] = nil
+            config["gpsd"] = ["host": "127.0.0.1", "port": gpsd.port]
+            extra(&config)
+        }
+        return (gpsd, agent)
+    }
+
     func start() throws {
         pid = try LocalProcess.spawn(
             AgentBinary.url.path, ["run", "--config", configURL.path, "--log-level", "info"],

@@ -45,15 +45,11 @@ import Testing
 
         let feed = try NMEAFeed(log: Self.log, interval: 0.0003)
         defer { feed.stop() }
-        let gpsd = try LocalGPSD(sources: [feed.url])
-        try gpsd.start()
-        defer { gpsd.stop() }
-        let agent = try AgentFixture(brokerPort: broker.port, speedFactor: 1) { config in
-            config["replay"] = nil
+        let (gpsd, agent) = try AgentFixture.onGPSD(feed: feed, brokerPort: broker.port) { config in
             config["conditions"] = nil
-            config["gpsd"] = ["host": "127.0.0.1", "port": gpsd.port]
             config["places"] = ["enabled": true]
         }
+        defer { gpsd.stop() }
         try agent.start()
         defer { agent.kill(signal: SIGKILL) }
 

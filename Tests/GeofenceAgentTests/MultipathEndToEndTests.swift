@@ -37,13 +37,8 @@ import Testing
         let dashboard = try await EventSubscriber(port: broker.port)
         let feed = try NMEAFeed(sentences: UrbanDrive().sentences, interval: 0.0005)
         defer { feed.stop() }
-        let gpsd = try LocalGPSD(sources: [feed.url])
-        try gpsd.start()
+        let (gpsd, agent) = try AgentFixture.onGPSD(feed: feed, brokerPort: broker.port)
         defer { gpsd.stop() }
-        let agent = try AgentFixture(brokerPort: broker.port, speedFactor: 1) { config in
-            config["replay"] = nil
-            config["gpsd"] = ["host": "127.0.0.1", "port": gpsd.port]
-        }
         try UrbanDrive.geoJSON.write(
             to: agent.directory.appendingPathComponent("conditions.geojson"), atomically: true, encoding: .utf8)
         try agent.start()

@@ -36,14 +36,8 @@ import Testing
         let feed = try NMEAFeed(sentences: sentences, interval: 0.001)
         feed.pause(atLine: cut)
         defer { feed.stop() }
-        let gpsd = try LocalGPSD(sources: [feed.url])
-        try gpsd.start()
+        let (gpsd, agent) = try AgentFixture.onGPSD(feed: feed, brokerPort: broker.port) { $0["conditions"] = nil }
         defer { gpsd.stop() }
-        let agent = try AgentFixture(brokerPort: broker.port, speedFactor: 1) { config in
-            config["replay"] = nil
-            config["conditions"] = nil
-            config["gpsd"] = ["host": "127.0.0.1", "port": gpsd.port]
-        }
         try agent.start()
         defer { agent.kill(signal: SIGKILL) }
 

@@ -14,11 +14,7 @@ public enum Payloads {
         _ event: MonitorEvent, monitor: String, fleet: String, vehicle: String, eventID: String, sequence: Int64,
         place: PlaceSummary?? = nil
     ) -> [UInt8] {
-        var line = JSONLine()
-        line.add("eventId", eventID)
-        line.add("sequence", Int(sequence))
-        line.add("fleet", fleet)
-        line.add("vehicle", vehicle)
+        var line = stamped(eventID: eventID, sequence: sequence, fleet: fleet, vehicle: vehicle)
         line.add("monitor", monitor)
         line.add("identifier", event.identifier)
         line.add("event", event.kind.rawValue)
@@ -37,16 +33,22 @@ public enum Payloads {
         line.addRaw("place", place?.json ?? "null")
     }
 
-    /// A live update on `.../location` (retained: the latest).
-    public static func location(
-        _ update: LiveUpdate, fleet: String, vehicle: String, eventID: String, sequence: Int64,
-        place: PlaceSummary?? = nil
-    ) -> [UInt8] {
+    /// The members every outbox message of ours begins with: its `eventId` and `sequence`, and whose it is.
+    package static func stamped(eventID: String, sequence: Int64, fleet: String, vehicle: String) -> JSONLine {
         var line = JSONLine()
         line.add("eventId", eventID)
         line.add("sequence", Int(sequence))
         line.add("fleet", fleet)
         line.add("vehicle", vehicle)
+        return line
+    }
+
+    /// A live update on `.../location` (retained: the latest).
+    public static func location(
+        _ update: LiveUpdate, fleet: String, vehicle: String, eventID: String, sequence: Int64,
+        place: PlaceSummary?? = nil
+    ) -> [UInt8] {
+        var line = stamped(eventID: eventID, sequence: sequence, fleet: fleet, vehicle: vehicle)
         line.add("time", iso8601(update.location.timestamp))
         line.add("isStationary", update.isStationary)
         line.addRaw("location", locationObject(update.location))

@@ -18,11 +18,7 @@ package enum TripPayloads {
         _ event: TripEvent, fleet: String, vehicle: String, eventID: String, sequence: Int64,
         places: (any PlaceFinding)?
     ) -> [UInt8] {
-        var line = JSONLine()
-        line.add("eventId", eventID)
-        line.add("sequence", Int(sequence))
-        line.add("fleet", fleet)
-        line.add("vehicle", vehicle)
+        var line = Payloads.stamped(eventID: eventID, sequence: sequence, fleet: fleet, vehicle: vehicle)
         line.append(object(event, places: places))
         return Array(line.text.utf8)
     }

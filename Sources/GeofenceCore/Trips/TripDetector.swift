@@ -150,13 +150,7 @@ public struct TripDetector: Sendable {
     private mutating func resume(at fix: Location, inside: () -> [String]) -> [TripEvent] {
         guard case .driving(var trip) = phase, let from = trip.lastCoordinate else { return [] }
         if fix.timestamp.timeIntervalSince(trip.lastFix) > settings.minimalNoDataDuration {
-            trip.end = trip.lastFix
-            trip.endCoordinate = from
-            let stop = Stop(
-                arrival: trip.lastFix, coordinate: from, horizontalAccuracy: max(fix.horizontalAccuracy, 0),
-                conditions: inside())
-            phase = .parked(stop)
-            return [.tripEnded(trip), .stopStarted(stop)]
+            return endTrip(trip, at: trip.lastFix, where: from, accuracy: fix.horizontalAccuracy, inside: inside)
         }
         if fix.timestamp > trip.lastFix { trip.distance += Geodesic.distance(from, fix.coordinate) }
         phase = .driving(trip)
@@ -172,13 +166,21 @@ public struct TripDetector: Sendable {
         restSince = nil
         fastRun = 0
         restPositions.removeAll()
-        guard case .driving(var trip) = phase else { return [] }
-        let position = lastTrusted?.coordinate ?? last.coordinate
-        trip.end = last.timestamp
+        guard case .driving(let trip) = phase else { return [] }
+        return endTrip(
+            trip, at: last.timestamp, where: lastTrusted?.coordinate ?? last.coordinate,
+            accuracy: last.horizontalAccuracy, inside: inside)
+    }
+
+    /// Ends a trip where the fixes stopped (a silence), and starts a stop there.
+    private mutating func endTrip(
+        _ trip: Trip, at time: Date, where position: Coordinate, accuracy: Double, inside: () -> [String]
+    ) -> [TripEvent] {
+        var trip = trip
+        trip.end = time
         trip.endCoordinate = position
         let stop = Stop(
-            arrival: last.timestamp, coordinate: position, horizontalAccuracy: max(last.horizontalAccuracy, 0),
-            conditions: inside())
+            arrival: time, coordinate: position, horizontalAccuracy: max(accuracy, 0), conditions: inside())
         phase = .parked(stop)
         return [.tripEnded(trip), .stopStarted(stop)]
     }
