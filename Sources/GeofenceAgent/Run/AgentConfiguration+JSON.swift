@@ -71,6 +71,7 @@ extension AgentConfiguration {
                 "minimalTripDuration": .number(m.trips.minimalTripDuration),
                 "minimalParkingDuration": .number(m.trips.minimalParkingDuration),
                 "minimalNoDataDuration": .number(m.trips.minimalNoDataDuration),
+                "speedThreshold": .number(m.trips.rest.movingSpeed),
             ]),
             "motionCheck": .object([
                 "enabled": .bool(m.motionCheck.enabled), "confidence": .number(m.motionCheck.confidence),

@@ -257,6 +257,7 @@ public struct AgentConfiguration: Sendable, Equatable {
                 try t.number("minimalParkingDuration", in: 1...86_400) ?? trips.minimalParkingDuration
             trips.minimalNoDataDuration =
                 try t.number("minimalNoDataDuration", in: 1...604_800) ?? trips.minimalNoDataDuration
+            trips.rest.movingSpeed = try t.number("speedThreshold", in: 0.05...100) ?? trips.rest.movingSpeed
             c.monitor.trips = trips
             try t.finish()
         }

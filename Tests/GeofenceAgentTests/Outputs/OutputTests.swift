@@ -155,6 +155,27 @@ import Testing
         #expect(try withTextfile.services().count == 1)
     }
 
+    /// The motion check's and the trips' keys are read, written back, and a bad value is refused with its
+    /// path.
+    @Test func motionCheckAndTripsGoThroughConfigJSONAndBack() throws {
+        let json =
+            #"{"fleet":"test","vehicle":"v1","motionCheck":{"enabled":false,"confidence":0.999,"maximumExcursion":60},"#
+            + #""trips":{"minimalTripDistance":800,"minimalParkingDuration":120,"speedThreshold":1.2}}"#
+        let c = try AgentConfiguration.parse(Array(json.utf8), name: "config.json")
+        #expect(!c.monitor.motionCheck.enabled && c.monitor.motionCheck.confidence == 0.999)
+        #expect(c.monitor.motionCheck.maximumExcursion == 60)
+        #expect(c.monitor.trips.minimalTripDistance == 800 && c.monitor.trips.minimalParkingDuration == 120)
+        #expect(c.monitor.trips.rest.movingSpeed == 1.2)
+        #expect(try AgentConfiguration.parse(Array(c.json.jsonText.utf8), name: "again") == c)
+        do {
+            _ = try AgentConfiguration.parse(
+                Array(#"{"fleet":"f","vehicle":"v","trips":{"minimalParkingDuration":-1}}"#.utf8), name: "config.json")
+            Issue.record("a negative parking duration was accepted")
+        } catch {
+            #expect("\(error)".contains("trips.minimalParkingDuration"), "\(error)")
+        }
+    }
+
     /// Each output reads its own object; the configuration writes it back in the form it reads.
     @Test func settingsGoThroughConfigJSONAndBack() throws {
         let c = try AgentConfiguration.parse(
