@@ -49,11 +49,6 @@ public struct MonitorSet: Sendable {
         engines[monitor]?.remove(identifier)
     }
 
-    /// The conditions the vehicle is inside, over every monitor, sorted.
-    public var insideIdentifiers: [String] {
-        names.flatMap { engines[$0]!.satisfiedIdentifiers }.sorted()
-    }
-
     /// Conditions held, over every monitor.
     public var conditionCount: Int { engines.values.reduce(0) { $0 + $1.count } }
 
@@ -101,6 +96,7 @@ public struct MonitorSet: Sendable {
                 result.steps.append(Step(monitor: name, events: events, expired: expired))
             }
         }
+        // What a stop is inside, asked only when one begins (the dictionary is shared, not copied).
         let engines = self.engines
         let names = self.names
         result.tripEvents = trips.process(location) {
