@@ -49,7 +49,9 @@ import Testing
             count: 150, input: Self.shapes, Gen.double(in: 30...90), Gen.double(in: 20...40), Gen.double(in: 0...1),
             Gen.double(in: 3...30), Gen.bool, Gen.int(in: 0...Int(Int32.max))
         ) { shape, duration, pull, depthShare, speed, inside, seed in
-            let depth = 8 + depthShare * max(0, pull - 18)
+            // From 10 m: a drift is caught once its pull passes the check's bound, about 10 m for this
+            // receiver, so a vehicle nearer the boundary can be pulled across before (8 m: one drift in 6,000).
+            let depth = 10 + depthShare * max(0, pull - 20)
             let pass = MultipathPass(
                 shape: shape, speed: speed, depth: inside ? depth : -depth, episodeDuration: duration, pull: pull,
                 drift: true)
