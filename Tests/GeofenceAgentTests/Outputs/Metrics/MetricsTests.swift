@@ -1,4 +1,5 @@
 import Foundation
+import GeofenceCore
 import LocalServers
 import Logging
 import ServiceLifecycleTestKit
@@ -230,5 +231,28 @@ func parseMetrics(_ text: String) throws -> [String: Double] {
         }
         let text = try String(contentsOfFile: path, encoding: .utf8)
         #expect(text.contains("geofence_agent_fixes_received_total 1"))
+    }
+}
+
+/// Issue 33's counters: trips ended, stops begun, and the metres the trips covered.
+@Suite(.offTheCooperativePool(.computing)) struct TripMetricsTests {
+    @Test func tripsStopsAndTheirDistanceAreCounted() {
+        let metrics = AgentMetrics()
+        let start = Date(timeIntervalSince1970: 1_767_225_600)
+        let stop = Stop(
+            arrival: start, coordinate: .init(latitude: 52, longitude: 5), horizontalAccuracy: 2, conditions: [])
+        var trip = Trip(
+            start: start, startCoordinate: stop.coordinate, distance: 1234.4, maximumSpeed: 14, lastFix: start)
+        let output = MetricsOutput(metrics: metrics, settings: MetricsSettings(), logger: Logger(label: "test"))
+        for event in [TripEvent.stopStarted(stop), .stopEnded(stop), .tripStarted(trip)] {
+            _ = output.messages(for: .trip(TripHappening(event: event, places: nil)))
+        }
+        trip.end = start.addingTimeInterval(100)
+        _ = output.messages(for: .trip(TripHappening(event: .tripEnded(trip), places: nil)))
+        _ = output.messages(for: .trip(TripHappening(event: .stopStarted(stop), places: nil)))
+        let text = metrics.text()
+        #expect(text.contains("geofence_agent_trips_total 1"), "\(text)")
+        #expect(text.contains("geofence_agent_stops_total 2"))
+        #expect(text.contains("geofence_agent_trip_distance_metres_total 1234"))
     }
 }
