@@ -1,5 +1,6 @@
 import AgentFormats
 import Foundation
+import GeofenceCore
 import GeofenceStore
 import ReceiverSimulation
 
@@ -55,17 +56,14 @@ struct SoakDrive {
 
     /// The same drive as GPX, for `simulate`.
     func gpx() -> String {
-        var out =
-            #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
-            + #"<gpx version="1.0" creator="geofence-bench soak"><trk><trkseg>"# + "\n"
-        let times = ISO8601DateFormatter()
-        for k in 0..<seconds {
-            let p = Self.position(k)
-            out +=
-                #"<trkpt lat="\#(Self.origin.lat)" lon="\#(Self.longitude(p.x))"><time>\#(times.string(from: Self.start.addingTimeInterval(Double(k))))</time><speed>\#(Self.speed)</speed><course>\#(p.course)</course></trkpt>"#
-                + "\n"
-        }
-        return out + "</trkseg></trk></gpx>\n"
+        GPXWriter.track(
+            (0..<seconds).map { k in
+                let p = Self.position(k)
+                return Location(
+                    coordinate: Coordinate(latitude: Self.origin.lat, longitude: Self.longitude(p.x)),
+                    horizontalAccuracy: -1, speed: Self.speed, course: p.course,
+                    timestamp: Self.start.addingTimeInterval(Double(k)))
+            }, creator: "geofence-bench soak")
     }
 }
 

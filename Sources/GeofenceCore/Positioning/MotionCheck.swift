@@ -14,9 +14,6 @@ public enum MotionVerdict: String, Sendable, Equatable, Codable, CaseIterable {
     /// Not checked: the first fix, the first after a gap (an outage, a tunnel), the first after a change of
     /// velocity no vehicle makes, or a new anchor after an excursion too long to be one.
     case reacquiring
-
-    /// Whether the fix may be evidence for a decision: every verdict but `excursion`.
-    public var isEvidence: Bool { self != .excursion }
 }
 
 /// How the motion-consistency check works; the defaults and the statistics behind them are in
@@ -80,8 +77,6 @@ public struct MotionCheck: Sendable {
         var excursionSince: Date?
     }
     private var track: Track?
-    /// Fixes judged `excursion` so far.
-    public private(set) var excursions = 0
 
     public init(settings: MotionCheckSettings = MotionCheckSettings(), correlationTime: Double, unknownAccuracy: Double)
     {
@@ -155,7 +150,6 @@ public struct MotionCheck: Sendable {
             }
             // Disagreeing, or the first agreeing fix after an excursion (the way back is a ramp too).
             verdict = .excursion
-            excursions += 1
             t.excursionSince = agrees ? nil : since
         }
         t.lastDisagreed = !agrees && !atRest
