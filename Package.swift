@@ -80,6 +80,14 @@ let package = Package(
         // A simulated GNSS receiver (correlated Gaussian error, optimistic accuracies, Doppler speed) and the
         // parked and crossing scenarios that the decision tests and `geofence-bench decisions` share.
         .target(name: "ReceiverSimulation", dependencies: ["GeofenceCore"]),
+        // What a fleet of N vehicles publishes, made by the agent's own output code (the dashboard's load).
+        .target(
+            name: "FleetSimulation",
+            dependencies: [
+                "AgentFormats", "AgentOutputs", "GeofenceCore", "GeofenceStore", "Mosquitto", "ReceiverSimulation",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // Runs a mosquitto or a gpsd of our own on loopback (tests, benchmarks, the demo), stopped by PID.
         .target(name: "LocalServers", dependencies: ["GeofenceCore"]),
         // The files the agent reads and writes: conditions (GeoJSON), GPX, points CSV, the gazetteer, JSON lines.
@@ -132,6 +140,7 @@ let package = Package(
                 "LocalServers",
                 "GeofenceStore",
                 "ReceiverSimulation",
+                "FleetSimulation",
                 "Geocoding",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -153,7 +162,8 @@ let package = Package(
             dependencies: ["GeofenceCore", "AgentFormats", "AgentJobs", "AgentOutputs", "GeofenceAgent"]),
         // Test helpers shared by several test targets.
         .target(
-            name: "TestSupport", dependencies: ["GeofenceStore", .product(name: "Logging", package: "swift-log")],
+            name: "TestSupport",
+            dependencies: ["GeofenceStore", "Deflate", .product(name: "Logging", package: "swift-log")],
             path: "Tests/TestSupport"),
         .testTarget(
             name: "GeofenceCoreTests",
@@ -194,7 +204,7 @@ let package = Package(
             dependencies: [
                 "AgentFormats", "AgentJobs", "AgentOutputs", "GeofenceAgent", "GeofenceCore", "GeofenceStore",
                 "Geocoding", "GPSD", "LocalServers", "Mosquitto", "ReceiverSimulation", "SQLite", "TestSupport",
-                "geofence-agent",
+                "FleetSimulation", "Deflate", "geofence-agent",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),

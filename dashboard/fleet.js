@@ -33,12 +33,15 @@
 
   class FleetModel {
     /** `prefix` is the agents' `mqtt.topicPrefix`; a trail keeps the last `trailLength` positions of a
-     *  vehicle, the feed the newest `feedLength` events and errors. */
-    constructor({ prefix = 'fleet', trailLength = 60, feedLength = 200 } = {}) {
+     *  vehicle, its history the fixes of the last `historyMinutes` (by their GPS time), the feed the newest
+     *  `feedLength` events and errors, and each vehicle its own last `vehicleEvents` events. */
+    constructor({ prefix = 'fleet', trailLength = 60, feedLength = 200, historyMinutes = 60, vehicleEvents = 200 } = {}) {
       this.prefix = prefix;
       this.prefixLevels = prefix.split('/').length;
       this.trailLength = trailLength;
       this.feedLength = feedLength;
+      this.historyMillis = historyMinutes * 60000;
+      this.vehicleEvents = vehicleEvents;
       /** "FLEET/VEHICLE" → { key, fleet, vehicle, location, trail, status, state, lastStatusAt } */
       this.vehicles = new Map();
       /** "FLEET/ID" (fleet-wide) or "FLEET/VEHICLE/ID" (one vehicle's) → { key, fleet, vehicle, id,
@@ -89,7 +92,10 @@
       const key = `${fleet}/${vehicle}`;
       let v = this.vehicles.get(key);
       if (!v) {
-        v = { key, fleet, vehicle, location: null, trail: [], status: null, state: null, lastStatusAt: null, lastHeardAt: null, lastSequence: -1 };
+        v = {
+          key, fleet, vehicle, location: null, trail: [], status: null, state: null, lastStatusAt: null, lastHeardAt: null,
+          lastSequence: -1, history: { t: [], lat: [], lon: [], start: 0 }, events: [],
+        };
         this.vehicles.set(key, v);
       }
       return v;
@@ -137,6 +143,7 @@
         place: o.place || null,
       };
       this.extendTrail(v, l.lat, l.lon);
+      this.record(v, Date.parse(l.gpsTime || o.time || ''), l.lat, l.lon);
       return { kind: 'vehicle', key: v.key };
     }
 
@@ -144,6 +151,35 @@
       const last = v.trail[v.trail.length - 1];
       if (!last || last[0] !== lat || last[1] !== lon) v.trail.push([lat, lon]);
       if (v.trail.length > this.trailLength) v.trail.splice(0, v.trail.length - this.trailLength);
+    }
+
+    /** Keeps a fix in the vehicle's history: columns of numbers (a thousand vehicles' hour at 1 Hz is
+     *  about 90 MB as objects, 26 MB so), the oldest dropped once older than the window. */
+    record(v, time, lat, lon) {
+      if (!Number.isFinite(time)) return;
+      const h = v.history;
+      const n = h.t.length;
+      if (n > h.start && time < h.t[n - 1]) return; // an older fix (a retained copy) is not history
+      h.t.push(time); h.lat.push(lat); h.lon.push(lon);
+      while (h.t[h.start] < time - this.historyMillis) h.start += 1;
+      if (h.start > 1024) { h.t.splice(0, h.start); h.lat.splice(0, h.start); h.lon.splice(0, h.start); h.start = 0; }
+    }
+
+    /** A vehicle's stretch: its fixes of the `minutes` before its newest one, as [lat, lon], and its
+     *  events of that stretch, newest first. */
+    stretch(key, minutes) {
+      const v = this.vehicles.get(key);
+      if (!v) return { from: null, to: null, points: [], events: [] };
+      const h = v.history;
+      const n = h.t.length;
+      if (n === h.start) return { from: null, to: null, points: [], events: [] };
+      const to = h.t[n - 1];
+      const from = to - minutes * 60000;
+      const points = [];
+      for (let i = n - 1; i >= h.start && h.t[i] >= from; i--) points.push([h.lat[i], h.lon[i]]);
+      points.reverse();
+      const events = v.events.filter((e) => { const t = Date.parse(e.time || ''); return t >= from && t <= to; });
+      return { from, to, points, events };
     }
 
     /** A batch of live updates (docs/topics.md#track): columns of integers, each its changes' changes. */
@@ -169,6 +205,7 @@
           stationary: stationary.has(i) ? 1 : 0, time: new Date(t[i] * 100).toISOString(),
         };
         this.extendTrail(v, point.lat, point.lon);
+        this.record(v, t[i] * 100, point.lat, point.lon);
       }
       if (!point) return null;
       v.location = {
@@ -209,11 +246,15 @@
       }
       const v = this.vehicle(fleet, vehicle);
       const location = o.location || {};
-      this.push({
+      const entry = {
         kind: 'event', vehicleKey: v.key, vehicle, eventId: o.eventId || null, sequence: o.sequence,
         event: o.event, identifier: o.identifier, name: o.name || '', state: o.state || '', reason: o.reason || null,
+        // The vehicle's GPS time of the fix that caused it (the agent's clock when the fix had none).
         time: location.gpsTime || o.time || null, lat: finite(location.lat), lon: finite(location.lon), place: o.place || null,
-      });
+      };
+      this.push(entry);
+      v.events.unshift(entry);
+      if (v.events.length > this.vehicleEvents) v.events.length = this.vehicleEvents;
       return { kind: 'feed', key: v.key };
     }
 
@@ -221,6 +262,7 @@
       const o = parseJSON(text);
       if (!o || typeof o.reason !== 'string') return null;
       const v = this.vehicle(fleet, vehicle);
+      // The time the vehicle received what it refused (its own clock), not a GPS time.
       this.push({ kind: 'error', vehicleKey: v.key, vehicle, errorKind: o.kind || '', topic: o.topic || '', reason: o.reason, time: o.time || null });
       // A refused geofence keeps the refusal until its next version: the vehicle holds the previous one, or none.
       const about = o.kind === 'geofence' && typeof o.topic === 'string' ? this.parse(o.topic) : null;
@@ -246,6 +288,29 @@
       const keys = [...this.geofences.keys()];
       this.geofences.clear();
       return keys;
+    }
+
+    /** Whether a vehicle passes the page's filters: `search` in its name, a `state` ('online', 'silent',
+     *  'offline', 'moving', 'stationary', 'inside': inside any geofence) and a `geofence` it is inside
+     *  (an identifier, or a part of one). */
+    matches(v, { search = '', state = '', geofence = '' } = {}, now = Date.now()) {
+      if (search && !v.key.toLowerCase().includes(search.toLowerCase())) return false;
+      if (state) {
+        const presence = this.presence(v, now);
+        if (['online', 'silent', 'offline'].includes(state) && presence !== state) return false;
+        if (state === 'moving' && (!v.location || v.location.isStationary)) return false;
+        if (state === 'stationary' && (!v.location || !v.location.isStationary)) return false;
+        if (state === 'inside' && this.insideOf(v).length === 0) return false;
+      }
+      if (geofence && !this.insideOf(v).some((id) => id.includes(geofence))) return false;
+      return true;
+    }
+
+    /** The identifiers of the geofences a vehicle's last state says it is inside. */
+    insideOf(v) {
+      const ids = [];
+      for (const monitor of Object.values((v.state && v.state.monitors) || {})) ids.push(...Object.keys((monitor && monitor.inside) || {}));
+      return ids;
     }
 
     /** Whether a vehicle is online: its last status says so, and it was heard (any message) within

@@ -130,7 +130,9 @@
         const radius = properties.radius;
         if (typeof radius !== 'number' || !(radius > 0) || radius > 20000000) return { problem: `properties.radius: ${radius} is not a radius in metres` };
         const [lon, lat] = coordinates;
-        return { kind: 'circle', center: [lat, lon], radius, outline: circle(lat, lon, radius) };
+        // The outline is worked out when first drawn: ten thousand of them at once cost a second.
+        let outline = null;
+        return { kind: 'circle', center: [lat, lon], radius, get outline() { return outline || (outline = circle(lat, lon, radius)); } };
       }
       case 'Polygon': {
         const { rings, problem } = ringsOf(coordinates, 'geometry.coordinates');
@@ -161,5 +163,12 @@
     }
   }
 
-  exports.GeofenceGeometry = { destination, circle, unwrapped, metresPerPixel, corridorWeight, shapeOf };
+  /** Web Mercator as Leaflet's EPSG:3857 projects, scaled to the unit square: [x, y] with x east from
+   *  −180° and y south from 85.05°N; pixels at zoom z are these times 256·2^z. */
+  function mercator(lat, lon) {
+    const s = Math.sin(Math.max(-85.0511287798, Math.min(85.0511287798, lat)) * RAD);
+    return [lon / 360 + 0.5, 0.5 - Math.log((1 + s) / (1 - s)) / (4 * Math.PI)];
+  }
+
+  exports.GeofenceGeometry = { destination, circle, unwrapped, metresPerPixel, corridorWeight, shapeOf, mercator };
 })(typeof window !== 'undefined' ? window : globalThis);

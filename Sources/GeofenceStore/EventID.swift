@@ -1,8 +1,8 @@
 /// Random (version 4) UUIDs in lower case, for `eventId`. Foundation's `UUID()` took 50–120 µs a call
 /// on the test machine, on the path from a fix to its published event; two draws from the system
 /// generator take a few.
-enum EventID {
-    static func make() -> String {
+package enum EventID {
+    package static func make() -> String {
         var generator = SystemRandomNumberGenerator()
         var bytes = withUnsafeBytes(of: (generator.next() as UInt64, generator.next() as UInt64)) { Array($0) }
         bytes[6] = (bytes[6] & 0x0F) | 0x40  // version 4

@@ -19,6 +19,9 @@ public final class LocalMosquitto: @unchecked Sendable {
     /// Run inside a network namespace of a `CellularLink`, listening on that side's address; set before
     /// `start()`.
     public var namespace: (name: String, address: String)?
+    /// Whether the log has every message (`log_type all`, for a test that fails) or only the broker's
+    /// warnings and errors (a benchmark's thousands of messages a second); set before `start()`.
+    public var logsEveryMessage = true
 
     /// `settings` are extra lines for the listener (TLS) and the broker (ACLs, passwords).
     public init(settings: String = "allow_anonymous true", port: Int? = nil) throws {
@@ -64,7 +67,7 @@ public final class LocalMosquitto: @unchecked Sendable {
             max_queued_messages 200000
             set_tcp_nodelay true
             log_dest file \(path("broker.log"))
-            log_type all
+            \(logsEveryMessage ? "log_type all" : "log_type error\nlog_type warning")
             listener \(port) \(namespace?.address ?? "127.0.0.1")
             \(settings)
             \(webSocketLines)

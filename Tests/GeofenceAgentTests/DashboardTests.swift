@@ -19,9 +19,8 @@ import Testing
     static let harbour =
         #"{"type":"Feature","id":"harbour","geometry":{"type":"Point","coordinates":[5.30941,52.8483]},"properties":{"radius":40,"name":"Harbour approach"}}"#
 
-    /// The paths drawn for geofences, as "KEY STATE".
-    static let drawnPaths =
-        #"[...document.querySelectorAll('#map path[data-geofence]')].map(e => e.dataset.geofence + ' ' + (e.dataset.state || ''))"#
+    /// The geofences drawn on the map's canvas, as "KEY STATE".
+    static let drawnPaths = #"dashboard.drawnGeofences().map(k => k + ' ' + dashboard.geofenceState(k))"#
     static let feed =
         #"[...document.querySelectorAll('#events li[data-event]')].map(li => [li.dataset.identifier, li.dataset.event, li.dataset.time, li.dataset.eventId])"#
 
@@ -67,31 +66,19 @@ import Testing
             "test/start-buoy", "test/channel", "test/route", "test/gate", "test/marina", "test/v1/harbour",
             "test/v2/v2-yard",
         ]
-        try page.wait(
-            "dashboard.drawnGeofences().length === \(keys.count) && document.querySelectorAll('#map path[data-geofence]').length === \(keys.count)"
-        )
+        try page.wait("dashboard.drawnGeofences().length === \(keys.count)")
         let drawn = try #require(try page.evaluate(Self.drawnPaths) as? [String])
         #expect(Set(drawn.map { String($0.split(separator: " ")[0]) }) == Set(keys), "\(drawn)")
         let problem =
             try page.wait(#"document.querySelector('#geofences li.problem[data-geofence="test/broken"]')?.textContent"#)
             as? String
         #expect(problem?.contains("latitude 91.2") == true, "\(problem ?? "")")
-        // Each geofence's state is recorded as the page paints it.
-        try page.evaluate(
-            """
-            (() => { window.seenStates = {};
-              const record = (e) => { if (e.dataset && e.dataset.geofence && e.dataset.state) (seenStates[e.dataset.geofence] ||= []).push(e.dataset.state); };
-              document.querySelectorAll('#map path[data-geofence]').forEach(record);
-              new MutationObserver((ms) => ms.forEach((m) => record(m.target)))
-                .observe(document.getElementById('map'), { attributes: true, subtree: true, attributeFilter: ['data-state'] });
-              return true; })()
-            """)
 
         try agent.start()
         // The vehicle appears where the sail begins, and its marker moves along it with a trail.
         let first = try #require(
             try page.wait(
-                #"dashboard.vehicleMarker("test/v1") && document.querySelector('#map path[data-vehicle="test/v1"]') && dashboard.vehicleMarker("test/v1")"#
+                #"dashboard.drawnVehicles().includes("test/v1") && dashboard.vehicleMarker("test/v1")"#
             ) as? [String: Double])
         let moved =
             try page.wait(
@@ -104,6 +91,14 @@ import Testing
         #expect(
             abs(first["lat"]! - 52.85014) < 0.001 && abs(first["lng"]! - 5.31358) < 0.001,
             "the sail begins at the start buoy: \(first)")
+        // The status list: online with the receiver's fix while the drive runs (the status that says "fix"
+        // follows the first one within a second: it goes out when it changes).
+        let row = #"document.querySelector('#vehicles tr[data-vehicle="test/v1"]')"#
+        let online =
+            try page.wait(
+                "\(row) && \(row).querySelector('.presence').textContent === 'online' && \(row).cells[2].textContent.startsWith('fix') && [...\(row).cells].map(c => c.textContent)"
+            ) as? [String]
+        #expect(online?[2].hasPrefix("fix") == true, "gps: \(online ?? [])")
 
         // The feed shows every transition `simulate` gives for the sail, newest first.
         let pairs = expected.map { "\($0.identifier) \($0.event)" }
@@ -126,7 +121,8 @@ import Testing
         }
         try page.wait(
             "(() => { const d = \(Self.drawnPaths); return \(jsonArray(wantedStates)).every(s => d.includes(s)); })()")
-        let seen = try #require(try page.evaluate("seenStates") as? [String: [String]])
+        // Each geofence's states, as the page painted them (dashboard.stateLog).
+        let seen = try #require(try page.evaluate("dashboard.stateLog") as? [String: [String]])
         #expect(seen["test/channel"]?.contains("inside") == true && seen["test/channel"]?.last == "outside", "\(seen)")
         #expect(seen["test/v1/harbour"]?.contains("inside") == true, "\(seen)")
 
@@ -137,7 +133,7 @@ import Testing
                 #"{"type":"Feature","geometry":{"type":"Polygon","coordinates":[[[5.307,52.847],[5.308,52.847],[5.308,52.8475],[5.307,52.847]]]},"properties":{"name":"Late buoy"}}"#,
             retain: true)
         try page.wait(
-            #"document.querySelector('#map path[data-geofence="test/late-buoy"]') && document.querySelector('#geofences li[data-geofence="test/late-buoy"]')"#
+            #"dashboard.drawnGeofences().includes('test/late-buoy') && document.querySelector('#geofences li[data-geofence="test/late-buoy"]')"#
         )
         _ = try await operatorClient.publish("fleet/test/geofences/gate", payload: [], retain: true)
         try page.wait(
@@ -151,25 +147,21 @@ import Testing
             retain: true)
         let refusal =
             try page.wait(
-                #"document.querySelector('#map path[data-geofence="test/bad-dwell"]')?.dataset.state === 'refused' && document.querySelector('#geofences li[data-geofence="test/bad-dwell"] .refusal').textContent"#
+                #"dashboard.geofenceState('test/bad-dwell') === 'refused' && document.querySelector('#geofences li[data-geofence="test/bad-dwell"] .refusal')?.textContent"#
             ) as? String
         #expect(refusal?.hasPrefix("refused by test/v1: properties.dwell") == true, "\(refusal ?? "")")
+        // A refusal's time is when the vehicle received the geofence (its clock), and says so.
+        #expect(
+            try page.evaluate(#"document.querySelector('#events li.error .clock')?.textContent.trim()"#) as? String
+                == "received")
         #expect(
             try page.evaluate(#"!document.querySelector('#geofences li[data-geofence="test/late-buoy"] .refusal')"#)
                 as? Bool == true,
             "a Feature without an id is named by its topic, not refused")
 
-        // The status list: online with the receiver's fix while the drive runs (the status that says "fix"
-        // follows the first one within a second: it goes out when it changes); then, once the broker has
-        // acknowledged the drive's events, an empty outbox (a status comes every 10 s, and on a busy machine the
+        // The status list, once the broker has acknowledged the drive's events: an empty outbox (a status comes every 10 s, and on a busy machine the
         // first one can precede the acknowledgements, the last one follow the end of the replay); then offline
         // once the agent stops.
-        let row = #"document.querySelector('#vehicles tr[data-vehicle="test/v1"]')"#
-        let online =
-            try page.wait(
-                "\(row) && \(row).querySelector('.presence').textContent === 'online' && \(row).cells[2].textContent.startsWith('fix') && [...\(row).cells].map(c => c.textContent)"
-            ) as? [String]
-        #expect(online?[2].hasPrefix("fix") == true, "gps: \(online ?? [])")
         let drained =
             try page.wait(
                 "\(row) && \(row).cells[3].textContent === '0' && [...\(row).cells].map(c => c.textContent)"
@@ -177,8 +169,33 @@ import Testing
         #expect(drained?[1] == "online", "online with the outbox empty: \(drained ?? [])")
         #expect(agent.terminate(within: 15) != nil)
         try page.wait(
-            #"\#(row).querySelector('.presence').textContent === 'offline' && document.querySelector('#map path[data-vehicle="test/v1"]').dataset.presence === 'offline'"#
+            #"\#(row).querySelector('.presence').textContent === 'offline' && dashboard.vehiclePresence('test/v1') === 'offline'"#
         )
+        // After the drive, what the page kept of it. Times that read right: the date and the time in UTC, named as the vehicle's GPS time.
+        let stamped = try #require(
+            try page.evaluate(
+                #"(() => { const li = document.querySelector('#events li[data-event]'); return [li.dataset.time, li.querySelector('time').textContent, li.querySelector('.clock').textContent.trim()]; })()"#
+            ) as? [String])
+        let shown = stamped[0].replacingOccurrences(of: "T", with: " ")
+            .replacingOccurrences(of: #"(\.\d+)?Z$"#, with: "", options: .regularExpression)
+        #expect(stamped[1] == "\(shown) UTC" && stamped[2] == "GPS", "\(stamped)")
+        #expect(stamped[1].range(of: #"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$"#, options: .regularExpression) != nil)
+
+        // History: the selected vehicle's trail over the last N minutes, and its events of that stretch.
+        let historyJS =
+            #"(() => { const h = document.getElementById('history'); return !h.hidden && Number(h.dataset.points) >= 10 && [Number(h.dataset.points), ...[...h.querySelectorAll('li[data-event]')].map(li => li.dataset.identifier + ' ' + li.dataset.event)]; })()"#
+        try page.evaluate(
+            "(() => { const m = document.getElementById('history-minutes'); m.value = '60'; m.dispatchEvent(new Event('change')); return true; })()"
+        )
+        let hour = try #require(try page.wait(historyJS) as? [Any])
+        let hourEvents = hour.dropFirst().compactMap { $0 as? String }
+        #expect(!hourEvents.isEmpty && Set(hourEvents).isSubset(of: Set(pairs)), "\(hour)")
+        try page.evaluate(
+            "(() => { const m = document.getElementById('history-minutes'); m.value = '5'; m.dispatchEvent(new Event('change')); return true; })()"
+        )
+        let five = try #require(
+            try page.evaluate(#"Number(document.getElementById('history').dataset.points)"#) as? Int)
+        #expect(five <= (hour[0] as? Int ?? 0) && five > 0, "5 minutes: \(five) fixes, 60: \(hour[0])")
         let offline = try page.screenshot("dashboard-offline.png")
         for path in [drive, offline] {
             let size = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0

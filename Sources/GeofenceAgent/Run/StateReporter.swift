@@ -37,7 +37,7 @@ actor StateReporter {
 
     /// The largest `state` or detail message: a dashboard's MQTT client and the broker's limits stay
     /// comfortable whatever the number of conditions.
-    static let maximumMessageBytes = 64 * 1024
+    static let maximumMessageBytes = Payloads.maximumStateBytes
     /// Satisfied and unknown conditions listed per monitor in `state` before it says "truncated".
     static let listing = 500
 
@@ -172,60 +172,12 @@ actor StateReporter {
         let snapshot = await source.snapshot(listing: Self.listing)
         do {
             try await publisher.publish(
-                topics.state, payload: Self.stateSummary(snapshot, vehicle: configuration.vehicle), retain: true)
+                topics.state, payload: Payloads.state(snapshot.monitors, vehicle: configuration.vehicle),
+                retain: true)
             publishedGeneration = snapshot.generation
         } catch {
             logger.debug("state not published", metadata: ["error": "\(error)"])
         }
-    }
-
-    /// The `state` summary (docs/topics.md): per monitor the counts, the satisfied conditions and the
-    /// unknown ones, each list cut to fit `maximumMessageBytes` with `truncated` saying so.
-    static func stateSummary(_ snapshot: AgentSnapshot, vehicle: String, time: Date = Date()) -> [UInt8] {
-        // The lists share the budget evenly between monitors; counts are always exact.
-        let budget = (maximumMessageBytes - 1024) / max(1, snapshot.monitors.count)
-        let monitors = snapshot.monitors.map { m -> String in
-            var line = JSONLine()
-            line.add("conditions", m.conditions)
-            line.add("satisfied", m.satisfiedCount)
-            line.add("unsatisfied", m.unsatisfiedCount)
-            line.add("unknown", m.unknownCount)
-            var used = 200
-            let (inside, insideCut) = fit(
-                m.satisfied, total: m.satisfiedCount, budget: budget / 2, used: &used, withSince: true)
-            let (unknown, unknownCut) = fit(
-                m.unknown, total: m.unknownCount, budget: budget - used, used: &used, withSince: false)
-            line.addRaw("inside", inside)
-            line.addRaw("unknownConditions", unknown)
-            line.add("truncated", insideCut || unknownCut)
-            return "\(JSONLine.quote(m.name)):\(line.text)"
-        }
-        var line = JSONLine()
-        line.add("vehicle", vehicle)
-        line.add("time", iso8601(time))
-        line.add("conditions", snapshot.conditions)
-        line.addRaw("monitors", "{\(monitors.joined(separator: ","))}")
-        return Array(line.text.utf8)
-    }
-
-    /// A JSON object (identifier → since) or array of identifiers, as many as fit in `budget` bytes.
-    private static func fit(
-        _ entries: [MonitorSummary.Entry], total: Int, budget: Int, used: inout Int, withSince: Bool
-    ) -> (String, Bool) {
-        var parts: [String] = []
-        var size = 2
-        for e in entries {
-            let part =
-                withSince
-                ? "\(JSONLine.quote(e.identifier)):\(e.since.map { JSONLine.quote(iso8601($0)) } ?? "null")"
-                : JSONLine.quote(e.identifier)
-            if size + part.utf8.count + 1 > budget { break }
-            size += part.utf8.count + 1
-            parts.append(part)
-        }
-        used += size
-        let text = withSince ? "{\(parts.joined(separator: ","))}" : "[\(parts.joined(separator: ","))]"
-        return (text, parts.count < total)
     }
 
     /// The full state on request (`reportState`): every condition of one monitor (or of all) with its

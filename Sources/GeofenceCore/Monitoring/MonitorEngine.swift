@@ -338,6 +338,11 @@ public struct MonitorSummary: Sendable, Equatable {
     public struct Entry: Sendable, Equatable {
         public var identifier: String
         public var since: Date?
+
+        public init(identifier: String, since: Date?) {
+            self.identifier = identifier
+            self.since = since
+        }
     }
     public var name: String
     public var conditions: Int
@@ -348,6 +353,17 @@ public struct MonitorSummary: Sendable, Equatable {
     /// Unknown conditions, at most the limit asked for, by identifier.
     public var unknown: [Entry]
     public var unsatisfiedCount: Int { conditions - satisfiedCount - unknownCount }
+
+    public init(
+        name: String, conditions: Int, satisfiedCount: Int, unknownCount: Int, satisfied: [Entry], unknown: [Entry]
+    ) {
+        self.name = name
+        self.conditions = conditions
+        self.satisfiedCount = satisfiedCount
+        self.unknownCount = unknownCount
+        self.satisfied = satisfied
+        self.unknown = unknown
+    }
 }
 
 extension MonitorEngine {

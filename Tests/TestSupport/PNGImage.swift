@@ -1,14 +1,14 @@
 import Deflate
 
-/// An 8-bit RGB or RGBA PNG decoded to pixels, for tests that look at a rasterised map.
-struct PNGImage {
-    let width: Int, height: Int
+/// An 8-bit RGB or RGBA PNG decoded to pixels, for tests that look at a rasterised map or a screenshot.
+public struct PNGImage {
+    public let width: Int, height: Int
     /// RGBA, row by row.
     private let pixels: [UInt8]
 
-    struct Invalid: Error, CustomStringConvertible { var description: String }
+    public struct Invalid: Error, CustomStringConvertible { public var description: String }
 
-    init(_ bytes: [UInt8]) throws {
+    public init(_ bytes: [UInt8]) throws {
         guard bytes.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) else {
             throw Invalid(description: "not a PNG")
         }
@@ -69,7 +69,7 @@ struct PNGImage {
     }
 
     /// The pixel's red, green, blue and alpha.
-    subscript(x: Int, y: Int) -> (r: Int, g: Int, b: Int, a: Int) {
+    public subscript(x: Int, y: Int) -> (r: Int, g: Int, b: Int, a: Int) {
         let i = (y * width + x) * 4
         return (Int(pixels[i]), Int(pixels[i + 1]), Int(pixels[i + 2]), Int(pixels[i + 3]))
     }
