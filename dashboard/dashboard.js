@@ -153,7 +153,7 @@
       paintGeofence(change.key);
     }
     fenceLayer.redraw();
-    listSoon();
+    listSoon(true);
     fitSoon();
   }
 
@@ -219,7 +219,7 @@
     if (drawList.get(key)) drawList.get(key).selected = true;
     paintGeofences();
     vehicleLayer.redraw();
-    listSoon();
+    listSoon(true);
     historySoon(true);
   }
 
@@ -242,10 +242,19 @@
     return String(text).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
   }
 
-  // Lists: redrawn at most twice a second, and the vehicles' only the rows in view.
+  // Lists: redrawn at most twice a second, the vehicles' only the rows in view, the geofences' only when a
+  // geofence, a refusal or the selected vehicle's state changed (sorting ten thousand costs).
   let listTimer = null;
-  function listSoon() {
-    if (!listTimer) listTimer = setTimeout(() => { listTimer = null; listVehicles(); listGeofences(); }, 500);
+  let geofencesChanged = true;
+  function listSoon(geofences = false) {
+    geofencesChanged ||= geofences;
+    if (listTimer) return;
+    listTimer = setTimeout(() => {
+      listTimer = null;
+      listVehicles();
+      if (geofencesChanged) listGeofences();
+      geofencesChanged = false;
+    }, 500);
   }
 
   const ROW = 22;
@@ -305,7 +314,7 @@
     const all = [...model.geofences.values()];
     const found = (g) => !search || g.key.toLowerCase().includes(search) || g.name.toLowerCase().includes(search);
     const matching = all.filter(found);
-    const order = (a, b) => (a.problem ? 0 : 1) - (b.problem ? 0 : 1) || a.key.localeCompare(b.key);
+    const order = (a, b) => (a.problem ? 0 : 1) - (b.problem ? 0 : 1) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
     const items = matching.sort(order).slice(0, GEOFENCE_ROWS);
     const list = $('geofences');
     list.replaceChildren(...items.map(geofenceItem));
@@ -483,12 +492,12 @@
       }
       case 'state':
         vehicleChanged(change.key);
-        if (change.key === selected) { paintGeofences(); listSoon(); }
+        if (change.key === selected) { paintGeofences(); listSoon(true); }
         break;
       case 'feed':
         feedChanged();
         if (!model.vehicles.get(change.key).location) listSoon();
-        if (change.geofence) { paintGeofences([change.geofence]); listSoon(); }
+        if (change.geofence) { paintGeofences([change.geofence]); listSoon(true); }
         if (change.key === selected) historySoon();
         break;
     }

@@ -16,13 +16,9 @@ import Testing
 /// into headless Chromium, at a reduced size (300 vehicles at 1 Hz, 3,000 geofences; `geofence-bench
 /// dashboard` measures 100 to 5,000); a street map from a tile server of the test's own; lakes as water.
 @Suite(.offTheCooperativePool(.waiting), .serialized) struct DashboardFleetTests {
-    static let site = PageDriver.repository.appendingPathComponent("dashboard").path
 
     @Test func theDashboardKeepsUpWithAFleet() async throws {
-        let broker = try LocalMosquitto()
-        broker.logsEveryMessage = false
-        let webPort = try broker.addWebSocketListener(httpDirectory: Self.site)
-        try broker.start()
+        let (broker, webPort) = try LocalMosquitto.servingDashboard(logsEveryMessage: false)
         defer { broker.stop() }
         var fleet = SimulatedFleet(settings: FleetSimulationSettings(vehicles: 300, geofences: 3000))
         var configuration = MQTTConfiguration(port: broker.port, clientID: "fleet-test")
@@ -134,9 +130,7 @@ import Testing
     }
 
     @Test func theStreetMapComesFromTheConfiguredTileServer() async throws {
-        let broker = try LocalMosquitto()
-        let webPort = try broker.addWebSocketListener(httpDirectory: Self.site)
-        try broker.start()
+        let (broker, webPort) = try LocalMosquitto.servingDashboard()
         defer { broker.stop() }
         let (lat, lon, zoom) = (52.37, 4.89, 14)
         let tiles = try TileServer(latitude: lat, longitude: lon, zooms: 13...15)
@@ -216,9 +210,7 @@ import Testing
         #expect(inside(5.3, 52.75, rings[0]) && !rings.dropFirst().contains { inside(5.3, 52.75, $0) }, "open water")
         #expect(rings.count >= 2 && rings.dropFirst().contains { inside(5.45, 52.45, $0) }, "Flevoland is an island")
 
-        let broker = try LocalMosquitto()
-        let webPort = try broker.addWebSocketListener(httpDirectory: Self.site)
-        try broker.start()
+        let (broker, webPort) = try LocalMosquitto.servingDashboard()
         defer { broker.stop() }
         let page = try PageDriver()
         defer { try? page.close() }

@@ -25,9 +25,7 @@ import Testing
         #"[...document.querySelectorAll('#events li[data-event]')].map(li => [li.dataset.identifier, li.dataset.event, li.dataset.time, li.dataset.eventId])"#
 
     @Test func theDashboardFollowsTheFleetLive() async throws {
-        let broker = try LocalMosquitto()
-        let webPort = try broker.addWebSocketListener(httpDirectory: Self.site)
-        try broker.start()
+        let (broker, webPort) = try LocalMosquitto.servingDashboard()
         defer { broker.stop() }
         let operatorClient = try await Sail.operatorClient(port: broker.port)
         defer { Task { await operatorClient.shutdown() } }
@@ -206,9 +204,7 @@ import Testing
     }
 
     @Test func thePageDrawsOnTheEllipsoidAndRefusesBadMessages() async throws {
-        let broker = try LocalMosquitto()
-        let webPort = try broker.addWebSocketListener(httpDirectory: Self.site)
-        try broker.start()
+        let (broker, webPort) = try LocalMosquitto.servingDashboard()
         defer { broker.stop() }
         let page = try PageDriver()
         defer { try? page.close() }

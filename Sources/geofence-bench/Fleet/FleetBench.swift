@@ -20,7 +20,8 @@ struct FleetBench: AsyncParsableCommand {
             published first, retained, as an operator pushes them.
 
             Without --port it starts a mosquitto of its own whose WebSocket listener serves the dashboard, \
-            and prints the page's address. Prints {"scenario": "fleet", ...} with what was sent.
+            and prints the page's address. Prints {"scenario": "fleet", ...} with what was sent; with \
+            --subscribers K, {"scenario": "fleet-fan-out", ...}: what K subscribers to every track received.
 
             Example:
               swift run -c release geofence-bench fleet --vehicles 1000 --geofences 10000 --seconds 600
@@ -45,6 +46,9 @@ struct FleetBench: AsyncParsableCommand {
     @Option(help: "The dashboard's directory, served by the mosquitto it starts.")
     var site = "dashboard"
 
+    @Option(help: "Subscribers that take every vehicle's track as dashboards would, to measure the fan-out.")
+    var subscribers = 0
+
     func run() async throws {
         var settings = FleetSimulationSettings(vehicles: vehicles, geofences: geofences)
         settings.fleet = fleet
@@ -61,7 +65,9 @@ struct FleetBench: AsyncParsableCommand {
         }
         defer { broker?.stop() }
         let session = try await FleetSession(settings: settings, port: brokerPort!)
+        let probe = subscribers > 0 ? try await FanOutProbe(subscribers: subscribers, port: brokerPort!, fleet: fleet) : nil
         let totals = try await session.run(seconds: seconds)
+        if let probe { print(await probe.finish(seconds: seconds)) }
         await session.finish()
         print(
             #"{"scenario": "fleet", "vehicles": \#(vehicles), "geofences": \#(geofences), "seconds": \#(seconds), "#

@@ -1,4 +1,5 @@
 import Foundation
+import LocalServers
 
 /// One page in headless Chromium (Debian's chromium-headless-shell), driven by Playwright through
 /// `page_driver.py`: the test sends a command and blocks for its answer, so it decides what happens
@@ -135,5 +136,18 @@ final class PageDriver {
             }
             buffer.append(chunk)
         }
+    }
+}
+
+extension LocalMosquitto {
+    /// A broker of the test's own whose WebSocket listener serves `dashboard/` and carries the page's MQTT,
+    /// started; returns it and the listener's port.
+    static func servingDashboard(logsEveryMessage: Bool = true) throws -> (LocalMosquitto, Int) {
+        let broker = try LocalMosquitto()
+        broker.logsEveryMessage = logsEveryMessage
+        let port = try broker.addWebSocketListener(
+            httpDirectory: PageDriver.repository.appendingPathComponent("dashboard").path)
+        try broker.start()
+        return (broker, port)
     }
 }
