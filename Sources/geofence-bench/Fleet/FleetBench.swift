@@ -65,7 +65,8 @@ struct FleetBench: AsyncParsableCommand {
         }
         defer { broker?.stop() }
         let session = try await FleetSession(settings: settings, port: brokerPort!)
-        let probe = subscribers > 0 ? try await FanOutProbe(subscribers: subscribers, port: brokerPort!, fleet: fleet) : nil
+        let probe =
+            subscribers > 0 ? try await FanOutProbe(subscribers: subscribers, port: brokerPort!, fleet: fleet) : nil
         let totals = try await session.run(seconds: seconds)
         if let probe { print(await probe.finish(seconds: seconds)) }
         await session.finish()
