@@ -72,6 +72,7 @@ struct DashboardBench: AsyncParsableCommand {
         let session = try await FleetSession(settings: settings, port: broker.port)
         let started = ContinuousClock.now
         let publishing = Task { try await session.run(seconds: 3600) }
+        defer { publishing.cancel() }  // also when the script fails
         let screenshot = "\(output)/dashboard-\(count)-vehicles-\(pages)-pages.png"
         let line = try await Self.runScript([
             "scripts/measure-dashboard.py", "http://127.0.0.1:\(web)/?fleet=sim", String(count), String(geofences),
