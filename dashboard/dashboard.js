@@ -120,7 +120,7 @@
     fitTimer = setTimeout(() => { fitTimer = null; if (followData) fitToData(); }, 300);
   }
 
-  // Geofences: one canvas. `stateLog` keeps each geofence's states as painted, for a reader of the page.
+  // Geofences: one canvas. `stateLog` keeps each geofence's last 20 states as painted, for a reader of the page.
   const fences = new FenceDrawing();
   const stateLog = {};
   let drawnFences = 0;
@@ -134,7 +134,9 @@
     const state = model.geofenceState(g, selected);
     if (f.state === state && stateLog[key]) return false;
     f.state = state;
-    (stateLog[key] ||= []).push(state);
+    const log = (stateLog[key] ||= []);
+    log.push(state);
+    if (log.length > 20) log.shift(); // the recent states only: selecting vehicles for hours adds up
     return true;
   }
 

@@ -42,14 +42,17 @@ public struct SimulatedFleet: Sendable {
         self.settings = settings
         let fleetGeofences = FleetGeofences(
             count: settings.geofences, centre: settings.centre, side: settings.side, seed: settings.seed)
-        geofences = fleetGeofences.geofences
+        // The three arrays share their index (a geofence's slot in the spatial index).
+        var kept: [FleetGeofences.Geofence] = []
         var regions: [Region] = []
         var names: [String?] = []
-        for g in geofences {
+        for g in fleetGeofences.geofences {
             guard let definition = GeoJSONConditions.decode(Array(g.feature.utf8)).definitions.first else { continue }
+            kept.append(g)
             regions.append(definition.condition.region)
             names.append(definition.condition.name)
         }
+        geofences = kept
         self.regions = ConditionSet(regions)
         self.names = names
         var rng = SplitMix64(seed: settings.seed &+ 1)

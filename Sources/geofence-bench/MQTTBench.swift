@@ -123,11 +123,4 @@ struct MQTTBench: AsyncParsableCommand {
         let s = xs.sorted()
         return s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2
     }
-
-    private func waitConnected(_ client: MQTTClient) async throws {
-        for _ in 0..<500 where !client.status.isConnected { try await Task.sleep(for: .milliseconds(10)) }
-        guard client.status.isConnected else {
-            throw ValidationError("no connection to the local broker: \(client.status)")
-        }
-    }
 }

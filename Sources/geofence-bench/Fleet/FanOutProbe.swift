@@ -17,7 +17,7 @@ actor FanOutProbe {
                 configuration: MQTTConfiguration(port: port, clientID: "fan-out-\(k)-\(getpid())"),
                 logger: Logger(label: "fan-out") { _ in SwiftLogNoOpLogHandler() })
             await client.start()
-            for _ in 0..<1000 where !client.status.isConnected { try await Task.sleep(for: .milliseconds(10)) }
+            try await waitConnected(client)
             let subscription = try await client.subscribe("fleet/\(fleet)/vehicles/+/track")
             clients.append(client)
             // Each message's arrival (seconds from the start) and lag (seconds), two numbers a message.

@@ -88,10 +88,7 @@ actor FleetSession {
         client = try MQTTClient(
             configuration: configuration, logger: Logger(label: "fleet") { _ in SwiftLogNoOpLogHandler() })
         await client.start()
-        for _ in 0..<1000 where !client.status.isConnected { try await Task.sleep(for: .milliseconds(10)) }
-        guard client.status.isConnected else {
-            throw ValidationError("no connection to the broker on 127.0.0.1:\(port): \(client.status)")
-        }
+        try await waitConnected(client)
         let publisher = FleetPublisher(client: client)
         let messages = fleet.geofenceMessages()
         for start in stride(from: 0, to: messages.count, by: 1000) {
