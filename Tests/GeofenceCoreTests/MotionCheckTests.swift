@@ -36,10 +36,15 @@ import Testing
     }
 
     @Test func aRampIsCaughtAtItsFirstStepBeyondTheNoise() {
-        // 10 m a second sideways: the positions' own noise does not step like that in a second.
-        let v = verdicts((0..<40).map { drive($0, aside: $0 >= 20 ? Double($0 - 19) * 10 : 0) })
-        #expect(v[19] == .consistent)
-        #expect(v[20] == .excursion)
+        // Two fixes' errors of a 2.5 m receiver differ by at most 10.7 m at 0.9999 (taken as independent):
+        // a ramp of 15 m a second is caught at its first step, one of 10 m a second at its second, 20 m
+        // from the anchor.
+        let fast = verdicts((0..<40).map { drive($0, aside: $0 >= 20 ? Double($0 - 19) * 15 : 0) })
+        #expect(fast[19] == .consistent)
+        #expect(fast[20] == .excursion)
+        let slow = verdicts((0..<40).map { drive($0, aside: $0 >= 20 ? Double($0 - 19) * 10 : 0) })
+        #expect(slow[19] == .consistent && slow[20] == .consistent)
+        #expect(slow[21] == .excursion)
     }
 
     @Test func withoutDopplerNothingIsChecked() {

@@ -67,6 +67,8 @@ public struct MotionCheck: Sendable {
         /// The anchor's error variance per axis, m².
         var variance: Double
         var lastCoordinate: Coordinate
+        /// The last fix's error variance per axis, m².
+        var lastVariance: Double
         var lastTime: Date
         var lastVelocity: SIMD2<Double>
         var lastVerdict: MotionVerdict
@@ -120,10 +122,12 @@ public struct MotionCheck: Sendable {
         let fromAnchor = Self.offset(from: t.anchor, to: fix.coordinate)
         var agrees = Self.squared(fromAnchor) <= settings.chiSquare * (fixVariance + t.variance)
         if agrees, t.lastVerdict != .excursion, t.lastVerdict != .stationary {
-            // The step since a trusted fix: two errors correlated over tens of seconds differ by less than
-            // two independent ones would, so one fix's variance bounds it.
+            // The step since a trusted fix: the difference of two errors. Bounded as two independent ones:
+            // a receiver's error is partly white, its correlation time is not known here, and one fix in ten
+            // may state a smaller accuracy than it has (crediting the correlation flagged about one
+            // crossing in 350 under such noise, DecisionNoiseTests).
             let step = Self.offset(from: t.lastCoordinate, to: fix.coordinate) - travel
-            agrees = Self.squared(step) <= settings.chiSquare * (fixVariance + carriedVariance)
+            agrees = Self.squared(step) <= settings.chiSquare * (fixVariance + t.lastVariance + carriedVariance)
         }
         let verdict: MotionVerdict
         let atRest = fix.speed < settings.stationarySpeed
@@ -154,6 +158,7 @@ public struct MotionCheck: Sendable {
         }
         t.lastDisagreed = !agrees && !atRest
         t.lastCoordinate = fix.coordinate
+        t.lastVariance = fixVariance
         t.lastTime = fix.timestamp
         t.lastVelocity = velocity
         t.lastVerdict = verdict
@@ -163,7 +168,8 @@ public struct MotionCheck: Sendable {
 
     private mutating func start(at fix: Location, velocity: SIMD2<Double>, variance: Double) -> MotionVerdict {
         track = Track(
-            anchor: fix.coordinate, variance: variance, lastCoordinate: fix.coordinate, lastTime: fix.timestamp,
+            anchor: fix.coordinate, variance: variance, lastCoordinate: fix.coordinate, lastVariance: variance,
+            lastTime: fix.timestamp,
             lastVelocity: velocity, lastVerdict: .reacquiring, since: fix.timestamp)
         return .reacquiring
     }
