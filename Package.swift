@@ -159,7 +159,7 @@ let package = Package(
         // on the seed corpora and on every input a fuzzer once failed on.
         .target(
             name: "FuzzChecks",
-            dependencies: ["GeofenceCore", "AgentFormats", "AgentJobs", "AgentOutputs", "GeofenceAgent"]),
+            dependencies: ["GeofenceCore", "AgentFormats", "AgentJobs", "AgentOutputs", "GeofenceAgent", "GPSD"]),
         // Test helpers shared by several test targets.
         .target(
             name: "TestSupport",
@@ -195,7 +195,10 @@ let package = Package(
         .testTarget(
             name: "GPSDTests",
             dependencies: [
-                "GPSD", "GeofenceCore", "LocalServers", "TestSupport", .product(name: "Logging", package: "swift-log"),
+                // CGPS: libgps's own reader, the oracle the agent's report decoder is held to.
+                "CGPS", "GPSD", "GeofenceCore", "LocalServers", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             resources: [.copy("Fixtures")]
         ),

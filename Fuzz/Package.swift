@@ -4,7 +4,7 @@
 // libFuzzer's entry point; what it checks is FuzzChecks, in the main package, which the replay tests use too.
 import PackageDescription
 
-let targets = ["JSON", "GeoJSON", "Codec", "Config", "Command", "GPX", "PointsCSV", "Fixes"]
+let targets = ["JSON", "GeoJSON", "Codec", "Config", "Command", "GPX", "PointsCSV", "Fixes", "Reports"]
 
 let package = Package(
     name: "geofence-fuzz",

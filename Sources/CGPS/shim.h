@@ -8,13 +8,12 @@
 #include <math.h>
 #include <string.h>
 
-// API 7 (3.18): gps_read() gains the message buffer.
 // API 9 (3.20): fix.time becomes timespec_t; altHAE/altMSL replace altitude; dev.activated a timespec.
 // API 10 (3.21): status moves from gps_data_t into fix.
 // API 13 (3.24): STATUS_FIX and friends are renamed. Only numbers cross this shim, so nothing to do.
 // 3.25: gps_stream()'s third argument changes type without an API bump: it is passed as (void *) here,
 //       which converts to either.
-// 3.26: the type of gps_fd changes. The agent waits with gps_waiting() and never touches gps_fd.
+// 3.26: the type of gps_fd changes (gps_fd_t, an int on POSIX): gfa_fd() returns it as an int.
 
 #if GPSD_API_MAJOR_VERSION < 6
 #error "gpsd older than 3.17 (API 6) is not supported"
@@ -96,15 +95,8 @@ static inline void gfa_extract(const struct gps_data_t *d, gfa_report *r) {
     r->error = d->error;
 }
 
-/// gps_read() with a buffer for the raw JSON line where the API has one.
-static inline int gfa_read(struct gps_data_t *d, char *message, int length) {
-#if GPSD_API_MAJOR_VERSION >= 7
-    return gps_read(d, message, length);
-#else
-    if (length > 0) message[0] = '\0';
-    return gps_read(d);
-#endif
-}
+/// The socket libgps opened. The agent reads gpsd's reports from it itself (GPSD/Decoding).
+static inline int gfa_fd(const struct gps_data_t *d) { return (int)d->gps_fd; }
 
 /// WATCH on or off; `device` (may be NULL) restricts the watch to one device path.
 static inline int gfa_stream(struct gps_data_t *d, unsigned int flags, const char *device) {

@@ -10,6 +10,7 @@ public enum FuzzCheck: String, CaseIterable, Sendable {
     case gpx = "GPX"
     case pointsCSV = "PointsCSV"
     case fixes = "Fixes"
+    case reports = "Reports"
 
     /// The problems the input shows (empty: none).
     public func problems(_ input: [UInt8]) -> [String] {
@@ -22,6 +23,7 @@ public enum FuzzCheck: String, CaseIterable, Sendable {
         case .gpx: GPXCheck.problems(input)
         case .pointsCSV: PointsCSVCheck.problems(input)
         case .fixes: FixesCheck.problems(input)
+        case .reports: ReportsCheck.problems(input)
         }
     }
 

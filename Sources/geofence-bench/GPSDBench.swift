@@ -55,6 +55,8 @@ struct GPSDBench: ParsableCommand {
         let agentPath = try agent.path()
         var agentCPU: [Double] = []
         var pipeCPU: [Double] = []
+        var agentSystem: [Double] = []
+        var pipeSystem: [Double] = []
         var ratios: [Double] = []
         var agentStart: [Double] = []
         var pipeStart: [Double] = []
@@ -71,6 +73,8 @@ struct GPSDBench: ParsableCommand {
             let b0 = try startupCPU("/usr/bin/gpspipe", ["-w", "-n", "1", "127.0.0.1:PORT"])
             agentCPU.append(a.cpu)
             pipeCPU.append(b.cpu)
+            agentSystem.append(a.system)
+            pipeSystem.append(b.system)
             ratios.append(a.cpu / b.cpu)
             agentStart.append(a0)
             pipeStart.append(b0)
@@ -83,6 +87,8 @@ struct GPSDBench: ParsableCommand {
                 "scenario": "gpsd-cpu", "log": URL(fileURLWithPath: log).lastPathComponent, "repeats": repeats,
                 "rounds": rounds,
                 "agent_cpu_s": rounded(median(agentCPU), 4), "gpspipe_cpu_s": rounded(median(pipeCPU), 4),
+                "agent_system_cpu_s": rounded(median(agentSystem), 4),
+                "gpspipe_system_cpu_s": rounded(median(pipeSystem), 4),
                 "ratio": rounded(median(ratios), 2),
                 "agent_startup_cpu_s": rounded(median(agentStart), 4),
                 "gpspipe_startup_cpu_s": rounded(median(pipeStart), 4),
@@ -92,7 +98,7 @@ struct GPSDBench: ParsableCommand {
     }
 
     /// Runs one client against a fresh gpsd and feed; returns its CPU seconds and output lines.
-    private func measure(_ client: (Int) -> (String, [String])) throws -> (cpu: Double, lines: Int) {
+    private func measure(_ client: (Int) -> (String, [String])) throws -> (cpu: Double, system: Double, lines: Int) {
         let feed = try NMEAFeed(log: URL(fileURLWithPath: log), repeats: repeats)
         defer { feed.stop() }
         let gpsd = try LocalGPSD(sources: [feed.url])
@@ -124,7 +130,8 @@ struct GPSDBench: ParsableCommand {
         guard feed.linesSent == feed.lineCount, lines > 0 else {
             throw ValidationError("\(tool) did not read the whole log")
         }
-        return (cpu, lines)
+        let system = Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+        return (cpu, system, lines)
     }
 
     /// CPU seconds of a client that connects to a gpsd without receivers and leaves.

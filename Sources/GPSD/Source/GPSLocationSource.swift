@@ -5,8 +5,9 @@ import Logging
 import ServiceLifecycle
 import Synchronization
 
-/// Locations from gpsd through libgps, coalesced per epoch, with reconnection, a no-data watchdog and a
-/// status. A `Service`: `run()` reads until graceful shutdown or cancellation.
+/// Locations from gpsd (libgps connects; `GPSDReportDecoder` reads the reports), coalesced per epoch,
+/// with reconnection, a no-data watchdog and a status. A `Service`: `run()` reads until graceful shutdown
+/// or cancellation.
 ///
 /// The libgps connection lives on one dedicated thread, which also runs the pure pipeline, so that
 /// blocking C calls never occupy Swift's cooperative pool.
@@ -107,8 +108,11 @@ public final class GPSLocationSource: Service, Sendable {
             let deadline = pipeline.nextDeadline(now: now)
             let wait = deadline > now ? (deadline - now) / 1000 : 0
             if connection.waiting(microseconds: Int32(min(wait, 100_000))) {
-                let message = try connection.read(receivedAt: MonotonicClock.now())
-                emit(pipeline.handle(message, now: MonotonicClock.now()))
+                // One read carries every report gpsd has sent since the last: they share its time.
+                let receivedAt = MonotonicClock.now()
+                try connection.read(receivedAt: receivedAt) { message in
+                    emit(pipeline.handle(message, now: receivedAt))
+                }
             }
             emit(pipeline.tick(now: MonotonicClock.now()))
         }

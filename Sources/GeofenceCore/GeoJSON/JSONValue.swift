@@ -51,6 +51,8 @@ extension JSONValue {
 
     /// A JSON string literal for `s`.
     public static func quoted(_ s: String) -> String {
+        // Most strings need no escape: one pass over the bytes instead of appending scalar by scalar.
+        if !s.utf8.contains(where: { $0 == 0x22 || $0 == 0x5C || $0 < 0x20 }) { return "\"" + s + "\"" }
         var out = "\""
         for u in s.unicodeScalars {
             switch u {
