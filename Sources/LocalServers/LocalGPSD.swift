@@ -64,21 +64,8 @@ public final class LocalGPSD: @unchecked Sendable {
 
     /// Whether the server on `port` (loopback) sends gpsd's `{"class":"VERSION"` greeting within 5 s.
     static func greets(port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
+        guard let fd = LoopbackConnection.open(port: port, receiveTimeout: 5) else { return false }
         defer { close(fd) }
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
-        guard connected else { return false }
         var buffer = [UInt8](repeating: 0, count: 256)
         let count = read(fd, &buffer, buffer.count)
         return count > 0 && String(decoding: buffer[0..<count], as: UTF8.self).contains("\"class\":\"VERSION\"")

@@ -14,42 +14,21 @@ import Testing
         // CRLF or LF, as different servers end lines.
         let stream = Array(lines.enumerated().map { $0.element + ($0.offset % 3 == 0 ? "\r\n" : "\n") }.joined().utf8)
         var random = SplitMix64(seed: 5)
-        let (read, write) = try pipePair()
-        defer {
-            close(read)
-            close(write)
+        var chunks: [Int] = []
+        var total = 0
+        while total < stream.count {
+            chunks.append(min(stream.count - total, Int.random(in: 1...700, using: &random)))
+            total += chunks.last!
         }
-        let reader = GPSDLineReader()
-        var got: [String] = []
-        var offset = 0
-        while offset < stream.count {
-            let n = min(stream.count - offset, Int.random(in: 1...700, using: &random))
-            _ = stream[offset..<offset + n].withUnsafeBytes { Glibc.write(write, $0.baseAddress, n) }
-            offset += n
-            #expect(reader.wait(fd: read, microseconds: 1_000_000))
-            try reader.read(fd: read) { got.append(String(decoding: $0, as: UTF8.self)) }
-        }
-        #expect(got == lines)
+        #expect(try pump(stream, in: chunks) == lines)
     }
 
     @Test func anOverlongLineIsDroppedWholeAndTheNextIsRead() throws {
-        let (read, write) = try pipePair()
-        defer {
-            close(read)
-            close(write)
-        }
         let reader = GPSDLineReader()
-        var got: [String] = []
         let long = Array(repeating: UInt8(ascii: "y"), count: GPSDLineReader.capacity * 2 + 10) + [0x0A]
         let after = Array("{\"class\":\"VERSION\"}\n".utf8)
-        for chunk in stride(from: 0, to: long.count, by: 4096) {
-            let part = Array(long[chunk..<min(long.count, chunk + 4096)])
-            _ = part.withUnsafeBytes { Glibc.write(write, $0.baseAddress, part.count) }
-            try reader.read(fd: read) { got.append(String(decoding: $0, as: UTF8.self)) }
-        }
-        _ = after.withUnsafeBytes { Glibc.write(write, $0.baseAddress, after.count) }
-        try reader.read(fd: read) { got.append(String(decoding: $0, as: UTF8.self)) }
-        #expect(got == ["{\"class\":\"VERSION\"}"])
+        let chunks = Array(repeating: 4096, count: long.count / 4096) + [long.count % 4096, after.count]
+        #expect(try pump(long + after, in: chunks, reader: reader) == ["{\"class\":\"VERSION\"}"])
         #expect(reader.oversizedLines == 1)
     }
 
@@ -59,6 +38,26 @@ import Testing
         close(write)
         let reader = GPSDLineReader()
         #expect(throws: GPSError.connectionClosed) { try reader.read(fd: read) { _ in } }
+    }
+
+    /// Writes `bytes` into a pipe in chunks of the given sizes, reading after each, and returns the lines.
+    private func pump(_ bytes: [UInt8], in chunks: [Int], reader: GPSDLineReader = GPSDLineReader()) throws
+        -> [String]
+    {
+        let (read, write) = try pipePair()
+        defer {
+            close(read)
+            close(write)
+        }
+        var lines: [String] = []
+        var offset = 0
+        for n in chunks where n > 0 {
+            _ = bytes[offset..<offset + n].withUnsafeBytes { Glibc.write(write, $0.baseAddress, n) }
+            offset += n
+            #expect(reader.wait(fd: read, microseconds: 1_000_000))
+            try reader.read(fd: read) { lines.append(String(decoding: $0, as: UTF8.self)) }
+        }
+        return lines
     }
 
     private func pipePair() throws -> (Int32, Int32) {

@@ -1,5 +1,6 @@
 import Foundation
 import GeofenceCore
+import LocalServers
 import PropertyBased
 import TestSupport
 import Testing
@@ -197,18 +198,8 @@ private func kind(_ m: GPSMessage) -> String {
 /// A bare socket client of gpsd: WATCH, then every line until the feed is through and gpsd is quiet.
 enum RawGPSDClient {
     static func lines(port: Int, until done: () -> Bool) throws -> [String] {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard let fd = LoopbackConnection.open(port: port) else { throw POSIXError(.ECONNREFUSED) }
         defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
         let watch = Array("?WATCH={\"enable\":true,\"json\":true}\n".utf8)
         _ = watch.withUnsafeBytes { write(fd, $0.baseAddress, watch.count) }
         let reader = GPSDLineReader()

@@ -1,4 +1,5 @@
 import Foundation
+import GeofenceCore
 
 /// A forward-only reader over one line of gpsd's JSON, without allocating: keys are compared in place,
 /// numbers are converted from their digits, and values the agent does not use are stepped over.
@@ -177,39 +178,13 @@ struct JSONCursor {
             || b == UInt8(ascii: ".") || b == UInt8(ascii: "e") || b == UInt8(ascii: "E")
     }
 
-    /// JSON's escapes; an invalid one makes the string unreadable (nil).
+    /// JSON's escapes, read by the agent's JSON parser (rare in gpsd's reports: a device path or an error
+    /// message with a quote); an invalid one makes the string unreadable (nil).
     private static func unescape(_ raw: UnsafeBufferPointer<UInt8>) -> String? {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(raw.count)
-        var i = 0
-        while i < raw.count {
-            let b = raw[i]
-            i += 1
-            guard b == UInt8(ascii: "\\") else {
-                bytes.append(b)
-                continue
-            }
-            guard i < raw.count else { return nil }
-            let e = raw[i]
-            i += 1
-            switch e {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): bytes.append(e)
-            case UInt8(ascii: "b"): bytes.append(0x08)
-            case UInt8(ascii: "f"): bytes.append(0x0C)
-            case UInt8(ascii: "n"): bytes.append(0x0A)
-            case UInt8(ascii: "r"): bytes.append(0x0D)
-            case UInt8(ascii: "t"): bytes.append(0x09)
-            case UInt8(ascii: "u"):
-                guard i + 4 <= raw.count,
-                    let code = UInt32(String(decoding: raw[i..<i + 4], as: UTF8.self), radix: 16),
-                    let scalar = Unicode.Scalar(code)
-                else { return nil }
-                bytes.append(contentsOf: Array(String(Character(scalar)).utf8))
-                i += 4
-            default: return nil
-            }
+        guard case .string(let s)? = try? JSONParser.parse([UInt8(ascii: "\"")] + raw + [UInt8(ascii: "\"")]) else {
+            return nil
         }
-        return String(decoding: bytes, as: UTF8.self)
+        return s
     }
 }
 

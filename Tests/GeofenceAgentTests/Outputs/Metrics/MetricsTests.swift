@@ -133,18 +133,10 @@ import Testing
 
 /// GET over a plain socket: the whole response.
 func httpGet(port: Int, path: String) throws -> String {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = in_port_t(UInt16(port).bigEndian)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let connected = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-        }
+    guard let fd = LoopbackConnection.open(port: port) else {
+        throw AgentTestError("cannot connect to 127.0.0.1:\(port)")
     }
-    guard connected == 0 else { throw AgentTestError("cannot connect to 127.0.0.1:\(port)") }
+    defer { close(fd) }
     let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
     _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     var response = [UInt8]()
