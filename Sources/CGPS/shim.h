@@ -1,5 +1,7 @@
-// libgps for Swift. Every difference between gpsd releases that the agent meets is named here, so the
-// Swift side reads one flat record whatever version it is built against. Built and tested with gpsd 3.22
+// libgps for Swift. Every difference between gpsd releases that the agent meets is named here. The agent
+// uses libgps to connect and to send WATCH, and reads the reports itself (GPSD/Decoding); libgps's own
+// reading, flattened into one record whatever version it is built against, is what the tests hold that
+// decoder to (Tests/GPSDTests/LibgpsOracle.swift). Built and tested with gpsd 3.22
 // (Debian 12, GPSD_API_MAJOR_VERSION 11); the guards cover 3.17 (API 6) to 3.27.
 #ifndef GEOFENCE_CGPS_SHIM_H
 #define GEOFENCE_CGPS_SHIM_H
@@ -108,9 +110,6 @@ static inline int gfa_send(struct gps_data_t *d, const char *command) {
     return gps_send(d, "%s", command);
 }
 
-/// Clears what the last read set: libgps resets `set` on TPV only, and other reports OR into it.
-static inline void gfa_clear_set(struct gps_data_t *d) { d->set = 0; }
-
 static inline unsigned long long gfa_mask_tpv(void) { return (unsigned long long)MODE_SET; }
 static inline unsigned long long gfa_mask_gst(void) { return (unsigned long long)GST_SET; }
 static inline unsigned long long gfa_mask_device(void) { return (unsigned long long)DEVICE_SET; }
@@ -118,6 +117,5 @@ static inline unsigned long long gfa_mask_devicelist(void) { return (unsigned lo
 static inline unsigned long long gfa_mask_error(void) { return (unsigned long long)ERROR_SET; }
 static inline unsigned long long gfa_mask_version(void) { return (unsigned long long)VERSION_SET; }
 static inline unsigned long long gfa_mask_satellite(void) { return (unsigned long long)SATELLITE_SET; }
-static inline unsigned long long gfa_mask_latlon(void) { return (unsigned long long)LATLON_SET; }
 
 #endif

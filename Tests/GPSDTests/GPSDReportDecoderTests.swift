@@ -64,6 +64,12 @@ import Testing
         #expect(GPSDReportDecoder.decode(#"{"class":"TPV","lat":1}"#) == .other, "a TPV without a mode")
         #expect(GPSDReportDecoder.decode(#"{"class":"TPV","mode":34000}"#) == .other, "no mode gpsd has")
         #expect(GPSDReportDecoder.decode(#"{"class":"WATCH","enable":true}"#) == .other)
+        // Nesting is followed 32 deep, not down the stack: a line of 60,000 brackets is refused.
+        let nested =
+            "{\"class\":\"VERSION\",\"x\":" + String(repeating: "[", count: 30) + String(repeating: "]", count: 30)
+        #expect(GPSDReportDecoder.decode(nested + "}") == .version)
+        #expect(
+            GPSDReportDecoder.decode("{\"class\":\"VERSION\",\"x\":" + String(repeating: "[", count: 60_000)) == .other)
     }
 
     @Test func keyCodesAreThePackedKeys() {

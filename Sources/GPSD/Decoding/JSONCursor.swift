@@ -8,6 +8,10 @@ struct JSONCursor {
     private let base: UnsafePointer<UInt8>
     private let count: Int
     private var index = 0
+    /// Objects and arrays open around the cursor. gpsd nests two deep; a line nested past
+    /// `maximumDepth` is refused rather than followed down the stack.
+    private var depth = 0
+    static let maximumDepth = 32
 
     /// `line` must outlive the cursor.
     init(_ line: UnsafeRawBufferPointer) {
@@ -33,7 +37,9 @@ struct JSONCursor {
     /// Reads an object's members: `body` gets each key and must read or skip its value. False when the
     /// object is malformed or `body` returns false.
     mutating func object(_ body: (inout JSONCursor, JSONKey) -> Bool) -> Bool {
-        guard consume(UInt8(ascii: "{")) else { return false }
+        guard depth < Self.maximumDepth, consume(UInt8(ascii: "{")) else { return false }
+        depth += 1
+        defer { depth -= 1 }
         if consume(UInt8(ascii: "}")) { return true }
         repeat {
             guard let key = key(), consume(UInt8(ascii: ":")), body(&self, key) else { return false }
@@ -43,7 +49,9 @@ struct JSONCursor {
 
     /// Reads an array's elements: `body` must read or skip each one. False when malformed.
     mutating func array(_ body: (inout JSONCursor) -> Bool) -> Bool {
-        guard consume(UInt8(ascii: "[")) else { return false }
+        guard depth < Self.maximumDepth, consume(UInt8(ascii: "[")) else { return false }
+        depth += 1
+        defer { depth -= 1 }
         if consume(UInt8(ascii: "]")) { return true }
         repeat {
             guard body(&self) else { return false }
