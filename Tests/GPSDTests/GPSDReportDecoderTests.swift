@@ -64,6 +64,7 @@ import Testing
         #expect(GPSDReportDecoder.decode(#"{"class":"TPV","lat":1}"#) == .other, "a TPV without a mode")
         #expect(GPSDReportDecoder.decode(#"{"class":"TPV","mode":34000}"#) == .other, "no mode gpsd has")
         #expect(GPSDReportDecoder.decode(#"{"class":"WATCH","enable":true}"#) == .other)
+        #expect(GPSDReportDecoder.decode(#"{"class":"VERSION","x":e5}"#) == .other, "no value")
         // Nesting is followed 32 deep, not down the stack: a line of 60,000 brackets is refused.
         let nested =
             "{\"class\":\"VERSION\",\"x\":" + String(repeating: "[", count: 30) + String(repeating: "]", count: 30)
@@ -133,7 +134,7 @@ import Testing
         }
         for bad in [
             "2026-02-29T00:00:00Z", "2026-13-01T00:00:00Z", "2026-11-22 08:00:00Z", "2026-11-22T08:00:00",
-            "2026-11-22T08:00:00.Z", "2026-11-22T08:00:00.1234567890Z", "2026-11-22T24:00:00Z",
+            "2026-11-22T08:00:00.Z", "2026-11-22T08:00:00.1234567890Z", "2026-11-22T24:00:00Z", "0000-12-31T23:59:59Z",
         ] {
             #expect(GPSDTime.parse(bad) == nil, "\(bad)")
         }

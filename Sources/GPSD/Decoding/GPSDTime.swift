@@ -2,7 +2,7 @@ import Foundation
 
 /// gpsd's times, `YYYY-MM-DDTHH:MM:SS[.fraction]Z` in UTC, read from their digits.
 enum GPSDTime {
-    /// The time, or nil when the text is not in that form or names no real date.
+    /// The time, or nil when the text is not in that form or names no real date (years 1 to 9999).
     static func parse(_ text: String) -> Date? {
         var text = text
         return text.withUTF8 { parse(UnsafeRawBufferPointer($0)) }
@@ -13,7 +13,8 @@ enum GPSDTime {
             t[13] == UInt8(ascii: ":"), t[16] == UInt8(ascii: ":"), t[t.count - 1] == UInt8(ascii: "Z"),
             let year = number(t, 0, 4), let month = number(t, 5, 2), let day = number(t, 8, 2),
             let hour = number(t, 11, 2), let minute = number(t, 14, 2), let second = number(t, 17, 2),
-            (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year), hour < 24, minute < 60,
+            year >= 1, (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year), hour < 24,
+            minute < 60,
             second < 61
         else { return nil }
         var nanoseconds = 0

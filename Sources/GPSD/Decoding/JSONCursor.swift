@@ -131,10 +131,14 @@ struct JSONCursor {
         case UInt8(ascii: "n"):
             return literal("null")
         default:
-            // Stepped over, not converted: most of a SKY's and a TPV's numbers are never read.
-            let start = index
+            // Stepped over, not converted: most of a SKY's and a TPV's numbers are never read. A number
+            // starts with a digit or a minus; anything else is no value.
+            let first = base[index]
+            guard first == UInt8(ascii: "-") || (first >= UInt8(ascii: "0") && first <= UInt8(ascii: "9")) else {
+                return false
+            }
             while index < count, Self.isNumberByte(base[index]) { index += 1 }
-            return index > start
+            return true
         }
     }
 
