@@ -26,13 +26,19 @@ package enum GazetteerFile {
         return installedPaths.first { FileManager.default.fileExists(atPath: $0) }
     }
 
-    /// Reads and parses the file.
+    /// Maps the file and reads it in place: after the load's checks, only the pages lookups read stay in
+    /// memory, and those are the file's, which the kernel can take back.
     package static func load(_ path: String) throws(GeocodingError) -> Gazetteer {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw .dataNotLoaded("cannot read \(path) (scripts/setup builds it; GEOFENCE_GAZETTEER names another)")
+        let file: MappedFile
+        do {
+            file = try MappedFile(path: path)
+        } catch {
+            throw .dataNotLoaded("\(error) (scripts/setup builds it; GEOFENCE_GAZETTEER names another)")
         }
         do {
-            return try Gazetteer(fileBytes: data)
+            let gazetteer = try Gazetteer(bytesIn: file.bytes, keptBy: file)
+            file.dropResidentPages()
+            return gazetteer
         } catch {
             throw .dataNotLoaded("\(path): \(error)")
         }

@@ -2,17 +2,20 @@ import Foundation
 import GeofenceCore
 
 /// GeoNames' places of 1,000 people or more, their names and alternate names, and Natural Earth's country
-/// outlines, held in flat arrays much as the file lays them out: loading is a read and a few copies.
-/// Immutable once built, so one gazetteer serves any number of lookups at once.
+/// outlines. The places' tables are read in place from the file's bytes; only the names of countries, zones
+/// and areas and the outlines' index are built at load. Immutable once built, so one gazetteer serves any
+/// number of lookups at once.
 public struct Gazetteer: Sendable {
+    /// Whatever keeps the file's bytes, which the tables below point into.
+    private let bytesOwner: AnyObject & Sendable
     /// Places' cards, in implicit k-d tree order (see `KDTree`).
     let places: PlaceCards
     /// Each place's country alone, for the nearest search within a country.
-    let countryIndex: [UInt16]
+    let countryIndex: GazetteerTable<UInt16>
     /// Each place's position on the ellipsoid (ECEF, centimetres, from the file), for nearest-place search.
     let tree: KDTree
     /// Name hash (top bits) and place (low bits), ascending.
-    let keys: [UInt64]
+    let keys: GazetteerTable<UInt64>
     let countryCodes: [String]
     let countryNames: [String]
     /// Each country's ISO code and name as name keys, for qualifiers.
@@ -20,28 +23,35 @@ public struct Gazetteer: Sendable {
     let zoneNames: [String]
     /// First- and second-level area names, each once; places name them by index.
     let areaNames: [String]
-    let strings: [UInt8]
+    let strings: GazetteerTable<UInt8>
     /// The grid of cells no border touches (see `GazetteerFormat`), for points that need no outline test.
-    let cleanCells: [UInt8]
+    let cleanCells: GazetteerTable<UInt8>
     /// Country outlines in pieces, each tagged with its country's index.
     let outlines: CountryOutlines
 
     /// The places' count.
     public var count: Int { places.count }
 
-    /// Reads a gazetteer from the bytes of its file (an array or `Data`).
+    /// Reads a gazetteer from the bytes of its file (an array or `Data`), copied once into memory of its own.
     public init(fileBytes: some ContiguousBytes) throws(GeocodingError) {
+        let copy = fileBytes.withUnsafeBytes { CopiedGazetteerBytes($0) }
+        try self.init(bytesIn: copy.bytes, keptBy: copy)
+    }
+
+    /// Reads a gazetteer in place from the bytes of its file (a mapping of it, say), which `owner` keeps
+    /// alive and unchanged for as long as the gazetteer is used; they must start at an address aligned to
+    /// 8 bytes (a card is one cache line when it is 64). Every table is checked here; lookups then read
+    /// only the pages they need.
+    public init(bytesIn bytes: UnsafeRawBufferPointer, keptBy owner: AnyObject & Sendable) throws(GeocodingError) {
         do {
-            // withUnsafeBytes rethrows untyped, so the typed error comes out as a result.
-            self = try fileBytes.withUnsafeBytes { bytes in
-                Result { () throws(GazetteerFormat.Invalid) in try Self(reading: GazetteerFormat.Reader(bytes)) }
-            }.get()
+            try self.init(reading: GazetteerFormat.Reader(bytes), owner: owner)
         } catch {
             throw .dataNotLoaded(error.description)
         }
     }
 
-    private init(reading r: GazetteerFormat.Reader) throws(GazetteerFormat.Invalid) {
+    private init(reading r: GazetteerFormat.Reader, owner: AnyObject & Sendable) throws(GazetteerFormat.Invalid) {
+        bytesOwner = owner
         let file = try GazetteerFormat.Sections(r)
         let placeCount = file.placeCount
         let countries = file.countries
@@ -130,18 +140,20 @@ public struct Gazetteer: Sendable {
         return pieces
     }
 
-    static func string(_ strings: [UInt8], _ offset: UInt32) -> String? {
+    static func string(_ strings: GazetteerTable<UInt8>, _ offset: UInt32) -> String? {
         guard offset != GazetteerFormat.none, Int(offset) + 2 <= strings.count else { return nil }
         let o = Int(offset)
         let length = Int(strings[o]) | Int(strings[o + 1]) << 8
         guard o + 2 + length <= strings.count else { return nil }
-        return String(decoding: strings[(o + 2)..<(o + 2 + length)], as: UTF8.self)
+        return strings.withUnsafeBufferPointer {
+            String(decoding: UnsafeBufferPointer(rebasing: $0[(o + 2)..<(o + 2 + length)]), as: UTF8.self)
+        }
     }
 
     /// The first card whose indices or name do not lie inside the tables they index, if any.
-    private static func firstUnsoundCard(_ places: PlaceCards, countries: Int, zones: Int, areas: Int, strings: [UInt8])
-        -> Int?
-    {
+    private static func firstUnsoundCard(
+        _ places: PlaceCards, countries: Int, zones: Int, areas: Int, strings: GazetteerTable<UInt8>
+    ) -> Int? {
         func isSound(_ i: Int) -> Bool {
             let p = places[i]
             guard Int(p.country) < countries, Int(p.zone) < zones,

@@ -1,8 +1,9 @@
-/// The gazetteer file that scripts/build-gazetteer.py writes (docs/geocoding.md), stored uncompressed so
-/// that loading is a read and a few copies:
+/// The gazetteer file that scripts/build-gazetteer.py writes (docs/geocoding.md), stored uncompressed and
+/// laid out to be read in place, from a mapping of the file:
 ///
 ///     "GFGZ", version, places, name keys, countries, rings, vertices, time zones, string bytes, area names
-///     (u32 each), then, each padded to 8 bytes, little-endian:
+///     (u32 each), padded to `cardsOffset` (so that each card is one cache line of a page-aligned mapping),
+///     then, each padded to 8 bytes, little-endian:
 ///       places' cards (in implicit k-d tree order), `cardBytes` each: latitude, longitude (i32,
 ///         microdegrees), population (u32), country, time zone (u16 indices), clearance (u16: bit 15 when
 ///         no outline holds the place, the low bits how far a point may be from it, as a chord in
@@ -23,8 +24,9 @@
 ///       strings: each a u16 length and its UTF-8.
 enum GazetteerFormat {
     static let magic: [UInt8] = Array("GFGZ".utf8)
-    static let version: UInt32 = 3
+    static let version: UInt32 = 4
     static let headerSize = 40
+    static let cardsOffset = 64
     static let hashBits = 46
     static let idBits = 18
     static let none = UInt32.max
@@ -38,22 +40,22 @@ enum GazetteerFormat {
     static let gridColumns = 720
     static let gridRows = 360
 
-    /// The file's sections, read and checked to lie inside it (see above).
+    /// The file's sections, checked to lie inside it (see above), as tables over its bytes.
     struct Sections {
         let placeCount: Int, countries: Int
         let cards: UnsafeRawBufferPointer
-        let countryIndex: [UInt16]
-        let positions: [Int32]
-        let keys: [UInt64]
-        let codeBytes: [UInt8]
-        let countryNameOffsets: [UInt32]
-        let countryRings: [UInt32]
-        let ringStarts: [UInt32]
-        let vertices: [Int32]
-        let zoneOffsets: [UInt32]
-        let cleanCells: [UInt8]
-        let areaOffsets: [UInt32]
-        let strings: [UInt8]
+        let countryIndex: GazetteerTable<UInt16>
+        let positions: GazetteerTable<Int32>
+        let keys: GazetteerTable<UInt64>
+        let codeBytes: GazetteerTable<UInt8>
+        let countryNameOffsets: GazetteerTable<UInt32>
+        let countryRings: GazetteerTable<UInt32>
+        let ringStarts: GazetteerTable<UInt32>
+        let vertices: GazetteerTable<Int32>
+        let zoneOffsets: GazetteerTable<UInt32>
+        let cleanCells: GazetteerTable<UInt8>
+        let areaOffsets: GazetteerTable<UInt32>
+        let strings: GazetteerTable<UInt8>
 
         init(_ r: Reader) throws(Invalid) {
             placeCount = Int(r.u32(at: 8))
@@ -67,20 +69,20 @@ enum GazetteerFormat {
             guard placeCount < 1 << idBits else {
                 throw Invalid(description: "the gazetteer holds \(placeCount) places, more than its keys can name")
             }
-            var at = headerSize
+            var at = cardsOffset
             (cards, at) = try r.bytes(at: at, length: placeCount * cardBytes)
-            (countryIndex, at) = try r.array(UInt16.self, at: at, count: placeCount)
-            (positions, at) = try r.array(Int32.self, at: at, count: 3 * placeCount)
-            (keys, at) = try r.array(UInt64.self, at: at, count: keyCount)
-            (codeBytes, at) = try r.array(UInt8.self, at: at, count: 2 * countries)
-            (countryNameOffsets, at) = try r.array(UInt32.self, at: at, count: countries)
-            (countryRings, at) = try r.array(UInt32.self, at: at, count: 2 * countries)
-            (ringStarts, at) = try r.array(UInt32.self, at: at, count: rings)
-            (vertices, at) = try r.array(Int32.self, at: at, count: 2 * vertexCount)
-            (zoneOffsets, at) = try r.array(UInt32.self, at: at, count: zones)
-            (cleanCells, at) = try r.array(UInt8.self, at: at, count: gridColumns * gridRows)
-            (areaOffsets, at) = try r.array(UInt32.self, at: at, count: areas)
-            (strings, _) = try r.array(UInt8.self, at: at, count: stringBytes)
+            (countryIndex, at) = try r.table(UInt16.self, at: at, count: placeCount)
+            (positions, at) = try r.table(Int32.self, at: at, count: 3 * placeCount)
+            (keys, at) = try r.table(UInt64.self, at: at, count: keyCount)
+            (codeBytes, at) = try r.table(UInt8.self, at: at, count: 2 * countries)
+            (countryNameOffsets, at) = try r.table(UInt32.self, at: at, count: countries)
+            (countryRings, at) = try r.table(UInt32.self, at: at, count: 2 * countries)
+            (ringStarts, at) = try r.table(UInt32.self, at: at, count: rings)
+            (vertices, at) = try r.table(Int32.self, at: at, count: 2 * vertexCount)
+            (zoneOffsets, at) = try r.table(UInt32.self, at: at, count: zones)
+            (cleanCells, at) = try r.table(UInt8.self, at: at, count: gridColumns * gridRows)
+            (areaOffsets, at) = try r.table(UInt32.self, at: at, count: areas)
+            (strings, _) = try r.table(UInt8.self, at: at, count: stringBytes)
         }
     }
 
@@ -93,8 +95,12 @@ enum GazetteerFormat {
     struct Reader {
         let bytes: UnsafeRawBufferPointer
 
-        /// Checks the header (magic and version) before anything is read.
+        /// Checks the header (magic and version) before anything is read, and that the bytes start at an
+        /// address the tables can be read from in place.
         init(_ bytes: UnsafeRawBufferPointer) throws(Invalid) {
+            guard bytes.isEmpty || Int(bitPattern: bytes.baseAddress) % MemoryLayout<UInt64>.alignment == 0 else {
+                throw Invalid(description: "the gazetteer's bytes are not aligned to 8 bytes in memory")
+            }
             guard bytes.count >= 8, bytes.prefix(4).elementsEqual(magic) else {
                 throw Invalid(description: "not a gazetteer file (no GFGZ header)")
             }
@@ -105,7 +111,7 @@ enum GazetteerFormat {
                         "gazetteer version \(version); this agent reads version \(GazetteerFormat.version) (scripts/setup rebuilds it)"
                 )
             }
-            guard bytes.count >= headerSize else { throw Invalid(description: "the gazetteer's header is truncated") }
+            guard bytes.count >= cardsOffset else { throw Invalid(description: "the gazetteer's header is truncated") }
             self.bytes = bytes
         }
 
@@ -124,23 +130,13 @@ enum GazetteerFormat {
             return (UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + length)]), (offset + length + 7) & ~7)
         }
 
-        /// `count` values of `T` from `offset`, and the next section's offset (padded to 8).
-        func array<T: BitwiseCopyable>(_ type: T.Type, at offset: Int, count: Int) throws(Invalid) -> (
-            values: [T], next: Int
+        /// `count` values of `T` in place from `offset` (a multiple of 8, as every section starts), and the
+        /// next section's offset (padded to 8).
+        func table<T: BitwiseCopyable>(_ type: T.Type, at offset: Int, count: Int) throws(Invalid) -> (
+            values: GazetteerTable<T>, next: Int
         ) {
-            let length = count * MemoryLayout<T>.stride
-            guard offset >= 0, count >= 0, offset + length <= bytes.count else {
-                throw Invalid(
-                    description:
-                        "the gazetteer is truncated: a section of \(length) bytes at \(offset) runs past its \(bytes.count) bytes"
-                )
-            }
-            let values = [T](unsafeUninitializedCapacity: count) { buffer, initialized in
-                UnsafeMutableRawBufferPointer(buffer).copyMemory(
-                    from: UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + length)]))
-                initialized = count
-            }
-            return (values, (offset + length + 7) & ~7)
+            let (section, next) = try bytes(at: offset, length: count * MemoryLayout<T>.stride)
+            return (GazetteerTable(section, count: count), next)
         }
     }
 }

@@ -8,14 +8,14 @@ import GeofenceCore
 /// ±21,000 km), as the builder computed and ordered them, so the tree's order holds exactly.
 struct KDTree: Sendable {
     /// Each point's x, y and z side by side, in centimetres.
-    let xyz: [Int32]
+    let xyz: GazetteerTable<Int32>
     /// Ranges this small are scanned rather than split further: cheaper than the recursion's bookkeeping.
     static let bucketSize = 16
 
     var count: Int { xyz.count / 3 }
 
     /// A tree over positions the builder ordered (x, y, z of each point in turn, in centimetres).
-    init(centimetres: [Int32]) {
+    init(centimetres: GazetteerTable<Int32>) {
         xyz = centimetres
     }
 

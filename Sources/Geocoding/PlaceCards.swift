@@ -30,27 +30,23 @@ extension PlaceRecord {
     var isOutsideOutlines: Bool { clearance & GazetteerFormat.clearanceNoHolder != 0 }
 }
 
-/// The places' cards as the file lays them out (`GazetteerFormat.cardBytes` each, in k-d tree order), in
-/// memory aligned to the cache line, so that a placemark costs one cache miss, and that one can be
-/// prefetched by index while the search still runs.
-final class PlaceCards: Sendable {
-    // Written once in init and only read after: safe to share.
-    nonisolated(unsafe) private let base: UnsafeMutableRawPointer
+/// The places' cards as the file lays them out (`GazetteerFormat.cardBytes` each, in k-d tree order), read
+/// in place: in a mapping of the file, or the gazetteer's copy of it, each card is one cache line, so that a
+/// placemark costs one cache miss, and that one can be prefetched by index while the search still runs.
+/// Valid while the gazetteer keeps its bytes.
+struct PlaceCards: @unchecked Sendable {
+    // Points into bytes that are never written after they are read: safe to share.
+    private let base: UnsafeRawPointer?
     let count: Int
 
-    /// Copies `count` cards from the file's bytes.
+    /// The cards at the start of `bytes`, which hold `count` of them.
     init(_ bytes: UnsafeRawBufferPointer, count: Int) {
         self.count = count
-        base = .allocate(byteCount: max(count * GazetteerFormat.cardBytes, 1), alignment: GazetteerFormat.cardBytes)
-        if count > 0, let source = bytes.baseAddress {
-            base.copyMemory(from: source, byteCount: count * GazetteerFormat.cardBytes)
-        }
+        base = bytes.baseAddress
     }
 
-    deinit { base.deallocate() }
-
     subscript(_ place: Int) -> PlaceRecord {
-        let card = UnsafeRawPointer(base + place * GazetteerFormat.cardBytes)
+        let card = base! + place * GazetteerFormat.cardBytes
         return PlaceRecord(
             latitudeMicro: card.loadUnaligned(fromByteOffset: 0, as: Int32.self).littleEndian,
             longitudeMicro: card.loadUnaligned(fromByteOffset: 4, as: Int32.self).littleEndian,
@@ -70,7 +66,7 @@ final class PlaceCards: Sendable {
     }
 
     func name(_ place: Int) -> NameBytes {
-        let card = UnsafeRawPointer(base + place * GazetteerFormat.cardBytes)
+        let card = base! + place * GazetteerFormat.cardBytes
         let length = Int(card.load(fromByteOffset: GazetteerFormat.cardNameOffset, as: UInt8.self))
         if length == GazetteerFormat.nameElsewhere {
             return .elsewhere(
@@ -82,6 +78,6 @@ final class PlaceCards: Sendable {
     /// Asks the cache for a place's card ahead of its use.
     @inline(__always)
     func prefetch(_ place: Int) {
-        geofence_prefetch(base + place * GazetteerFormat.cardBytes)
+        geofence_prefetch(base! + place * GazetteerFormat.cardBytes)
     }
 }

@@ -14,10 +14,11 @@ func nowNanoseconds() -> UInt64 {
 /// The process's resident set size in MiB, from /proc.
 func residentMegabytes() -> Double { residentMegabytes(of: nil) }
 
-/// A process's resident set size in MiB (this one's when `pid` is nil), from /proc.
-func residentMegabytes(of pid: pid_t?) -> Double {
+/// A process's resident set size in MiB (this one's when `pid` is nil), from /proc; `field` names another of
+/// its status lines (`RssAnon:`: the part that is not a file's pages, which the kernel cannot take back).
+func residentMegabytes(of pid: pid_t?, field: String = "VmRSS:") -> Double {
     guard let status = try? String(contentsOfFile: "/proc/\(pid.map(String.init) ?? "self")/status", encoding: .utf8),
-        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field) }),
         let kb = Double(line.split(separator: " ").dropFirst().first ?? "")
     else { return -1 }
     return kb / 1024

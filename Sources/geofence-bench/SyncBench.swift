@@ -20,10 +20,12 @@ struct SyncBench: AsyncParsableCommand {
             For each N, a mosquitto of our own gets N retained geofences on the fleet's geofence topics \
             (half circles, half polygons of 8 to 64 vertices, in a 1,000 km square). Then the real agent \
             starts against it with an empty store and no gpsd. sync_s runs from the agent's start until its \
-            status file counts all N; rss_mb is the agent's resident memory then, store_mb the store's files \
-            (database and write-ahead log), state_bytes the largest retained state message it published:
+            status file counts all N; rss_mb is the agent's resident memory then, rss_anon_mb the part of it \
+            that is not files' pages (the kernel cannot take it back), store_mb the store's files (database and \
+            write-ahead log), state_bytes the largest retained state message it published:
 
-            {"scenario": "sync", "geofences": ..., "sync_s": ..., "rss_mb": ..., "store_mb": ..., "state_bytes": ...}
+            {"scenario": "sync", "geofences": ..., "sync_s": ..., "rss_mb": ..., "rss_anon_mb": ..., \
+            "store_mb": ..., "state_bytes": ...}
 
             Example:
               swift build -c release && .build/release/geofence-bench sync --counts 1000,10000,100000
@@ -97,6 +99,7 @@ struct SyncBench: AsyncParsableCommand {
         // Let the state settle (it is published a moment after the last change).
         try await Task.sleep(for: .seconds(2))
         let rss = residentMegabytes(of: pid)
+        let anonymous = residentMegabytes(of: pid, field: "RssAnon:")
         let storeBytes = [storePath, StorePaths(storePath).writeAheadLog].compactMap {
             try? FileManager.default.attributesOfItem(atPath: $0)[.size] as? Int
         }.reduce(0, +)
@@ -106,7 +109,8 @@ struct SyncBench: AsyncParsableCommand {
         let seconds = synced.map(seconds)
         return jsonLine([
             "scenario": "sync", "geofences": count, "sync_s": seconds.map { rounded($0, 2) } ?? -1,
-            "rss_mb": rounded(rss, 1), "store_mb": rounded(Double(storeBytes) / 1_048_576, 1),
+            "rss_mb": rounded(rss, 1), "rss_anon_mb": rounded(anonymous, 1),
+            "store_mb": rounded(Double(storeBytes) / 1_048_576, 1),
             "state_bytes": largestState.largest,
         ])
     }

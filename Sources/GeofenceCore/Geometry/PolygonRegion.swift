@@ -18,22 +18,46 @@ public struct PolygonRegion: Sendable {
     }
 
     let vertices: ContiguousArray<SIMD2<Double>>
-    let rings: ContiguousArray<Ring>
-    let parts: ContiguousArray<Part>
+    /// The rings and parts of a polygon with holes or several parts. A simple polygon (one ring, no holes:
+    /// most geofences) keeps neither, and `rings` and `parts` make up its one ring and part: it costs one
+    /// allocation instead of three, about 130 bytes less each.
+    private let ringTable: ContiguousArray<Ring>
+    private let partTable: ContiguousArray<Part>
     public let boundingBox: BoundingBox
     /// Whether the region is one ring with no holes, which has a faster path.
     let isSimple: Bool
     public var vertexCount: Int { vertices.count }
 
+    var rings: OneOrTable<Ring> {
+        OneOrTable(table: ringTable, one: isSimple ? Ring(start: 0, end: vertices.count) : nil)
+    }
+    var parts: OneOrTable<Part> {
+        OneOrTable(table: partTable, one: isSimple ? Part(firstRing: 0, endRing: 1, box: boundingBox) : nil)
+    }
+
+    /// A simple polygon's one ring or part, made up when asked; else the table's.
+    struct OneOrTable<Element>: RandomAccessCollection {
+        let table: ContiguousArray<Element>
+        let one: Element?
+        var startIndex: Int { 0 }
+        var endIndex: Int { one == nil ? table.count : 1 }
+        @inline(__always)
+        subscript(i: Int) -> Element { one ?? table[i] }
+    }
+
     /// Builds the region from rings already validated and unwrapped (see `validatedRing`).
     init(parts rawParts: [[[SIMD2<Double>]]]) {
+        let isSimple = rawParts.count == 1 && rawParts[0].count == 1
         var vertices = ContiguousArray<SIMD2<Double>>()
         var rings = ContiguousArray<Ring>()
         var parts = ContiguousArray<Part>()
         // Exactly the room needed: grown by appends, the arrays of 100,000 polygons kept a third more.
         vertices.reserveCapacity(rawParts.reduce(0) { $0 + $1.reduce(0) { $0 + $1.count } })
-        rings.reserveCapacity(rawParts.reduce(0) { $0 + $1.count })
-        parts.reserveCapacity(rawParts.count)
+        if !isSimple {
+            rings.reserveCapacity(rawParts.reduce(0) { $0 + $1.count })
+            parts.reserveCapacity(rawParts.count)
+        }
+        var boxes: [BoundingBox] = []
         for partRings in rawParts {
             let outerBox = BoundingBox(unwrapped: partRings[0])
             let shift = outerBox.minLongitude - partRings[0].reduce(Double.infinity) { min($0, $1.x) }
@@ -47,15 +71,16 @@ public struct PolygonRegion: Sendable {
                 if k != 0 { xs = xs.map { $0 + 360 * k } }
                 let start = vertices.count
                 for (x, p) in zip(xs, ring) { vertices.append(SIMD2(x, p.y)) }
-                rings.append(Ring(start: start, end: vertices.count))
+                if !isSimple { rings.append(Ring(start: start, end: vertices.count)) }
             }
-            parts.append(Part(firstRing: first, endRing: rings.count, box: outerBox))
+            if !isSimple { parts.append(Part(firstRing: first, endRing: rings.count, box: outerBox)) }
+            boxes.append(outerBox)
         }
         self.vertices = vertices
-        self.rings = rings
-        self.parts = parts
-        isSimple = rings.count == 1
-        boundingBox = Self.enclosingBox(parts.map(\.box))
+        self.isSimple = isSimple
+        ringTable = rings
+        partTable = parts
+        boundingBox = Self.enclosingBox(boxes)
     }
 
     /// The rings as coordinates again, parts then rings, longitudes folded back into [-180, 180].

@@ -1,5 +1,9 @@
 /// One condition's geometry, prepared for fast tests.
-public enum Region: Sendable {
+///
+/// Indirect, so that a region is one reference (8 bytes) wherever it is held: a condition and the spatial
+/// index share one copy instead of holding 88 bytes each, 16 MB over 100,000 geofences. The evaluation
+/// reads a polygon's vertices through a reference anyway.
+public indirect enum Region: Sendable {
     case circle(CircleRegion)
     case polygon(PolygonRegion)
     case corridor(CorridorRegion)
