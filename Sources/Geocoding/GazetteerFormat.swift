@@ -98,9 +98,6 @@ enum GazetteerFormat {
         /// Checks the header (magic and version) before anything is read, and that the bytes start at an
         /// address the tables can be read from in place.
         init(_ bytes: UnsafeRawBufferPointer) throws(Invalid) {
-            guard bytes.isEmpty || Int(bitPattern: bytes.baseAddress) % MemoryLayout<UInt64>.alignment == 0 else {
-                throw Invalid(description: "the gazetteer's bytes are not aligned to 8 bytes in memory")
-            }
             guard bytes.count >= 8, bytes.prefix(4).elementsEqual(magic) else {
                 throw Invalid(description: "not a gazetteer file (no GFGZ header)")
             }
@@ -112,6 +109,9 @@ enum GazetteerFormat {
                 )
             }
             guard bytes.count >= cardsOffset else { throw Invalid(description: "the gazetteer's header is truncated") }
+            guard Int(bitPattern: bytes.baseAddress) % MemoryLayout<UInt64>.alignment == 0 else {
+                throw Invalid(description: "the gazetteer's bytes are not aligned to 8 bytes in memory")
+            }
             self.bytes = bytes
         }
 
