@@ -60,5 +60,22 @@ func runAsyncJob(_ job: () async throws(AgentError) -> Void) async throws {
 func printError(_ text: String) {
     // Flush stdout first so that lines on both streams keep their order in a shared terminal.
     fflush(nil)
-    FileHandle.standardError.write(Data((text + "\n").utf8))
+    writeLine(text, to: STDERR_FILENO)
+}
+
+/// Writes a line to `fd` at once, unbuffered, so that a pipe's reader (`| grep`, `| tee`) has it now: the
+/// line's own bytes in one `write` where it fits, with no copy into `Data` on the way.
+func writeLine(_ text: String, to fd: Int32) {
+    var line = text + "\n"
+    line.withUTF8 { bytes in
+        var offset = 0
+        while offset < bytes.count {
+            let n = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            offset += n
+        }
+    }
 }

@@ -81,7 +81,7 @@ struct Locations: AsyncParsableCommand {
                 options, logger: logger,
                 emit: { line in
                     // One line as soon as it is known, also into a pipe (`| grep`, `| tee`): unbuffered.
-                    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+                    writeLine(line, to: STDOUT_FILENO)
                 }, warn: { printError($0) })
         } catch {
             printError("error: \(error.message)")

@@ -33,18 +33,36 @@ import Testing
     }
 
     @Test func theEndOfTheStreamIsAClosedConnection() throws {
-        let (read, write) = try pipePair()
+        let (read, write) = try socketPair()
         defer { close(read) }
         close(write)
         let reader = GPSDLineReader()
-        #expect(throws: GPSError.connectionClosed) { try reader.read(fd: read) { _ in } }
+        #expect(throws: GPSError.connectionClosed) { try reader.read(fd: read, waitingUpTo: 1_000_000) }
     }
 
-    /// Writes `bytes` into a pipe in chunks of the given sizes, reading after each, and returns the lines.
+    @Test func aReadWithNothingToReadReturnsWhenItsTimeIsUp() throws {
+        let (read, write) = try socketPair()
+        defer {
+            close(read)
+            close(write)
+        }
+        let reader = GPSDLineReader()
+        #expect(try reader.read(fd: read, waitingUpTo: 0) == false)
+        #expect(try reader.read(fd: read, waitingUpTo: 20_000) == false)
+        // A line that comes later is read whole, the timeouts before it notwithstanding.
+        _ = Array("{\"class\":\"TPV\"}\n".utf8).withUnsafeBytes { Glibc.write(write, $0.baseAddress, $0.count) }
+        #expect(try reader.read(fd: read, waitingUpTo: 1_000_000))
+        var lines: [String] = []
+        reader.forEachLine { lines.append(String(decoding: $0, as: UTF8.self)) }
+        #expect(lines == ["{\"class\":\"TPV\"}"])
+    }
+
+    /// Writes `bytes` into a stream socket in chunks of the given sizes, reading after each, and returns the
+    /// lines.
     private func pump(_ bytes: [UInt8], in chunks: [Int], reader: GPSDLineReader = GPSDLineReader()) throws
         -> [String]
     {
-        let (read, write) = try pipePair()
+        let (read, write) = try socketPair()
         defer {
             close(read)
             close(write)
@@ -54,15 +72,26 @@ import Testing
         for n in chunks where n > 0 {
             _ = bytes[offset..<offset + n].withUnsafeBytes { Glibc.write(write, $0.baseAddress, n) }
             offset += n
-            #expect(reader.wait(fd: read, microseconds: 1_000_000))
-            try reader.read(fd: read) { lines.append(String(decoding: $0, as: UTF8.self)) }
+            // A read takes what fits after a kept partial line: read until the chunk is all in.
+            repeat {
+                #expect(try reader.read(fd: read, waitingUpTo: 1_000_000))
+                reader.forEachLine { lines.append(String(decoding: $0, as: UTF8.self)) }
+            } while try pendingBytes(read) > 0
         }
         return lines
     }
 
-    private func pipePair() throws -> (Int32, Int32) {
+    /// The bytes written to the socket and not yet read.
+    private func pendingBytes(_ fd: Int32) throws -> Int {
+        var count: Int32 = 0
+        guard ioctl(fd, UInt(FIONREAD), &count) == 0 else { throw POSIXError(.EBADF) }
+        return Int(count)
+    }
+
+    /// A connected pair of Unix stream sockets: the reader waits under a socket's receive timeout.
+    private func socketPair() throws -> (Int32, Int32) {
         var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { throw POSIXError(.EMFILE) }
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0 else { throw POSIXError(.EMFILE) }
         return (fds[0], fds[1])
     }
 }

@@ -214,8 +214,8 @@ enum RawGPSDClient {
         var quietSince = Date()
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline {
-            if reader.wait(fd: fd, microseconds: 100_000) {
-                try reader.read(fd: fd) { lines.append(String(decoding: $0, as: UTF8.self)) }
+            if try reader.read(fd: fd, waitingUpTo: 100_000) {
+                reader.forEachLine { lines.append(String(decoding: $0, as: UTF8.self)) }
                 quietSince = Date()
             } else if done(), Date().timeIntervalSince(quietSince) > 0.5 {
                 break

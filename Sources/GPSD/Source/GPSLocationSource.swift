@@ -107,12 +107,9 @@ public final class GPSLocationSource: Service, Sendable {
             let now = MonotonicClock.now()
             let deadline = pipeline.nextDeadline(now: now)
             let wait = deadline > now ? (deadline - now) / 1000 : 0
-            if connection.waiting(microseconds: Int32(min(wait, 100_000))) {
-                // One read carries every report gpsd has sent since the last: they share its time.
-                let receivedAt = MonotonicClock.now()
-                try connection.read(receivedAt: receivedAt) { message in
-                    emit(pipeline.handle(message, now: receivedAt))
-                }
+            // One read carries every report gpsd has sent since the last: they share its time.
+            try connection.read(waitingUpTo: Int32(min(wait, 100_000))) { message, receivedAt in
+                emit(pipeline.handle(message, now: receivedAt))
             }
             emit(pipeline.tick(now: MonotonicClock.now()))
         }

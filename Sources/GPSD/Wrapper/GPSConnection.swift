@@ -32,6 +32,10 @@ final class GPSConnection {
         }
         isOpen = true
         lines.reset()
+        // The reader waits in its reads (under a receive timeout), so the socket must block.
+        let fd = gfa_fd(data)
+        let flags = fcntl(fd, F_GETFL)
+        if flags >= 0, flags & O_NONBLOCK != 0 { _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
     }
 
     /// WATCH as JSON, for one device path or all. WATCH is per connection: send it after every open.
@@ -42,17 +46,17 @@ final class GPSConnection {
         guard rc == 0 else { throw .watchFailed(errno: errno) }
     }
 
-    /// True when a read will not block: reports are waiting, or gpsd has closed the socket (the read then
-    /// fails).
-    func waiting(microseconds: Int32) -> Bool {
-        isOpen && lines.wait(fd: gfa_fd(data), microseconds: microseconds)
-    }
-
-    /// Reads what gpsd has sent and hands on each report, decoded (`GPSDReportDecoder`).
-    func read(receivedAt: UInt64, _ body: (GPSMessage) -> Void) throws(GPSError) {
+    /// Waits up to `microseconds` for what gpsd sends, reads it, and hands on each report, decoded
+    /// (`GPSDReportDecoder`), with the time the read returned: the reports of one read share it. Returns
+    /// without calling `body` when nothing came in time.
+    func read(waitingUpTo microseconds: Int32, _ body: (GPSMessage, _ receivedAt: UInt64) -> Void)
+        throws(GPSError)
+    {
         guard isOpen else { throw .connectionClosed }
-        try lines.read(fd: gfa_fd(data)) { line in
-            body(GPSDReportDecoder.decode(line, receivedAt: receivedAt))
+        guard try lines.read(fd: gfa_fd(data), waitingUpTo: microseconds) else { return }
+        let receivedAt = MonotonicClock.now()
+        lines.forEachLine { line in
+            body(GPSDReportDecoder.decode(line, receivedAt: receivedAt), receivedAt)
         }
     }
 
