@@ -107,7 +107,8 @@ let package = Package(
         .target(
             name: "GeofenceAgent",
             dependencies: [
-                "AgentFormats", "AgentOutputs", "GeofenceCore", "GPSD", "GeofenceStore", "Mosquitto", "Geocoding",
+                "AgentFormats", "AgentOutputs", "AsyncBroadcast", "GeofenceCore", "GPSD", "GeofenceStore", "Mosquitto",
+                "Geocoding",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -202,7 +203,7 @@ let package = Package(
             name: "GPSDTests",
             dependencies: [
                 // CGPS: libgps's own reader, the oracle the agent's report decoder is held to.
-                "CGPS", "GPSD", "GeofenceCore", "LocalServers", "TestSupport",
+                "AsyncBroadcast", "CGPS", "GPSD", "GeofenceCore", "LocalServers", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],

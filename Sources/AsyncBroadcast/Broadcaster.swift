@@ -1,9 +1,11 @@
 import Synchronization
 
-/// Hands every element to every current listener. Each stream is unbounded, so a slow consumer delays
-/// nothing and loses nothing.
+/// Hands every element to every current listener. Each listener's queue is unbounded, so a slow consumer
+/// delays nothing and loses nothing. Listeners are `AsyncStream`s, or `UnboundedChannel`s where a hand-over
+/// must cost little (the fix path); `@inlinable`, so that both are specialized for the element.
 public final class Broadcaster<Element: Sendable>: Sendable {
-    private let continuations = Mutex<[Int: AsyncStream<Element>.Continuation]>([:])
+    @usableFromInline let continuations = Mutex<[Int: AsyncStream<Element>.Continuation]>([:])
+    @usableFromInline let channels = Mutex<[UnboundedChannel<Element>]>([])
     private let nextID = Atomic<Int>(0)
 
     public init() {}
@@ -19,17 +21,37 @@ public final class Broadcaster<Element: Sendable>: Sendable {
         return stream
     }
 
-    public func yield(_ element: Element) {
-        let current = continuations.withLock { Array($0.values) }
-        for c in current { c.yield(element) }
+    /// A new channel that sees every element yielded from now on, until its consumer is cancelled.
+    public func channel() -> UnboundedChannel<Element> {
+        let channel = UnboundedChannel<Element>()
+        channels.withLock { $0.append(channel) }
+        return channel
     }
 
-    /// Ends every stream.
+    @inlinable
+    public func yield(_ element: Element) {
+        // Copied out of the locks, so that no consumer is resumed under them; an empty dictionary costs no
+        // array.
+        let streams = continuations.withLock { $0.isEmpty ? [] : Array($0.values) }
+        let listeners = channels.withLock { list in
+            list.removeAll { $0.isFinished }
+            return list
+        }
+        for c in streams { c.yield(element) }
+        for c in listeners { c.yield(element) }
+    }
+
+    /// Ends every stream and channel.
     public func finish() {
         let current = continuations.withLock { dict in
             defer { dict.removeAll() }
             return Array(dict.values)
         }
+        let listeners = channels.withLock { list in
+            defer { list.removeAll() }
+            return list
+        }
         for c in current { c.finish() }
+        for c in listeners { c.finish() }
     }
 }

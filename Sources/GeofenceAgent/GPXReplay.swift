@@ -1,4 +1,5 @@
 import AgentFormats
+import AsyncBroadcast
 import Foundation
 import GeofenceCore
 import Synchronization
@@ -51,26 +52,26 @@ package struct GPXReplay: Sendable {
     /// The pacing runs on a thread of its own, as gpsd's reader does: a fix wakes that thread and then its
     /// consumer, and nothing else. A sleeping task would wake the timer thread, a pool thread, then the
     /// consumer's: on a vehicle every thread switch costs battery. Ending the stream wakes the thread at once.
-    package func stream(after: Date? = nil) -> AsyncStream<Location> {
+    package func stream(after: Date? = nil) -> UnboundedChannel<Location> {
         let locations = after.map { t in self.locations.filter { $0.timestamp > t } } ?? self.locations
         let factor = speedFactor
-        let (stream, continuation) = AsyncStream<Location>.makeStream()
         let pacer = ReplayPacer()
-        continuation.onTermination = { _ in pacer.end() }
+        let channel = UnboundedChannel<Location>(onConsumerCancelled: { pacer.end() })
         let thread = Thread {
-            defer { continuation.finish() }
+            defer { channel.finish() }
             guard let origin = locations.first?.timestamp else { return }
             let start = DispatchTime.now()
             for location in locations {
                 let offset = location.timestamp.timeIntervalSince(origin) / factor
                 let due = start + .nanoseconds(Int(min(offset * 1e9, Double(Int.max / 2))))
-                guard pacer.wait(until: due) else { return }
-                continuation.yield(location)
+                // A consumer that went away ends the replay at its next fix.
+                guard !channel.isFinished, pacer.wait(until: due) else { return }
+                channel.yield(location)
             }
         }
         thread.name = "gpx-replay"
         thread.start()
-        return stream
+        return channel
     }
 }
 

@@ -32,6 +32,10 @@ public final class GPSLocationSource: Service, Sendable {
     /// Every location delivered from now on. Subscribe before `run()` to miss none.
     public func locations() -> AsyncStream<Location> { locationBroadcast.stream() }
 
+    /// Every location delivered from now on, through a channel specialized for it: what the agent's fix
+    /// path follows, where an `AsyncStream` cost a type metadata lookup per hand-over.
+    public func locationChannel() -> UnboundedChannel<Location> { locationBroadcast.channel() }
+
     /// Every status change from now on.
     public func statusUpdates() -> AsyncStream<GPSStatus> { statusBroadcast.stream() }
 

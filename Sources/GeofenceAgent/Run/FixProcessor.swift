@@ -199,7 +199,7 @@ actor FixProcessor: MonitorHost, SnapshotSource {
     /// Handles every location of a stream, in a task that prefers the store's thread: a location wakes
     /// that thread directly. (A stream resumes its reader on the cooperative pool, which would then hop to
     /// the processor: two more thread switches a fix.)
-    nonisolated func follow(_ locations: AsyncStream<Location>) async {
+    nonisolated func follow<Locations: AsyncSequence<Location, Never> & Sendable>(_ locations: Locations) async {
         await withTaskExecutorPreference(storeExecutor) { await self.handleEach(locations) }
     }
 
@@ -207,7 +207,7 @@ actor FixProcessor: MonitorHost, SnapshotSource {
     /// fix sets going (a message to issue, the state to report) runs on without waking another thread.
     nonisolated var storeExecutor: any TaskExecutor { store.taskExecutor }
 
-    private func handleEach(_ locations: AsyncStream<Location>) async {
+    private func handleEach<Locations: AsyncSequence<Location, Never> & Sendable>(_ locations: Locations) async {
         for await location in locations { await handle(location) }
     }
 

@@ -36,7 +36,7 @@ final class FixService: Service, Sendable {
     func run() async throws {
         switch source {
         case .gpsd(let gps):
-            let locations = gps.locations()
+            let locations = gps.locationChannel()
             let statuses = gps.statusUpdates()
             let processor = self.processor
             let reporter = self.reporter
