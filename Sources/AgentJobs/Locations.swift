@@ -30,7 +30,7 @@ package enum LocationsJob {
         var configuration = GPSSourceConfiguration(host: options.host, port: options.port, device: options.device)
         configuration.noDataTimeout = 5
         let source = GPSLocationSource(configuration: configuration, logger: logger)
-        let locations = source.locations()
+        let locations = source.locationChannel()
         let statuses = source.statusUpdates()
         let lastStatus = LastStatus()
         // Not in the group below: a reader thread stuck in a blocking connect (a host that drops SYNs, a

@@ -4,7 +4,9 @@ import Synchronization
 /// users (`@inlinable`), so that a hand-over is specialized for the element: `AsyncStream`'s generic
 /// implementation looked up type metadata on every yield and every wait, which on the fix path cost more
 /// than the fix's decision. The sequence ends when the producer finishes it, or when the consuming task is
-/// cancelled; elements yielded after that are dropped.
+/// cancelled; elements yielded after that are dropped. Unlike a stream, a channel does not end when its
+/// consumer merely stops iterating: one that leaves its loop early must be cancelled or finished, or the
+/// queue grows.
 public final class UnboundedChannel<Element: Sendable>: AsyncSequence, Sendable {
     public typealias Failure = Never
 
