@@ -127,10 +127,13 @@ public actor AgentStore {
         let engine = try guarded { db -> MonitorEngine in
             try db.statement("INSERT OR IGNORE INTO monitors (name, created_at) VALUES (?1, ?2)")
                 .bind(.text(name), .real(Date().timeIntervalSince1970)).run()
-            var engine = MonitorEngine(name: name, configuration: configuration)
-            // Read the rows first, then decode the geometries on every core: decoding and preparing
-            // 100,000 polygons is most of a restore.
-            // One scan of one table, read in chunks that other cores decode while this thread reads on.
+            // Counted first (a few ms), so that the engine's tables are made once at their size, not grown.
+            let counted = try db.statement("SELECT count(*) FROM conditions WHERE monitor = ?1").bind(.text(name))
+            var restoration = MonitorEngine.Restoration(
+                MonitorEngine(name: name, configuration: configuration),
+                expecting: try counted.step() ? Int(counted.int(0)) : 0)
+            // Decoding and preparing 100,000 polygons is most of a restore. One scan of one table, read in
+            // chunks that other cores decode while this thread reads on and puts the decoded ones in place.
             let decoder = ParallelDecoder()
             var rows: [RestoreRow] = []
             var blobs: [UInt8] = []
@@ -168,14 +171,18 @@ public actor AgentStore {
                 if rows.count == ParallelDecoder.chunk {
                     decoder.decode(rows, blobs)
                     rows.removeAll(keepingCapacity: true)
+                    let used = blobs.count
                     blobs = []
+                    blobs.reserveCapacity(used + used / 4)
+                    while let part = try decoder.nextReady() { restoration.add(consume part) }
                 }
             }
             decoder.decode(rows, blobs)
-            let restored = try decoder.results()
+            decoder.waitForAll()
+            while let part = try decoder.nextReady() { restoration.add(consume part) }
             let floorQuery = try db.statement("SELECT index_floor FROM monitors WHERE name = ?1").bind(.text(name))
             let floor: Int? = try floorQuery.step() && !floorQuery.isNull(0) ? Int(floorQuery.int(0)) : nil
-            engine.restore(contentsOf: restored, indexFloor: floor, refineIndexLater: refineIndexLater)
+            var engine = restoration.finish(indexFloor: floor, refineIndexLater: refineIndexLater)
             storedIndexFloors[name] = floor
 
             let fix = try db.statement("SELECT last_fix FROM monitors WHERE name = ?1").bind(.text(name))
@@ -617,18 +624,17 @@ public actor AgentStore {
 private final class ParallelDecoder: @unchecked Sendable {
     static let chunk = 8_192
     private let group = DispatchGroup()
-    private let parts = Mutex<
-        [Int: Result<[(identifier: String, record: MonitorRecord)], ConditionCodec.DecodingError>]
-    >([:])
+    private let parts = Mutex<[Int: Result<MonitorEngine.RestoredRecords, ConditionCodec.DecodingError>]>([:])
+    /// Chunks handed out and chunks taken back, both counted on the store thread alone.
     private var next = 0
+    private var taken = 0
 
     func decode(_ rows: [AgentStore.RestoreRow], _ blobs: [UInt8]) {
         guard !rows.isEmpty else { return }
         let index = next
         next += 1
         DispatchQueue.global().async(group: group) { [self] in
-            var out: [(identifier: String, record: MonitorRecord)] = []
-            out.reserveCapacity(rows.count)
+            var out = MonitorEngine.RestoredRecords(capacity: rows.count)
             do throws(ConditionCodec.DecodingError) {
                 for row in rows {
                     let condition = try ConditionCodec.decode(blobs[row.blob])
@@ -641,7 +647,7 @@ private final class ParallelDecoder: @unchecked Sendable {
                                 coordinate: last.coordinate, horizontalAccuracy: last.accuracy, timestamp: last.date),
                             conditionName: condition.name)
                     }
-                    out.append((row.identifier, record))
+                    out.append(identifier: row.identifier, record: record)
                 }
                 parts.withLock { $0[index] = .success(out) }
             } catch {
@@ -650,18 +656,21 @@ private final class ParallelDecoder: @unchecked Sendable {
         }
     }
 
-    /// Every chunk's records, in reading order.
-    func results() throws -> [[(identifier: String, record: MonitorRecord)]] {
-        group.wait()
-        var all: [[(identifier: String, record: MonitorRecord)]] = []
-        for index in 0..<next {
-            switch parts.withLock({ $0.removeValue(forKey: index) }) {
-            case .success(let part)?: all.append(part)
-            case .failure(let error)?:
-                throw SQLiteError(code: 11, message: "a stored condition cannot be decoded: \(error)")
-            case nil: break
-            }
+    /// The next chunk in reading order if it is decoded, without waiting; nil when it is not (yet).
+    func nextReady() throws -> MonitorEngine.RestoredRecords? {
+        guard taken < next, let result = parts.withLock({ [taken] in $0.removeValue(forKey: taken) }) else {
+            return nil
         }
-        return all
+        taken += 1
+        switch result {
+        case .success(let part): return part
+        case .failure(let error):
+            throw SQLiteError(code: 11, message: "a stored condition cannot be decoded: \(error)")
+        }
+    }
+
+    /// Waits until every chunk handed out is decoded.
+    func waitForAll() {
+        group.wait()
     }
 }

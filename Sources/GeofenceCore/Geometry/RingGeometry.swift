@@ -24,6 +24,31 @@ func unwrapLongitudes(_ coordinates: [Coordinate]) -> [SIMD2<Double>] {
     return out
 }
 
+/// Unwraps a ring as `unwrapLongitudes` does, point by point as a decoder reads it: `append` each, then
+/// `finish` to bring the west edge into [-180, 180).
+struct RingUnwrapper {
+    private(set) var points = ContiguousArray<SIMD2<Double>>()
+    private var previous = 0.0
+    private var west = Double.infinity
+
+    init(capacity: Int) {
+        points.reserveCapacity(capacity)
+    }
+
+    mutating func append(longitude: Double, latitude: Double) {
+        let lon = points.isEmpty ? longitude : previous + wrappedLongitudeDelta(longitude - previous)
+        points.append(SIMD2(lon, latitude))
+        previous = lon
+        west = min(west, lon)
+    }
+
+    consuming func finish() -> ContiguousArray<SIMD2<Double>> {
+        if west < -180 { for i in points.indices { points[i].x += 360 } }
+        if west >= 180 { for i in points.indices { points[i].x -= 360 } }
+        return points
+    }
+}
+
 /// Checks a ring given as coordinates and returns it unwrapped, or the first problem found.
 func validatedRing(_ ring: [Coordinate]) -> Result<[SIMD2<Double>], RingProblem> {
     guard ring.count >= 4 else {

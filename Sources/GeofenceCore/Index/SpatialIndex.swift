@@ -84,6 +84,17 @@ public struct SpatialIndex: Sendable {
     /// The cells of a level that a box overlaps, each with its column before wrapping at the
     /// antimeridian (the frame the box's own longitudes are in) and its row.
     static func placements(of box: BoundingBox, level: Int) -> [(key: UInt64, column: Int, row: Int)] {
+        var out: [(key: UInt64, column: Int, row: Int)] = []
+        forEachCell(of: box, level: level) { out.append(($0, $1, $2)) }
+        return out
+    }
+
+    /// Calls `body` with each cell of a level that a box overlaps (as `placements(of:level:)` lists them),
+    /// without making a list.
+    @inline(__always)
+    static func forEachCell(
+        of box: BoundingBox, level: Int, _ body: (_ key: UInt64, _ column: Int, _ row: Int) -> Void
+    ) {
         let size = cellSize(level)
         let columns = Int((360 / size).rounded())
         let rows = Int((180 / size).rounded())
@@ -91,13 +102,11 @@ public struct SpatialIndex: Sendable {
         let c1 = Int(((box.maxLongitude + 180) / size).rounded(.down))
         let r0 = min(max(Int(((box.minLatitude + 90) / size).rounded(.down)), 0), rows - 1)
         let r1 = min(max(Int(((box.maxLatitude + 90) / size).rounded(.down)), 0), rows - 1)
-        var out: [(key: UInt64, column: Int, row: Int)] = []
         for r in r0...r1 {
             for c in c0...max(c0, min(c1, c0 + columns - 1)) {
-                out.append((key(column: ((c % columns) + columns) % columns, row: r), c, r))
+                body(key(column: ((c % columns) + columns) % columns, row: r), c, r)
             }
         }
-        return out
     }
 
     /// Adds or replaces the box stored for a slot.
@@ -143,10 +152,10 @@ public struct SpatialIndex: Sendable {
     /// Where a slot goes on the current floor, and what it puts in each cell there (its octagons and
     /// masks): worked out apart from the tables, so that a rebuild can work out every slot's at once on
     /// all cores. Nil for the list of very large boxes.
-    private func placement(of slot: Int, _ box: BoundingBox, coarse: Bool = false) -> Placement? {
+    private func placement(of slot: Int, _ box: BoundingBox) -> Placement? {
         guard let level = Self.level(for: box, floor: floor) else { return nil }
         let inverse = inverseSizes[level]
-        let shape = coarse ? nil : shapes[slot]
+        let shape = shapes[slot]
         var outer = Octagon(box: box)
         if let diagonals = shape?.outerDiagonals() { (outer.sum, outer.difference) = diagonals }
         var inner = shape?.innerOctagon()
@@ -198,8 +207,48 @@ public struct SpatialIndex: Sendable {
     /// so the tables are the same as one by one.
     private mutating func placeAll(coarse: Bool = false) {
         let slots = boxes.indices.filter { boxes[$0] != nil }
-        fill(slots, Self.placements(of: slots, in: self, coarse: coarse))
+        if coarse {
+            fillWithBoxes(slots)
+        } else {
+            fill(slots, Self.placements(of: slots, in: self))
+        }
         needsRefinement = coarse && shapes.contains { $0 != nil }
+    }
+
+    /// Fresh tables holding each slot's box alone (no octagons, masks "unknown"), as `placement(of:_:)` and
+    /// `apply` would put a slot without a shape, worked out in place: a box's entries cost less to work out
+    /// twice than a list of them costs to make.
+    private mutating func fillWithBoxes(_ slots: [Int]) {
+        revision += 1
+        levels = Array(repeating: CellTable(), count: Self.levelCount)
+        population = Array(repeating: 0, count: Self.levelCount)
+        activeLevels = []
+        large = []
+        for slot in slots {
+            let box = boxes[slot]!
+            guard let level = Self.level(for: box, floor: floor) else { continue }
+            Self.forEachCell(of: box, level: level) { key, _, _ in levels[level].reserve(in: key) }
+        }
+        for level in levels.indices { levels[level].allocateReserved() }
+        for slot in slots {
+            let box = boxes[slot]!
+            guard let level = Self.level(for: box, floor: floor) else {
+                large.append(UInt32(slot))
+                slotLevel[slot] = Int8(Self.levelCount)
+                continue
+            }
+            slotLevel[slot] = Int8(level)
+            let inverse = inverseSizes[level]
+            let outer = Octagon(box: box)
+            Self.forEachCell(of: box, level: level) { key, column, row in
+                let entry = CellEntry(
+                    slot: UInt32(slot), outer: outer.inCell(inverse: inverse, column: column, row: row), mask: .unknown,
+                    inner: nil)
+                levels[level].insert(entry, mask: .unknown, in: key)
+            }
+            population[level] += 1
+            if population[level] == 1 { activeLevels = (0..<Self.levelCount).filter { population[$0] > 0 } }
+        }
     }
 
     /// Fresh tables holding these placements.
@@ -209,9 +258,9 @@ public struct SpatialIndex: Sendable {
         population = Array(repeating: 0, count: Self.levelCount)
         activeLevels = []
         large = []
-        for slot in boxes.indices {
-            guard let box = boxes[slot], let level = Self.level(for: box, floor: floor) else { continue }
-            for key in Self.cells(of: box, level: level) { levels[level].reserve(in: key) }
+        // Each cell's room, counted from the placements themselves (a cell a region does not reach gets none).
+        for case let placement? in placements {
+            for cell in placement.cells { levels[placement.level].reserve(in: cell.key) }
         }
         for level in levels.indices { levels[level].allocateReserved() }
         for (i, slot) in slots.enumerated() { apply(slot, placements[i]) }
@@ -219,8 +268,8 @@ public struct SpatialIndex: Sendable {
 
     /// Every slot's placement in `index`, a copy that is gone before the tables are filled (so they are not
     /// copied on write).
-    private static func placements(of slots: [Int], in index: SpatialIndex, coarse: Bool = false) -> [Placement?] {
-        workedOutOnEveryCore(slots.count) { i in index.placement(of: slots[i], index.boxes[slots[i]]!, coarse: coarse) }
+    private static func placements(of slots: [Int], in index: SpatialIndex) -> [Placement?] {
+        workedOutOnEveryCore(slots.count) { i in index.placement(of: slots[i], index.boxes[slots[i]]!) }
     }
 
     public mutating func remove(slot: Int) {
@@ -264,6 +313,26 @@ public struct SpatialIndex: Sendable {
         slotLevel.reserveCapacity(end)
         stamps.reserveCapacity(end)
         for (slot, region) in items { record(slot, region.boundingBox, shape: region) }
+        build(floor: hint, coarse: refineLater)
+    }
+
+    /// The same for a restore: each region comes with its box, worked out on the thread that decoded it, and
+    /// is moved into the index, not copied (`items` is left without them). Retaining and reading 100,000
+    /// regions decoded on other cores would cost a cache miss each.
+    public mutating func insertAll(
+        restored items: inout [(slot: Int, region: Region?, box: BoundingBox)], floor hint: Int? = nil,
+        refineLater: Bool = false
+    ) {
+        let end = items.reduce(boxes.count) { max($0, $1.slot + 1) }
+        boxes.reserveCapacity(end)
+        shapes.reserveCapacity(end)
+        slotLevel.reserveCapacity(end)
+        stamps.reserveCapacity(end)
+        for i in items.indices {
+            let slot = items[i].slot
+            record(slot, items[i].box, shape: nil)
+            swap(&shapes[slot], &items[i].region)
+        }
         build(floor: hint, coarse: refineLater)
     }
 

@@ -26,6 +26,8 @@ public struct Condition: Sendable {
     }
     /// Most conditions have no rules; boxed, they cost 8 bytes rather than 112 each.
     private var boxedRules: Boxed<ConditionRules>?
+    /// Whether `rules` holds any, without copying them out.
+    var hasRules: Bool { boxedRules != nil }
     /// The prepared geometry.
     public let region: Region
 
@@ -150,6 +152,19 @@ public struct ConditionError: Error, Sendable, Equatable, CustomStringConvertibl
 extension Condition {
     fileprivate static func box(_ rules: ConditionRules) -> Boxed<ConditionRules>? {
         rules.isEmpty ? nil : Boxed(rules)
+    }
+
+    /// A condition around a region already prepared from a trusted geometry (the store's decoder).
+    init(
+        trustedRegion region: Region, name: String?, dwell: Double?, version: Int64?, minimumDuration: Double?,
+        rules: ConditionRules = ConditionRules()
+    ) {
+        self.name = name
+        boxedRules = Self.box(rules)
+        self.dwell = dwell
+        self.version = version
+        self.minimumDuration = minimumDuration
+        self.region = region
     }
 
     /// Prepares a geometry that was validated when it was first accepted (read back from the store):

@@ -130,8 +130,20 @@ public enum ConditionCodec {
             }
             geometry = .circle(center: center, radius: radius)
         case 1:
+            let partCount = try reader.u32()
+            if partCount == 1, reader.peekU32() == 1 {
+                // One ring, no holes (most geofences): straight into the region's one vertex array.
+                _ = try reader.u32()
+                let region = Region.polygon(PolygonRegion(simpleRing: try reader.unwrappedRing(atLeast: 4)))
+                guard reader.atEnd else {
+                    throw DecodingError(description: "\(bytes.endIndex - reader.offset) bytes left over")
+                }
+                return Condition(
+                    trustedRegion: region, name: name, dwell: dwell, version: version,
+                    minimumDuration: minimumDuration, rules: rules)
+            }
             var parts: [[[Coordinate]]] = []
-            for _ in 0..<(try reader.u32()) {
+            for _ in 0..<partCount {
                 var rings: [[Coordinate]] = []
                 for _ in 0..<(try reader.u32()) { rings.append(try reader.coordinates(atLeast: 4)) }
                 guard !rings.isEmpty else { throw DecodingError(description: "a polygon part with no ring") }
@@ -201,6 +213,31 @@ public enum ConditionCodec {
             guard n >= 0, offset + n <= bytes.endIndex else { throw DecodingError(description: "truncated") }
             defer { offset += n }
             return bytes[offset..<offset + n]
+        }
+
+        /// The next u32, without reading past it; nil at the end.
+        func peekU32() -> UInt32? {
+            var copy = self
+            return try? copy.u32()
+        }
+
+        /// A ring of at least `minimum` valid coordinates, unwrapped as `unwrapLongitudes` does.
+        mutating func unwrappedRing(atLeast minimum: Int) throws(DecodingError) -> ContiguousArray<SIMD2<Double>> {
+            let n = Int(try u32())
+            guard n <= (bytes.endIndex - offset) / 16 else { throw DecodingError(description: "truncated") }
+            guard n >= minimum else {
+                throw DecodingError(description: "\(n) coordinates where at least \(minimum) are needed")
+            }
+            var ring = RingUnwrapper(capacity: n)
+            for _ in 0..<n {
+                let lat = Double(bitPattern: try u64())
+                let lon = Double(bitPattern: try u64())
+                guard Coordinate(latitude: lat, longitude: lon).isValid else {
+                    throw DecodingError(description: "a coordinate out of range: \(lat), \(lon)")
+                }
+                ring.append(longitude: lon, latitude: lat)
+            }
+            return ring.finish()
         }
 
         /// A list of at least `minimum` valid coordinates.

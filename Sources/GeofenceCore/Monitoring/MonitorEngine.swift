@@ -40,6 +40,8 @@ public struct MonitorEngine: Sendable {
             set { boxedPending = newValue.map(Boxed.init) }
         }
         private var boxedPending: Boxed<PendingTransition>?
+        /// Whether a transition waits, without copying it out.
+        var isPending: Bool { boxedPending != nil }
 
         init(identifier: String, record: MonitorRecord) {
             self.identifier = identifier
@@ -170,31 +172,45 @@ public struct MonitorEngine: Sendable {
         restore(contentsOf: [records], indexFloor: indexFloor, refineIndexLater: refineIndexLater)
     }
 
-    /// The same, from several parts (decoded in parallel), without joining them first.
+    /// The same, from several parts, without joining them first. The store, which reads and decodes them on
+    /// several threads, uses `Restoration` itself.
     public mutating func restore(
         contentsOf parts: [[(identifier: String, record: MonitorRecord)]], indexFloor: Int? = nil,
         refineIndexLater: Bool = false
     ) {
-        let total = parts.reduce(0) { $0 + $1.count }
-        slots.reserveCapacity(slots.count + total)
-        slotByIdentifier.reserveCapacity(slotByIdentifier.count + total)
-        watchedPosition.reserveCapacity(watchedPosition.count + total)
-        stamps.reserveCapacity(stamps.count + total)
-        status.reserveCapacity(status.count + total)
-        var regions: [(slot: Int, region: Region)] = []
-        regions.reserveCapacity(total)
+        var restoration = Restoration(taking: &self)
         for records in parts {
-            for (identifier, record) in records {
-                if slotByIdentifier[identifier] != nil { remove(identifier) }
-                let slot = newSlot()
-                slots[slot] = Slot(identifier: identifier, record: record)
-                slotByIdentifier[identifier] = slot
-                regions.append((slot, record.condition.region))
-                trackRules(slot, record.condition.rules)
-                updateWatch(slot)
-            }
+            var ready = RestoredRecords(capacity: records.count)
+            for (identifier, record) in records { ready.append(identifier: identifier, record: record) }
+            restoration.add(consume ready)
         }
-        index.insertAll(regions: regions, floor: indexFloor, refineLater: refineIndexLater)
+        self = restoration.finish(indexFloor: indexFloor, refineIndexLater: refineIndexLater)
+    }
+
+    /// Makes room for `count` more conditions in the slot tables and the lookup table, which would otherwise
+    /// grow by doubling (each time hashing every identifier again).
+    mutating func reserveCapacity(forMore count: Int) {
+        let total = slots.count + count
+        slots.reserveCapacity(total)
+        status.reserveCapacity(total)
+        watchedPosition.reserveCapacity(total)
+        stamps.reserveCapacity(total)
+        slotByIdentifier.reserveCapacity(slotByIdentifier.count + count)
+    }
+
+    /// Puts a restored slot in place, replacing the condition with its identifier if there is one; returns
+    /// the slot, or nil. Its region is for the caller to index. Moves what it is given: retaining the
+    /// objects of 100,000 records decoded on other cores is a cache miss each.
+    mutating func putRestored(_ entry: inout Slot?, key: consuming String) -> (slot: Int, replaced: Int?) {
+        let slot = newSlot()
+        let replaced = slotByIdentifier.updateValue(slot, forKey: key)
+        if let replaced { clear(replaced) }
+        swap(&slots[slot], &entry)
+        if slots.withUnsafeBufferPointer({ $0.baseAddress![slot]?.record.condition.hasRules == true }) {
+            trackRules(slot, slots[slot]!.record.condition.rules)
+        }
+        updateWatch(slot)
+        return (slot, replaced)
     }
 
     /// Whether the index waits for its octagons and masks (restored with `refineIndexLater`).
@@ -226,6 +242,11 @@ public struct MonitorEngine: Sendable {
 
     public mutating func remove(_ identifier: String) {
         guard let slot = slotByIdentifier.removeValue(forKey: identifier) else { return }
+        clear(slot)
+    }
+
+    /// Empties a slot whose identifier no longer leads to it, and frees it.
+    private mutating func clear(_ slot: Int) {
         trackRules(slot, ConditionRules())
         unwatch(slot)
         index.remove(slot: slot)
@@ -247,23 +268,29 @@ public struct MonitorEngine: Sendable {
     /// Brings the slot's status in step with it, and watches it exactly while it is not a plain
     /// `unsatisfied`. Called after every change to a slot.
     mutating func updateWatch(_ slot: Int) {
-        guard let entry = slots[slot] else {
+        // Read in place: `slots[slot]!.record` would copy the slot first, retaining each of its references.
+        let facts = slots.withUnsafeBufferPointer { Self.watchFacts($0.baseAddress! + slot) }
+        guard let (state, waiting, stay) = facts else {
             status[slot] = SlotStatus()
             return unwatch(slot)
         }
-        let record = entry.record
-        status[slot].state = record.state
-        status[slot].waiting = entry.pending != nil
-        if record.state == .satisfied, !record.dwellReported, let dwell = record.condition.dwell, dwell > 0,
-            let since = record.since
-        {
-            status[slot].staySince = since.timeIntervalSinceReferenceDate
-            status[slot].dwell = dwell
-        } else {
-            status[slot].staySince = 0
-            status[slot].dwell = .infinity
-        }
-        if record.state != .unsatisfied || entry.pending != nil { watch(slot) } else { unwatch(slot) }
+        status[slot].state = state
+        status[slot].waiting = waiting
+        status[slot].staySince = stay?.since ?? 0
+        status[slot].dwell = stay?.dwell ?? .infinity
+        if state != .unsatisfied || waiting { watch(slot) } else { unwatch(slot) }
+    }
+
+    /// What `updateWatch` needs of a slot: its state, whether a transition waits, and the stay a dwell event
+    /// is due after (seconds since the reference date, and the dwell); nil for an empty slot.
+    private static func watchFacts(
+        _ entry: UnsafePointer<Slot?>
+    ) -> (state: ConditionState, waiting: Bool, stay: (since: Double, dwell: Double)?)? {
+        guard let state = entry.pointee?.record.state, let waiting = entry.pointee?.isPending else { return nil }
+        guard state == .satisfied, entry.pointee?.record.dwellReported == false,
+            let dwell = entry.pointee?.record.condition.dwell, dwell > 0, let since = entry.pointee?.record.since
+        else { return (state, waiting, nil) }
+        return (state, waiting, (since.timeIntervalSinceReferenceDate, dwell))
     }
 
     private mutating func watch(_ slot: Int) {
