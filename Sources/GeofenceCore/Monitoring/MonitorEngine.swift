@@ -198,9 +198,9 @@ public struct MonitorEngine: Sendable {
         slotByIdentifier.reserveCapacity(slotByIdentifier.count + count)
     }
 
-    /// Puts a restored slot in place, replacing the condition with its identifier if there is one; returns
-    /// the slot, or nil. Its region is for the caller to index. Moves what it is given: retaining the
-    /// objects of 100,000 records decoded on other cores is a cache miss each.
+    /// Puts a restored slot in place (leaving `entry` nil), replacing the condition with its identifier if
+    /// there is one; returns its slot and the slot it replaced. Its region is for the caller to index. Moves
+    /// what it is given: retaining the objects of 100,000 records decoded on other cores is a cache miss each.
     mutating func putRestored(_ entry: inout Slot?, key: consuming String) -> (slot: Int, replaced: Int?) {
         let slot = newSlot()
         let replaced = slotByIdentifier.updateValue(slot, forKey: key)
