@@ -175,18 +175,15 @@ extension Condition {
         minimumDuration: Double?,
         rules: ConditionRules = ConditionRules()
     ) {
-        self.name = name
-        boxedRules = Self.box(rules)
-        self.dwell = dwell
-        self.version = version
-        self.minimumDuration = minimumDuration
-        switch geometry {
-        case .circle(let center, let radius):
-            region = .circle(CircleRegion(center: center, radius: radius))
-        case .polygon(let parts):
-            region = .polygon(PolygonRegion(parts: parts.map { $0.map(unwrapLongitudes) }))
-        case .corridor(let line, let halfWidth):
-            region = .corridor(CorridorRegion(line: unwrapLongitudes(line), halfWidth: halfWidth))
-        }
+        let region: Region =
+            switch geometry {
+            case .circle(let center, let radius): .circle(CircleRegion(center: center, radius: radius))
+            case .polygon(let parts): .polygon(PolygonRegion(parts: parts.map { $0.map(unwrapLongitudes) }))
+            case .corridor(let line, let halfWidth):
+                .corridor(CorridorRegion(line: unwrapLongitudes(line), halfWidth: halfWidth))
+            }
+        self.init(
+            trustedRegion: region, name: name, dwell: dwell, version: version, minimumDuration: minimumDuration,
+            rules: rules)
     }
 }
