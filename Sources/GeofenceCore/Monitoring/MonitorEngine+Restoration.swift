@@ -45,16 +45,15 @@ extension MonitorEngine {
 
         /// Takes the engine out of `engine`, leaving an empty one of the same name there, so that the restore
         /// does not copy its tables on write.
-        init(taking engine: inout MonitorEngine) {
-            let placeholder = MonitorEngine(name: engine.name, configuration: engine.configuration)
-            self.engine = engine
-            engine = placeholder
+        init(taking engine: inout MonitorEngine, expecting count: Int) {
+            var taken = MonitorEngine(name: engine.name, configuration: engine.configuration)
+            swap(&taken, &engine)
+            self.init(consume taken, expecting: count)
         }
 
         /// Puts a part's records in place. Pass it with `consume`: a part still referenced elsewhere would
         /// be copied, each of its references retained.
         public mutating func add(_ records: consuming RestoredRecords) {
-            regions.reserveCapacity(regions.count + records.count)
             for i in records.slots.indices {
                 guard let key = records.keys[i].take(), let region = records.regions[i].take() else { continue }
                 let placed = engine.putRestored(&records.slots[i], key: key)

@@ -178,7 +178,7 @@ public struct MonitorEngine: Sendable {
         contentsOf parts: [[(identifier: String, record: MonitorRecord)]], indexFloor: Int? = nil,
         refineIndexLater: Bool = false
     ) {
-        var restoration = Restoration(taking: &self)
+        var restoration = Restoration(taking: &self, expecting: parts.reduce(0) { $0 + $1.count })
         for records in parts {
             var ready = RestoredRecords(capacity: records.count)
             for (identifier, record) in records { ready.append(identifier: identifier, record: record) }
