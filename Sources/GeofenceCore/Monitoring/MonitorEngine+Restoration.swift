@@ -10,6 +10,7 @@ extension MonitorEngine {
         fileprivate var regions: [Region?] = []
         fileprivate var boxes: [BoundingBox] = []
 
+        /// An empty part, with room for `capacity` records.
         public init(capacity: Int = 0) {
             slots.reserveCapacity(capacity)
             keys.reserveCapacity(capacity)
@@ -17,8 +18,10 @@ extension MonitorEngine {
             boxes.reserveCapacity(capacity)
         }
 
+        /// How many records the part holds.
         public var count: Int { slots.count }
 
+        /// Adds a persisted record, as `MonitorEngine.restore(_:identifier:)` would take it.
         public mutating func append(identifier: String, record: MonitorRecord) {
             regions.append(record.condition.region)
             boxes.append(record.condition.region.boundingBox)
