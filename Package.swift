@@ -33,6 +33,9 @@ let package = Package(
         .target(name: "GeofenceCore", dependencies: ["AsyncBroadcast"]),
         // One small piece both the core and the MQTT client use: fan-out to any number of AsyncStreams.
         .target(name: "AsyncBroadcast"),
+        // The executor on a thread of its own that the store runs on, and that waits for the fix sources
+        // (gpsd's socket, a replay's timer) between its jobs.
+        .target(name: "ThreadExecution"),
         // libmosquitto, through a shim header; `Mosquitto` is the one typed Swift wrapper over it and
         // the async MQTT client with its supervisor.
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
@@ -54,6 +57,7 @@ let package = Package(
                 "CGPS",
                 "GeofenceCore",
                 "AsyncBroadcast",
+                "ThreadExecution",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -67,7 +71,9 @@ let package = Package(
         // The agent's durable state: monitors, conditions, records, the outbox and settings, migrated in steps.
         .target(
             name: "GeofenceStore",
-            dependencies: ["SQLite", "Deflate", "GeofenceCore", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "SQLite", "Deflate", "GeofenceCore", "ThreadExecution", .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         // Offline geocoding, shaped like CLGeocoder: lookups over the gazetteer that
         // scripts/build-gazetteer.py builds from GeoNames and Natural Earth data. Pure: bytes in, answers out.
@@ -108,7 +114,7 @@ let package = Package(
             name: "GeofenceAgent",
             dependencies: [
                 "AgentFormats", "AgentOutputs", "AsyncBroadcast", "GeofenceCore", "GPSD", "GeofenceStore", "Mosquitto",
-                "Geocoding",
+                "Geocoding", "ThreadExecution",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -194,7 +200,7 @@ let package = Package(
         .testTarget(
             name: "GeofenceStoreTests",
             dependencies: [
-                "GeofenceStore", "GeofenceCore", "SQLite", "TestSupport",
+                "GeofenceStore", "GeofenceCore", "SQLite", "ThreadExecution", "AsyncBroadcast", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
@@ -203,7 +209,7 @@ let package = Package(
             name: "GPSDTests",
             dependencies: [
                 // CGPS: libgps's own reader, the oracle the agent's report decoder is held to.
-                "AsyncBroadcast", "CGPS", "GPSD", "GeofenceCore", "LocalServers", "TestSupport",
+                "AsyncBroadcast", "CGPS", "GPSD", "GeofenceCore", "LocalServers", "TestSupport", "ThreadExecution",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],

@@ -3,6 +3,7 @@ import AsyncBroadcast
 import Foundation
 import GeofenceCore
 import Synchronization
+import ThreadExecution
 
 /// Replays a GPX track as a location source, as Xcode replays GPX files: each point is delivered after
 /// the time between it and the previous one, divided by `speedFactor`. Points without times are 1 s
@@ -49,23 +50,30 @@ package struct GPXReplay: Sendable {
     /// Delivers the locations in (scaled) real time; the stream ends after the last point. With `after`,
     /// the drive resumes after that time, as a vehicle does not rewind when its agent restarts.
     ///
-    /// The pacing runs on a thread of its own, as gpsd's reader does: a fix wakes that thread and then its
-    /// consumer, and nothing else. A sleeping task would wake the timer thread, a pool thread, then the
-    /// consumer's: on a vehicle every thread switch costs battery. Ending the stream wakes the thread at once.
-    package func stream(after: Date? = nil) -> UnboundedChannel<Location> {
+    /// The pacing waits on `executor`'s thread between its jobs, when one is given (the store's, where the
+    /// fix processor runs): a fix then wakes that one thread. Otherwise it runs on a thread of its own, as
+    /// gpsd's reader does: a fix wakes that thread and then its consumer. (A sleeping task would wake the
+    /// timer thread, a pool thread, then the consumer's: on a vehicle every thread switch costs battery.)
+    /// Ending the stream stops the pacing at once.
+    package func stream(after: Date? = nil, pacedOn executor: ThreadExecutor? = nil) -> UnboundedChannel<Location> {
         let locations = after.map { t in self.locations.filter { $0.timestamp > t } } ?? self.locations
-        let factor = speedFactor
+        let schedule = ReplaySchedule(locations, speedFactor: speedFactor)
+        guard let executor else { return Self.paceOnOwnThread(schedule) }
+        let source = ReplaySource(schedule, executor: executor)
+        if !executor.attach(source) { source.channel.finish() }
+        return source.channel
+    }
+
+    private static func paceOnOwnThread(_ schedule: ReplaySchedule) -> UnboundedChannel<Location> {
         let pacer = ReplayPacer()
         let channel = UnboundedChannel<Location>(onConsumerCancelled: { pacer.end() })
         let thread = Thread {
             defer { channel.finish() }
-            guard let origin = locations.first?.timestamp else { return }
-            let start = DispatchTime.now()
-            for location in locations {
-                let offset = location.timestamp.timeIntervalSince(origin) / factor
-                let due = start + .nanoseconds(Int(min(offset * 1e9, Double(Int.max / 2))))
+            let start = DispatchTime.now().uptimeNanoseconds
+            for (location, offset) in zip(schedule.locations, schedule.offsets) {
                 // A consumer that went away ends the replay at its next fix.
-                guard !channel.isFinished, pacer.wait(until: due) else { return }
+                guard !channel.isFinished, pacer.wait(until: DispatchTime(uptimeNanoseconds: start + offset))
+                else { return }
                 channel.yield(location)
             }
         }
@@ -73,6 +81,53 @@ package struct GPXReplay: Sendable {
         thread.start()
         return channel
     }
+}
+
+/// The locations of a replay and when each is due, in nanoseconds after the first.
+struct ReplaySchedule: Sendable {
+    let locations: [Location]
+    let offsets: [UInt64]
+
+    init(_ locations: [Location], speedFactor: Double) {
+        self.locations = locations
+        let origin = locations.first?.timestamp
+        offsets = locations.map { location in
+            let seconds = origin.map { location.timestamp.timeIntervalSince($0) / speedFactor } ?? 0
+            return UInt64(min(max(seconds, 0) * 1e9, Double(UInt64.max / 4)))
+        }
+    }
+}
+
+/// A replay paced by a `ThreadExecutor`'s thread: each fix is due at a deadline that thread waits for
+/// between its jobs, and the consumer's job that the fix wakes is enqueued from that thread.
+private final class ReplaySource: ThreadExecutorSource, @unchecked Sendable {
+    let channel: UnboundedChannel<Location>
+    private let schedule: ReplaySchedule
+    /// The next location to deliver; read and written on the executor's thread only.
+    private var next = 0
+    /// When the first fix is due (the executor's clock), set at the first wait.
+    private var start: UInt64?
+
+    init(_ schedule: ReplaySchedule, executor: ThreadExecutor) {
+        self.schedule = schedule
+        // A cancelled consumer finishes the channel: the next wait detaches the source.
+        channel = UnboundedChannel<Location>(onConsumerCancelled: { [weak executor] in executor?.wake() })
+    }
+
+    func nextWait() -> ThreadExecutorWait? {
+        guard next < schedule.locations.count, !channel.isFinished else { return nil }
+        let start = self.start ?? ThreadExecutor.now()
+        self.start = start
+        return ThreadExecutorWait(deadline: start + schedule.offsets[next])
+    }
+
+    func fire(readable: Bool) {
+        guard next < schedule.locations.count else { return }
+        channel.yield(schedule.locations[next])
+        next += 1
+    }
+
+    func detached() { channel.finish() }
 }
 
 /// Sleeps the replay's thread until a fix is due, or until the stream has ended.

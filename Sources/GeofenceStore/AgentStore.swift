@@ -4,6 +4,7 @@ import GeofenceCore
 import Logging
 import SQLite
 import Synchronization
+import ThreadExecution
 
 #if canImport(Glibc)
     import Glibc
@@ -28,8 +29,9 @@ public actor AgentStore {
     private var storedIndexFloors: [String: Int] = [:]
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
-    /// The store's thread, for a task whose work is mostly the store's (following fixes).
-    public nonisolated var taskExecutor: any TaskExecutor { executor }
+    /// The store's thread, for a task whose work is mostly the store's (following fixes), and for the fix
+    /// sources that it waits for between its jobs.
+    public nonisolated var taskExecutor: ThreadExecutor { executor }
 
     private init(path: String, logger: Logger) {
         self.path = path

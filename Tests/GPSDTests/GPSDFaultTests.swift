@@ -7,10 +7,11 @@ import Testing
 
 /// What gpsd and receivers do to a vehicle computer, each against a real gpsd of our own.
 @Suite(.offTheCooperativePool(.waiting), .serialized) struct GPSDFaultTests {
-    @Test func gpsdKilledAndRestartedMidStreamIsBackWithinTwoSeconds() async throws {
+    @Test(arguments: SourceReading.allCases)
+    func gpsdKilledAndRestartedMidStreamIsBackWithinTwoSeconds(reading: SourceReading) async throws {
         let rig = try GPSDRig(log: "bundg_zeus_9", interval: 0.0005)
         defer { rig.stop() }
-        let recorder = SourceRecorder(rig.configuration())
+        let recorder = SourceRecorder(rig.configuration(), reading: reading)
         #expect(await recorder.wait(30) { $0.locations.count >= 10 })
         rig.gpsd.kill()
         #expect(await recorder.wait(30) { $0.statuses.contains { $0.state == .gpsdUnavailable } })
@@ -81,7 +82,8 @@ import Testing
         await recorder.stop()
     }
 
-    @Test func aSilentReceiverTripsTheWatchdog() async throws {
+    @Test(arguments: SourceReading.allCases)
+    func aSilentReceiverTripsTheWatchdog(reading: SourceReading) async throws {
         let silent = FileManager.default.temporaryDirectory.appendingPathComponent("silent-\(UUID().uuidString).log")
         try "# a receiver that never says anything\n".write(to: silent, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: silent) }
@@ -92,7 +94,7 @@ import Testing
         defer { gpsd.stop() }
         var configuration = GPSSourceConfiguration(host: "127.0.0.1", port: gpsd.port)
         configuration.noDataTimeout = 1
-        let recorder = SourceRecorder(configuration)
+        let recorder = SourceRecorder(configuration, reading: reading)
         let started = ContinuousClock.now
         #expect(await recorder.wait(30) { $0.statuses.last?.state == .noData })
         #expect(ContinuousClock.now - started >= .seconds(0.9))

@@ -5,6 +5,7 @@ import LocalServers
 import Logging
 import Synchronization
 import Testing
+import ThreadExecution
 
 /// The bundled receiver logs (gpsd project, BSD-2-Clause: Fixtures/gpsd-logs/COPYING.gpsd).
 enum GPSDFixtures {
@@ -38,16 +39,29 @@ final class GPSDRig: @unchecked Sendable {
     }
 }
 
+/// Where a source reads gpsd's reports while connected.
+enum SourceReading: CaseIterable, Sendable, CustomTestStringConvertible {
+    /// On its reader thread.
+    case readerThread
+    /// On a `ThreadExecutor`'s thread between its jobs, as the agent reads on its store's.
+    case executor
+
+    var testDescription: String { self == .executor ? "on an executor's thread" : "on the reader thread" }
+}
+
 /// Everything a source delivered, gathered off the cooperative pool's back.
 final class SourceRecorder: Sendable {
     private let state = Mutex<(locations: [Location], statuses: [GPSStatus])>(([], []))
     let source: GPSLocationSource
+    /// The thread the source reads on while connected, with `.executor`.
+    let executor: ThreadExecutor?
     private let tasks = Mutex<[Task<Void, Never>]>([])
 
-    init(_ configuration: GPSSourceConfiguration) {
+    init(_ configuration: GPSSourceConfiguration, reading: SourceReading = .readerThread) {
         var logger = Logger(label: "test.gpsd")
         logger.logLevel = .critical
-        source = GPSLocationSource(configuration: configuration, logger: logger)
+        executor = reading == .executor ? ThreadExecutor(name: "gpsd-test") : nil
+        source = GPSLocationSource(configuration: configuration, logger: logger, readingOn: executor)
         let locations = source.locations()
         let statuses = source.statusUpdates()
         let a = Task { [self] in for await l in locations { state.withLock { $0.locations.append(l) } } }
@@ -63,6 +77,7 @@ final class SourceRecorder: Sendable {
     func stop() async {
         source.stop()
         for t in tasks.withLock({ $0 }) { await t.value }
+        executor?.finish()
     }
 
     /// Waits until `condition` holds, polling; false after `seconds`.

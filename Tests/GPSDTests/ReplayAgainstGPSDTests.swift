@@ -8,8 +8,8 @@ import Testing
 /// Every bundled log through a real gpsd, fed losslessly: the source's locations must be gpsd 3.22's
 /// expected TPVs (`*.chk-3.22`, mode >= 2) after the documented coalescing, field by field.
 @Suite(.offTheCooperativePool(.waiting)) struct ReplayAgainstGPSDTests {
-    @Test(arguments: GPSDFixtures.all)
-    func locationsMatchGPSDsExpectedOutput(log: String) async throws {
+    @Test(arguments: GPSDFixtures.all, SourceReading.allCases)
+    func locationsMatchGPSDsExpectedOutput(log: String, reading: SourceReading) async throws {
         let expected = try ChkOracle.expected(chk: GPSDFixtures.chk(log))
         // Paced a little (5,000 lines a second, faster than any receiver): gpsd drops what a client that
         // falls behind cannot take, and on a loaded 2-core machine the reader can fall behind a burst.
@@ -20,7 +20,7 @@ import Testing
         // here it is long: the result then depends on the log alone, not on scheduling.
         var configuration = rig.configuration()
         configuration.epochQuietPeriod = 2
-        let recorder = SourceRecorder(configuration)
+        let recorder = SourceRecorder(configuration, reading: reading)
         // The whole log is written once gpsd reads it; then the last epoch closes by quiet.
         let fed = await recorder.wait(30) { _ in rig.feed.linesSent == rig.feed.lineCount }
         #expect(fed, "the feed wrote \(rig.feed.linesSent) of \(rig.feed.lineCount) lines")

@@ -1,7 +1,7 @@
 import Foundation
-import SQLite
 import TestSupport
 import Testing
+import ThreadExecution
 
 /// The store's thread ends when the store is done with it, and a late call still runs.
 @Suite(.offTheCooperativePool(.waiting)) struct ThreadExecutorTests {

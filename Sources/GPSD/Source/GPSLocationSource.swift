@@ -4,16 +4,22 @@ import GeofenceCore
 import Logging
 import ServiceLifecycle
 import Synchronization
+import ThreadExecution
 
 /// Locations from gpsd (libgps connects; `GPSDReportDecoder` reads the reports), coalesced per epoch,
 /// with reconnection, a no-data watchdog and a status. A `Service`: `run()` reads until graceful shutdown
 /// or cancellation.
 ///
 /// The libgps connection lives on one dedicated thread, which also runs the pure pipeline, so that
-/// blocking C calls never occupy Swift's cooperative pool.
+/// blocking C calls never occupy Swift's cooperative pool. Given a `ThreadExecutor` (the agent's store
+/// thread, where its fix processor runs), the reading is handed to that thread while connected: it waits
+/// for gpsd's socket between its jobs, so that a report wakes one thread, the one that handles the fix.
+/// Connecting and the back-off between attempts stay on the reader thread.
 public final class GPSLocationSource: Service, Sendable {
     public let configuration: GPSSourceConfiguration
     private let logger: Logger
+    /// Where the reports are read while connected; nil: on the reader thread.
+    private let readingExecutor: ThreadExecutor?
     private let locationBroadcast = Broadcaster<Location>()
     private let statusBroadcast = Broadcaster<GPSStatus>()
     private let state = Mutex(SharedState())
@@ -24,9 +30,12 @@ public final class GPSLocationSource: Service, Sendable {
         var started = false
     }
 
-    public init(configuration: GPSSourceConfiguration, logger: Logger) {
+    /// A source for `configuration`; with `executor`, its reports are read on that executor's thread while
+    /// connected.
+    public init(configuration: GPSSourceConfiguration, logger: Logger, readingOn executor: ThreadExecutor? = nil) {
         self.configuration = configuration
         self.logger = logger
+        readingExecutor = executor
     }
 
     /// Every location delivered from now on. Subscribe before `run()` to miss none.
@@ -65,9 +74,10 @@ public final class GPSLocationSource: Service, Sendable {
     /// Asks the reader thread to end; `run()` returns once it has.
     public func stop() {
         state.withLock { $0.stopRequested = true }
+        readingExecutor?.wake()
     }
 
-    private var stopRequested: Bool { state.withLock { $0.stopRequested } }
+    var stopRequested: Bool { state.withLock { $0.stopRequested } }
 
     private func readLoop() {
         var pipeline = GPSPipeline(configuration: configuration)
@@ -92,7 +102,7 @@ public final class GPSLocationSource: Service, Sendable {
                 "watching gpsd", metadata: ["gpsd": "\(host):\(port)", "device": "\(configuration.device ?? "any")"])
             emit(pipeline.connected(now: MonotonicClock.now()))
             do {
-                try readMessages(connection, &pipeline)
+                if try !readOnExecutor(connection, &pipeline) { try readMessages(connection, &pipeline) }
             } catch {
                 connection.close()
                 logger.warning("gpsd connection lost", metadata: ["reason": "\(error)"])
@@ -104,6 +114,12 @@ public final class GPSLocationSource: Service, Sendable {
         emit(pipeline.stopped())
         locationBroadcast.finish()
         statusBroadcast.finish()
+    }
+
+    /// Reads on the executor until the stop. False, having read nothing, without one (or once it has ended).
+    private func readOnExecutor(_ connection: GPSConnection, _ pipeline: inout GPSPipeline) throws(GPSError) -> Bool {
+        guard let readingExecutor else { return false }
+        return try ExecutorReading.read(connection, &pipeline, on: readingExecutor, for: self)
     }
 
     private func readMessages(_ connection: GPSConnection, _ pipeline: inout GPSPipeline) throws(GPSError) {
@@ -119,7 +135,7 @@ public final class GPSLocationSource: Service, Sendable {
         }
     }
 
-    private func emit(_ outputs: [GPSOutput]) {
+    func emit(_ outputs: [GPSOutput]) {
         if outputs.isEmpty { return }
         for output in outputs {
             switch output {

@@ -60,6 +60,9 @@ final class GPSConnection {
         }
     }
 
+    /// The socket to gpsd, for a `poll` (-1 when closed).
+    var descriptor: Int32 { isOpen ? gfa_fd(data) : -1 }
+
     func close() {
         guard isOpen else { return }
         gps_close(data)

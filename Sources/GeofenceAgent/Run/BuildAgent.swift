@@ -131,7 +131,8 @@ struct AgentBuild {
             gps.epochEarlyClose = configuration.gpsd.epochEarlyClose
             // After a crash, the timeline goes on from where the store left it (FixClock(resumingAfter:)).
             gps.assembly.timelineFloor = await processor.latestFixTime()
-            source = .gpsd(GPSLocationSource(configuration: gps, logger: logger))
+            // Read on the processor's thread: a report wakes that thread alone.
+            source = .gpsd(GPSLocationSource(configuration: gps, logger: logger, readingOn: store.taskExecutor))
         }
         // Subscribed before the first fix: the client subscribes them at each connection, and retained
         // geofences arrive first.

@@ -6,6 +6,7 @@ import GeofenceCore
 import GeofenceStore
 import Logging
 import Synchronization
+import ThreadExecution
 
 /// The part of the agent that decides: every fix goes through every monitor, and what changed is
 /// committed through the outbox before the publisher may send anything. It owns the monitors; the
@@ -205,7 +206,7 @@ actor FixProcessor: MonitorHost, SnapshotSource {
 
     /// The store's thread, where the processor runs: the agent's other loops prefer it too, so that what a
     /// fix sets going (a message to issue, the state to report) runs on without waking another thread.
-    nonisolated var storeExecutor: any TaskExecutor { store.taskExecutor }
+    nonisolated var storeExecutor: ThreadExecutor { store.taskExecutor }
 
     private func handleEach<Locations: AsyncSequence<Location, Never> & Sendable>(_ locations: Locations) async {
         for await location in locations { await handle(location) }

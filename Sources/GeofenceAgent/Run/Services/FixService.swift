@@ -59,9 +59,8 @@ final class FixService: Service, Sendable {
                     device: "gpx"))
             let resumeAfter = await processor.lastAcceptedFixTime
             let processor = self.processor
-            // Followed on the processor's own thread, as gpsd's fixes are: a fix wakes the replay's thread
-            // and the processor's, no pool thread in between.
-            let locations = replay.stream(after: resumeAfter)
+            // Paced and followed on the processor's own thread: a fix wakes that thread alone.
+            let locations = replay.stream(after: resumeAfter, pacedOn: processor.storeExecutor)
             await cancelWhenGracefulShutdown { await processor.follow(locations) }
             await processor.recordLastFixes()
             await processor.gps(GPSStatus(state: .noData, detail: "the replay ended", device: "gpx"))

@@ -45,7 +45,8 @@ final class ReportingService: Service, Sendable {
             await publisher?.tick()
             await applier.processInbox(inbox)
             await reporter.reportStatus()
-            do { try await Task.sleep(for: .seconds(1)) } catch { return }
+            // Timed by the store's thread itself: a round wakes that thread alone.
+            do { try await processor.storeExecutor.sleep(for: .seconds(1)) } catch { return }
         }
     }
 
@@ -56,7 +57,7 @@ final class ReportingService: Service, Sendable {
         await reporter.publishStateIfChanged()
         while !Task.isCancelled {
             guard await changes.next() != nil else { return }
-            do { try await Task.sleep(for: .milliseconds(250)) } catch { return }
+            do { try await processor.storeExecutor.sleep(for: .milliseconds(250)) } catch { return }
             await reporter.publishStateIfChanged()
         }
     }

@@ -1,0 +1,201 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A serial executor on one dedicated thread. An actor that uses it runs every method there, so its
+/// blocking C calls (SQLite's writes and fsyncs) never occupy Swift's cooperative pool.
+///
+/// It is a task executor too: a task that prefers it (`withTaskExecutorPreference`) runs its nonisolated
+/// code, and resumes after each suspension, on the same thread, so a value that wakes an actor on it (a
+/// fix for the store's thread) wakes that one thread, not a pool thread first.
+///
+/// Between jobs the thread waits in `poll`, for its jobs and for the sources attached to it
+/// (`ThreadExecutorSource`): a source's socket or timer then wakes this thread alone, and a job enqueued
+/// from this thread wakes nothing.
+///
+/// `finish()` ends the thread once its queue is empty, and detaches its sources. A job enqueued after that
+/// still runs, on a thread started for it that ends again when the queue is empty: never two at once, so
+/// jobs stay serial.
+public final class ThreadExecutor: SerialExecutor, TaskExecutor, @unchecked Sendable {
+    private struct State {
+        var jobs: [UnownedJob] = []
+        var head = 0
+        var finished = false
+        var threadRunning = false
+        /// The thread is in `poll`, or about to be: an enqueue wakes it (once).
+        var waiting = false
+        /// Sources attached since the thread last looked.
+        var attached: [any ThreadExecutorSource] = []
+        /// Tasks sleeping until a deadline (`sleep(until:)`): a few at most.
+        var sleepers: [SleepTicket] = []
+    }
+    private let state = Mutex(State())
+    private let wakePipe = WakePipe()
+    private let name: String
+
+    public init(name: String) {
+        self.name = name
+        state.withLock { $0.threadRunning = true }
+        startThread()
+    }
+
+    private func startThread() {
+        let thread = Thread { [self] in run() }
+        thread.name = name
+        thread.start()
+    }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let unowned = UnownedJob(job)
+        enum Wake { case none, pipe, start }
+        let wake = state.withLock { s -> Wake in
+            s.jobs.append(unowned)
+            if !s.threadRunning {
+                s.threadRunning = true
+                return .start
+            }
+            guard s.waiting else { return .none }
+            s.waiting = false
+            return .pipe
+        }
+        switch wake {
+        case .none: break
+        case .pipe: wakePipe.wake()
+        case .start: startThread()
+        }
+    }
+
+    /// Waits for `source` on this executor's thread from its next wait on. False when the executor has
+    /// finished: the source is not attached.
+    @discardableResult
+    public func attach(_ source: any ThreadExecutorSource) -> Bool {
+        let attached = state.withLock { s -> Bool in
+            guard !s.finished else { return false }
+            s.attached.append(source)
+            return true
+        }
+        if attached { wake() }
+        return attached
+    }
+
+    /// Makes the thread ask its sources again what they wait for (one of them changed its mind).
+    public func wake() {
+        let waiting = state.withLock { s -> Bool in
+            defer { s.waiting = false }
+            return s.waiting
+        }
+        if waiting { wakePipe.wake() }
+    }
+
+    /// Ends the thread once every job enqueued so far has run.
+    public func finish() {
+        state.withLock { $0.finished = true }
+        wakePipe.wake()
+    }
+
+    /// The clock of the sources' deadlines: `CLOCK_MONOTONIC` in nanoseconds.
+    public static func now() -> UInt64 { SourceWaiter.now() }
+
+    public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+        UnownedSerialExecutor(ordinary: self)
+    }
+
+    public func asUnownedTaskExecutor() -> UnownedTaskExecutor {
+        UnownedTaskExecutor(ordinary: self)
+    }
+
+    func register(_ ticket: SleepTicket, _ continuation: UnsafeContinuation<Void, any Error>) {
+        let (cancelled, wake) = state.withLock { s -> (Bool, Bool) in
+            if ticket.cancelled {
+                ticket.done = true
+                return (true, false)
+            }
+            ticket.continuation = continuation
+            s.sleepers.append(ticket)
+            // The thread's wait may end later than this deadline.
+            defer { s.waiting = false }
+            return (false, s.waiting)
+        }
+        if cancelled { continuation.resume(throwing: CancellationError()) }
+        if wake { wakePipe.wake() }
+    }
+
+    func cancel(_ ticket: SleepTicket) {
+        let continuation = state.withLock { s -> UnsafeContinuation<Void, any Error>? in
+            ticket.cancelled = true
+            guard !ticket.done, let continuation = ticket.continuation else { return nil }
+            ticket.done = true
+            s.sleepers.removeAll { $0 === ticket }
+            return continuation
+        }
+        continuation?.resume(throwing: CancellationError())
+    }
+
+    /// Resumes the sleepers whose deadline has come: a task that prefers this executor is enqueued here.
+    private func wakeSleepers() {
+        let now = Self.now()
+        let due = state.withLock { s -> [UnsafeContinuation<Void, any Error>] in
+            guard s.sleepers.contains(where: { $0.deadline <= now }) else { return [] }
+            var due: [UnsafeContinuation<Void, any Error>] = []
+            s.sleepers.removeAll { ticket in
+                guard ticket.deadline <= now, let continuation = ticket.continuation else { return false }
+                ticket.done = true
+                due.append(continuation)
+                return true
+            }
+            return due
+        }
+        for continuation in due { continuation.resume() }
+    }
+
+    private enum Next {
+        case run(UnownedJob)
+        case wait([any ThreadExecutorSource], sleeper: UInt64?)
+        case exit([any ThreadExecutorSource])
+    }
+
+    private func run() {
+        // Foundation does not pass `Thread.name` to the kernel on Linux (and Swift does not import
+        // pthread_setname_np); the kernel's name is what `ps -L`, top and gdb show.
+        try? String(name.prefix(15)).write(toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)
+        var waiter = SourceWaiter(wakeDescriptor: wakePipe.readEnd)
+        while true {
+            let next = state.withLock { s -> Next in
+                if s.head < s.jobs.count {
+                    let job = s.jobs[s.head]
+                    s.head += 1
+                    if s.head == s.jobs.count {
+                        s.jobs.removeAll(keepingCapacity: true)
+                        s.head = 0
+                    }
+                    return .run(job)
+                }
+                defer { s.attached.removeAll() }
+                if s.finished {
+                    s.threadRunning = false
+                    return .exit(s.attached)
+                }
+                s.waiting = true
+                return .wait(s.attached, sleeper: s.sleepers.lazy.map(\.deadline).min())
+            }
+            switch next {
+            // Isolated to this executor whichever way the job came: an actor on it then runs inline.
+            case .run(let job):
+                job.runSynchronously(isolatedTo: asUnownedSerialExecutor(), taskExecutor: asUnownedTaskExecutor())
+            case .wait(let attached, let sleeper):
+                waiter.sources += attached
+                if waiter.wait(until: sleeper) { wakePipe.drain() }
+                state.withLock { $0.waiting = false }
+                waiter.fireDue()
+                wakeSleepers()
+            case .exit(let attached):
+                waiter.sources += attached
+                waiter.detachAll()
+                return
+            }
+        }
+    }
+}

@@ -1,0 +1,30 @@
+/// Work that a `ThreadExecutor`'s thread does between its jobs, waiting for it in the same system call
+/// as for its jobs: a descriptor to read, a time to act, or both. A fix read from gpsd's socket or due in
+/// a replay then wakes one thread, the one that handles it, and the work it starts (the processor's job,
+/// enqueued from that thread) runs there without another wake-up.
+///
+/// Every method is called on the executor's thread, one at a time; a source is attached to one executor.
+public protocol ThreadExecutorSource: AnyObject, Sendable {
+    /// What to wait for next, asked before every wait; nil detaches the source (then `detached()` is
+    /// called). Another thread that changes the answer calls the executor's `wake()`.
+    func nextWait() -> ThreadExecutorWait?
+
+    /// The descriptor is readable (`readable`), or the deadline has come, or both.
+    func fire(readable: Bool)
+
+    /// The source is no longer waited for: it asked to be, or the executor's thread has ended.
+    func detached()
+}
+
+/// What a `ThreadExecutorSource` waits for.
+public struct ThreadExecutorWait: Sendable, Equatable {
+    /// A descriptor to wait to read, or -1.
+    public var descriptor: Int32
+    /// When to call `fire` anyway, in `CLOCK_MONOTONIC` nanoseconds; nil: never.
+    public var deadline: UInt64?
+
+    public init(descriptor: Int32 = -1, deadline: UInt64? = nil) {
+        self.descriptor = descriptor
+        self.deadline = deadline
+    }
+}

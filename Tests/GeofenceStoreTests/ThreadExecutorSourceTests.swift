@@ -1,0 +1,198 @@
+import AsyncBroadcast
+import Foundation
+import Synchronization
+import TestSupport
+import Testing
+import ThreadExecution
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Sources waited for between a `ThreadExecutor`'s jobs: timers and descriptors fire on its thread, what
+/// they start runs there, and every source is detached exactly once.
+@Suite(.offTheCooperativePool(.waiting)) struct ThreadExecutorSourceTests {
+    /// The kernel's id of the calling thread.
+    static func currentThread() -> Int32 {
+        let link = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")) ?? ""
+        return Int32(link.split(separator: "/").last ?? "") ?? -1
+    }
+
+    /// Fires `count` times, `interval` apart, optionally when `descriptor` is readable, and records where
+    /// and when.
+    final class RecordingSource: ThreadExecutorSource, Sendable {
+        struct Record {
+            var fires: [(thread: Int32, at: UInt64, due: UInt64?, readable: Bool)] = []
+            var detached = 0
+            var next: UInt64?
+            var bytes = 0
+        }
+        let record = Mutex(Record())
+        let count: Int
+        let interval: UInt64?
+        let descriptor: Int32
+        let onFire: @Sendable (Int) -> Void
+
+        init(
+            count: Int, interval: UInt64?, descriptor: Int32 = -1, onFire: @escaping @Sendable (Int) -> Void = { _ in }
+        ) {
+            self.count = count
+            self.interval = interval
+            self.descriptor = descriptor
+            self.onFire = onFire
+        }
+
+        func nextWait() -> ThreadExecutorWait? {
+            record.withLock { r in
+                guard r.fires.count < count else { return nil }
+                if r.next == nil, let interval { r.next = ThreadExecutor.now() + interval }
+                return ThreadExecutorWait(descriptor: descriptor, deadline: r.next)
+            }
+        }
+
+        func fire(readable: Bool) {
+            var buffer = [UInt8](repeating: 0, count: 16)
+            let read = readable ? Glibc.read(descriptor, &buffer, buffer.count) : 0
+            let n = record.withLock { r in
+                r.fires.append((ThreadExecutorSourceTests.currentThread(), ThreadExecutor.now(), r.next, readable))
+                r.bytes += max(read, 0)
+                r.next = nil
+                return r.fires.count
+            }
+            onFire(n)
+        }
+
+        func detached() { record.withLock { $0.detached += 1 } }
+
+        var isDetached: Bool { record.withLock { $0.detached > 0 } }
+    }
+
+    actor OnItsThread {
+        let executor: ThreadExecutor
+        nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+        init(_ executor: ThreadExecutor) { self.executor = executor }
+        func thread() -> Int32 { ThreadExecutorSourceTests.currentThread() }
+    }
+
+    static func waitUntil(_ seconds: Double, _ condition: () -> Bool) async throws -> Bool {
+        let end = ContinuousClock.now + .seconds(seconds)
+        while ContinuousClock.now < end, !condition() { try await Task.sleep(for: .milliseconds(5)) }
+        return condition()
+    }
+
+    @Test func timersFireOnTheThreadNotBeforeTheirTimeAndTheSourceIsDetachedOnce() async throws {
+        let actor = OnItsThread(ThreadExecutor(name: "te-timer"))
+        let thread = await actor.thread()
+        let source = RecordingSource(count: 5, interval: 20_000_000)
+        #expect(actor.executor.attach(source))
+        #expect(try await Self.waitUntil(30) { source.isDetached })
+        let record = source.record.withLock { $0 }
+        #expect(record.fires.count == 5)
+        #expect(record.detached == 1)
+        for fire in record.fires {
+            #expect(fire.thread == thread, "fired on thread \(fire.thread), the executor's is \(thread)")
+            #expect(fire.at >= fire.due!, "fired \(Double(fire.due! - fire.at) / 1e6) ms early")
+            #expect(!fire.readable)
+        }
+        actor.executor.finish()
+    }
+
+    @Test func aReadableDescriptorFiresAndJobsStillRunWhileItWaits() async throws {
+        var ends: [Int32] = [-1, -1]
+        #expect(pipe(&ends) == 0)
+        defer { for fd in ends { close(fd) } }
+        let actor = OnItsThread(ThreadExecutor(name: "te-fd"))
+        let thread = await actor.thread()
+        // No deadline: only the descriptor, or a job, wakes the thread.
+        let source = RecordingSource(count: 3, interval: nil, descriptor: ends[0])
+        #expect(actor.executor.attach(source))
+        for round in 1...3 {
+            // A job runs while the source waits on its descriptor.
+            #expect(await actor.thread() == thread)
+            var byte = UInt8(round)
+            #expect(write(ends[1], &byte, 1) == 1)
+            #expect(try await Self.waitUntil(30) { source.record.withLock { $0.fires.count } == round })
+        }
+        #expect(try await Self.waitUntil(30) { source.isDetached })
+        let record = source.record.withLock { $0 }
+        #expect(record.fires.allSatisfy { $0.readable && $0.thread == thread })
+        #expect(record.bytes == 3 && record.detached == 1)
+        actor.executor.finish()
+    }
+
+    @Test func whatAFireStartsRunsOnTheSameThread() async throws {
+        let executor = ThreadExecutor(name: "te-chain")
+        let thread = await OnItsThread(executor).thread()
+        let channel = UnboundedChannel<Int>()
+        let source = RecordingSource(count: 20, interval: 2_000_000) { n in
+            channel.yield(n)
+            if n == 20 { channel.finish() }
+        }
+        let consumer = Task {
+            await withTaskExecutorPreference(executor) {
+                var seen: [(Int, Int32)] = []
+                for await n in channel { seen.append((n, Self.currentThread())) }
+                return seen
+            }
+        }
+        #expect(executor.attach(source))
+        let seen = await consumer.value
+        #expect(seen.map(\.0) == Array(1...20))
+        #expect(seen.allSatisfy { $0.1 == thread }, "the consumer ran on \(Set(seen.map(\.1))), not \(thread)")
+        executor.finish()
+    }
+
+    @Test func finishDetachesTheSourcesAndRefusesNewOnes() async throws {
+        let executor = ThreadExecutor(name: "te-finish")
+        let waiting = RecordingSource(count: 1, interval: 3_600_000_000_000)
+        #expect(executor.attach(waiting))
+        executor.finish()
+        #expect(try await Self.waitUntil(30) { waiting.isDetached })
+        #expect(waiting.record.withLock { $0.fires.isEmpty && $0.detached == 1 })
+        let late = RecordingSource(count: 1, interval: 0)
+        #expect(!executor.attach(late), "an executor that has finished takes no source")
+        #expect(!late.isDetached && late.record.withLock { $0.fires.isEmpty })
+    }
+
+    @Test func aSleepEndsOnTheThreadNotBeforeItsDeadlineAndACancelledOneAtOnce() async throws {
+        let executor = ThreadExecutor(name: "te-sleep")
+        defer { executor.finish() }
+        let thread = await OnItsThread(executor).thread()
+        let rounds = try await withTaskExecutorPreference(executor) {
+            var rounds: [(due: UInt64, woke: UInt64, thread: Int32)] = []
+            for _ in 0..<5 {
+                let due = ThreadExecutor.now() + 15_000_000
+                try await executor.sleep(until: due)
+                rounds.append((due, ThreadExecutor.now(), Self.currentThread()))
+            }
+            return rounds
+        }
+        for round in rounds {
+            #expect(round.woke >= round.due, "woke \(Double(round.due - round.woke) / 1e6) ms early")
+            #expect(round.thread == thread, "resumed on \(round.thread), the executor's thread is \(thread)")
+        }
+        // A sleep of an hour, cancelled from outside, and one whose task was cancelled before it began.
+        let long = Task { try await executor.sleep(for: .seconds(3600)) }
+        try await Task.sleep(for: .milliseconds(20))
+        long.cancel()
+        await #expect(throws: CancellationError.self) { try await long.value }
+        let early = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            try await executor.sleep(for: .seconds(3600))
+        }
+        await #expect(throws: CancellationError.self) { try await early.value }
+    }
+
+    @Test func aSleepFromAnotherThreadShortensTheThreadsWait() async throws {
+        let executor = ThreadExecutor(name: "te-sleep2")
+        defer { executor.finish() }
+        // The thread waits for an hour-long source deadline; a short sleep from the pool must still end.
+        let waiting = RecordingSource(count: 1, interval: 3_600_000_000_000)
+        #expect(executor.attach(waiting))
+        try await Task.sleep(for: .milliseconds(20))
+        let due = ThreadExecutor.now() + 10_000_000
+        try await executor.sleep(until: due)
+        #expect(ThreadExecutor.now() >= due)
+        #expect(waiting.record.withLock { $0.fires.isEmpty })
+    }
+}
