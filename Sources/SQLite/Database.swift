@@ -100,10 +100,11 @@ public final class Database {
 
     /// Runs `body` in one transaction (BEGIN IMMEDIATE ... COMMIT), rolled back if it throws.
     public func transaction<T>(_ body: () throws -> T) throws -> T {
-        try execute("BEGIN IMMEDIATE")
+        // Prepared once: `execute` parsed both statements again at every commit of a fix.
+        try statement("BEGIN IMMEDIATE").run()
         do {
             let value = try body()
-            try execute("COMMIT")
+            try statement("COMMIT").run()
             return value
         } catch {
             try? execute("ROLLBACK")

@@ -332,6 +332,9 @@ actor FixProcessor: MonitorHost, SnapshotSource {
                 if let fix = next.lastFix { recordedFixTimes[next.monitor] = fix.timestamp }
                 pending.removeFirst()
                 committed = true
+                // The publisher, woken by the commit, runs on this thread: let it send the events now, before
+                // the rest of this fix (another commit, the live update) delays them.
+                if !next.items.isEmpty { await Task.yield() }
             } catch {
                 if storeProblem == nil {
                     logger.error(
