@@ -2,7 +2,8 @@ extension ThreadExecutor {
     /// Suspends the calling task until `deadline` (`now()`'s clock), when this executor's thread resumes
     /// it. A task that prefers this executor then runs on at once, without waking any other thread: where
     /// `Task.sleep` wakes the dispatch timer thread, then a pool thread, then this one. Throws
-    /// `CancellationError` when the task is cancelled first.
+    /// `CancellationError` when the task is cancelled first, or when the executor has finished (its thread
+    /// ends: nothing would wake the sleeper).
     public func sleep(until deadline: UInt64) async throws {
         let ticket = SleepTicket(deadline: deadline)
         try await withTaskCancellationHandler {

@@ -109,7 +109,8 @@ public final class ThreadExecutor: SerialExecutor, TaskExecutor, @unchecked Send
 
     func register(_ ticket: SleepTicket, _ continuation: UnsafeContinuation<Void, any Error>) {
         let (cancelled, wake) = state.withLock { s -> (Bool, Bool) in
-            if ticket.cancelled {
+            // After `finish()` nothing would end the sleep: it ends at once, as a cancelled one does.
+            if ticket.cancelled || s.finished {
                 ticket.done = true
                 return (true, false)
             }
@@ -154,7 +155,7 @@ public final class ThreadExecutor: SerialExecutor, TaskExecutor, @unchecked Send
     private enum Next {
         case run(UnownedJob)
         case wait([any ThreadExecutorSource], sleeper: UInt64?)
-        case exit([any ThreadExecutorSource])
+        case exit([any ThreadExecutorSource], sleepers: [UnsafeContinuation<Void, any Error>])
     }
 
     private func run() {
@@ -176,7 +177,13 @@ public final class ThreadExecutor: SerialExecutor, TaskExecutor, @unchecked Send
                 defer { s.attached.removeAll() }
                 if s.finished {
                     s.threadRunning = false
-                    return .exit(s.attached)
+                    // Nothing would end their sleep once the thread has gone: they end now.
+                    let sleepers = s.sleepers.compactMap { ticket in
+                        ticket.done = true
+                        return ticket.continuation
+                    }
+                    s.sleepers.removeAll()
+                    return .exit(s.attached, sleepers: sleepers)
                 }
                 s.waiting = true
                 return .wait(s.attached, sleeper: s.sleepers.lazy.map(\.deadline).min())
@@ -191,9 +198,10 @@ public final class ThreadExecutor: SerialExecutor, TaskExecutor, @unchecked Send
                 state.withLock { $0.waiting = false }
                 waiter.fireDue()
                 wakeSleepers()
-            case .exit(let attached):
+            case .exit(let attached, let sleepers):
                 waiter.sources += attached
                 waiter.detachAll()
+                for sleeper in sleepers { sleeper.resume(throwing: CancellationError()) }
                 return
             }
         }

@@ -195,4 +195,13 @@ import ThreadExecution
         #expect(ThreadExecutor.now() >= due)
         #expect(waiting.record.withLock { $0.fires.isEmpty })
     }
+
+    @Test func aSleepOnAFinishedExecutorEndsInsteadOfHanging() async throws {
+        let executor = ThreadExecutor(name: "te-sleep3")
+        let sleeping = Task { try await executor.sleep(for: .seconds(3600)) }
+        try await Task.sleep(for: .milliseconds(20))
+        executor.finish()
+        await #expect(throws: CancellationError.self) { try await sleeping.value }
+        await #expect(throws: CancellationError.self) { try await executor.sleep(for: .seconds(3600)) }
+    }
 }
