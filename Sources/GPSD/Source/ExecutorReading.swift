@@ -35,8 +35,8 @@ final class ExecutorReading: ThreadExecutorSource, @unchecked Sendable {
 
     func nextWait() -> ThreadExecutorWait? {
         guard failure == nil, !owner.stopRequested else { return nil }
-        let deadline = pipeline.nextDeadline(now: MonotonicClock.now())
-        return ThreadExecutorWait(descriptor: connection.descriptor, deadline: deadline)
+        // No periodic wake: a stop wakes the executor itself.
+        return ThreadExecutorWait(descriptor: connection.descriptor, deadline: pipeline.nextDeadline)
     }
 
     func fire(readable: Bool) {

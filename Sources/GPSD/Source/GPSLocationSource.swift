@@ -125,9 +125,10 @@ public final class GPSLocationSource: Service, Sendable {
     private func readMessages(_ connection: GPSConnection, _ pipeline: inout GPSPipeline) throws(GPSError) {
         while !stopRequested {
             let now = MonotonicClock.now()
-            let deadline = pipeline.nextDeadline(now: now)
+            let deadline = pipeline.nextDeadline ?? .max
             let wait = deadline > now ? (deadline - now) / 1000 : 0
-            // One read carries every report gpsd has sent since the last: they share its time.
+            // One read carries every report gpsd has sent since the last: they share its time. At most
+            // 100 ms, so that a stop is seen.
             try connection.read(waitingUpTo: Int32(min(wait, 100_000))) { message, receivedAt in
                 emit(pipeline.handle(message, now: receivedAt))
             }

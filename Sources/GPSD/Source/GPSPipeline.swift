@@ -24,11 +24,10 @@ struct GPSPipeline {
         noDataTimeout = UInt64(configuration.noDataTimeout * 1e9)
     }
 
-    /// When `tick` next has something to do.
-    func nextDeadline(now: UInt64) -> UInt64 {
-        var deadline = now + 100_000_000
-        if let quiet = coalescer.nextDeadline { deadline = min(deadline, quiet) }
-        if connected, status.state != .noData { deadline = min(deadline, lastMessageAt + noDataTimeout) }
+    /// When `tick` next has something to do; nil: nothing until the next message.
+    var nextDeadline: UInt64? {
+        var deadline = coalescer.nextDeadline
+        if connected, status.state != .noData { deadline = min(deadline ?? .max, lastMessageAt + noDataTimeout) }
         return deadline
     }
 
