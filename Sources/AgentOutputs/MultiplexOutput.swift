@@ -13,13 +13,20 @@ package struct MultiplexOutput: Sendable {
         needsInsideConditions = outputs.contains { $0.needsInsideConditions }
     }
 
+    /// Asked for every fix: the outputs are reached by index, since iterating (or `flatMap`) copies each
+    /// existential out of the array, with a retain and a release.
     package func messages(for happening: Happening) -> [OutputMessage] {
-        outputs.flatMap { $0.messages(for: happening) }
+        var messages: [OutputMessage] = []
+        for index in outputs.indices {
+            let more = outputs[index].messages(for: happening)
+            if messages.isEmpty { messages = more } else { messages += more }
+        }
+        return messages
     }
 
     /// Tells every output something that gives no messages (a count, a latency, a status).
     package func tell(_ happening: Happening) {
-        for output in outputs { _ = output.messages(for: happening) }
+        for index in outputs.indices { _ = outputs[index].messages(for: happening) }
     }
 
     /// What every output announces at a connection.

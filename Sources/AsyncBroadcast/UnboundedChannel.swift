@@ -73,7 +73,9 @@ public final class UnboundedChannel<Element: Sendable>: AsyncSequence, Sendable 
         consumer?.resume(returning: nil)
     }
 
-    /// Whether the sequence has ended (finished, or its consumer gone).
+    /// Whether the sequence has ended (finished, or its consumer gone). Inlinable as the rest: a producer
+    /// asks before each element, and unspecialized it looked up the state's type metadata every time.
+    @inlinable
     public var isFinished: Bool { state.withLock { $0.finished } }
 
     @inlinable

@@ -58,6 +58,41 @@ import Testing
         }
     }
 
+    /// Monitors made, replaced and changed in any order: the names stay sorted, and each name reaches its
+    /// own engine, by subscript and in place.
+    @Test func everyNameReachesItsOwnEngineWhateverTheOrderTheyCameIn() async {
+        await propertyCheck(count: 100, input: Gen.int(in: 0...Int(Int32.max))) { seed in
+            var random = SplitMix64(seed: UInt64(seed))
+            var set = MonitorSet(configuration: .eachFixAlone)
+            var expected: [String: Set<String>] = [:]
+            for k in 0..<30 {
+                let monitor = "m\(Int.random(in: 0..<8, using: &random))"
+                let circle = try! Condition.circle(center: depot, radius: 50)
+                switch Int.random(in: 0..<4, using: &random) {
+                case 0:
+                    // Replaced by an empty engine of the same name, as a restore does.
+                    set.insert(MonitorEngine(name: monitor, configuration: .eachFixAlone))
+                    expected[monitor] = []
+                case 1:
+                    guard let gone = expected[monitor]?.first else { continue }
+                    set.remove(gone, monitor: monitor)
+                    expected[monitor]!.remove(gone)
+                default:
+                    set.add(circle, identifier: "c\(k)", monitor: monitor)
+                    expected[monitor, default: []].insert("c\(k)")
+                }
+            }
+            #expect(set.names == expected.keys.sorted())
+            #expect(set.conditionCount == expected.values.reduce(0) { $0 + $1.count })
+            for name in set.names {
+                #expect(set[name]?.name == name)
+                #expect(Set(set[name]?.records.map(\.identifier) ?? []) == expected[name])
+                #expect(set.withEngine(name) { $0.name } == name)
+            }
+            #expect(set["absent"] == nil && set.withEngine("absent") { $0.name } == nil)
+        }
+    }
+
     @Test func anEmptySetIsOfferedNothing() {
         var set = MonitorSet()
         let result = set.process(fix(52, 5, t: 0))

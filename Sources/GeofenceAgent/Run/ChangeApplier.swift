@@ -12,6 +12,8 @@ import Mosquitto
 actor ChangeApplier {
     private let store: any ConditionStoring
     private let host: any MonitorHost
+    /// Spares the inbox's listing every second while nothing arrives.
+    private var inboxGate = InboxScanGate()
     private let publisher: any MessagePublishing
     private let topics: Topics
     /// The vehicle's OwnTracks identity when it speaks OwnTracks (its `cmd` topic and replies).
@@ -192,11 +194,14 @@ actor ChangeApplier {
     /// Changes `geofence-agent conditions add/remove` left for the running agent (which holds the store).
     /// An applied request's file is deleted; a refused one is renamed `.rejected`, which the CLI reports.
     func processInbox(_ directory: String) async {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
-        for name in names.sorted()
-        where (name.hasPrefix("add-") || name.hasPrefix("remove-")) && !name.hasSuffix(".rejected")
-            && !name.hasSuffix(".tmp")
-        {
+        guard let time = inboxGate.due(directory),
+            let names = try? FileManager.default.contentsOfDirectory(atPath: directory)
+        else { return }
+        let requests = names.sorted().filter {
+            ($0.hasPrefix("add-") || $0.hasPrefix("remove-")) && !$0.hasSuffix(".rejected") && !$0.hasSuffix(".tmp")
+        }
+        inboxGate.listed(at: time, foundWork: !requests.isEmpty)
+        for name in requests {
             let path = (directory as NSString).appendingPathComponent(name)
             do {
                 if name.hasPrefix("add-") {

@@ -15,7 +15,7 @@ import ThreadExecution
 actor FixProcessor: MonitorHost, SnapshotSource {
     /// The processor shares the outbox's thread, which is the store's: a fix's commit needs no hop
     /// between threads (the store's blocking calls still never run on the cooperative pool).
-    nonisolated var unownedExecutor: UnownedSerialExecutor { outbox.unownedExecutor }
+    nonisolated let unownedExecutor: UnownedSerialExecutor
     private nonisolated let store: AgentStore
     private nonisolated let outbox: Outbox
     private let configuration: AgentConfiguration
@@ -60,6 +60,7 @@ actor FixProcessor: MonitorHost, SnapshotSource {
         self.outputs = outputs
         self.store = store
         self.outbox = outbox
+        unownedExecutor = outbox.unownedExecutor
         self.logger = logger
         (stateChanges, stateChangesContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         liveFilter = LiveUpdateFilter(configuration: configuration.liveUpdates.configuration)

@@ -8,7 +8,11 @@ public struct MonitorSet: Sendable {
     public static let defaultMonitor = "default"
 
     public let configuration: MonitorConfiguration
-    private var engines: [String: MonitorEngine] = [:]
+    /// The engines in name order, beside `names`: a fix visits them by position, with no hashing of names
+    /// and no copy of an engine.
+    private var engines: [MonitorEngine] = []
+    /// Each name's position in `engines`.
+    private var positions: [String: Int] = [:]
     /// The names, sorted: the order every fix visits the monitors in.
     public private(set) var names: [String] = []
     /// The one motion-consistency check every consumer of a fix shares: monitors, live updates, trips.
@@ -25,35 +29,43 @@ public struct MonitorSet: Sendable {
             settings: configuration.trips, correlationTime: configuration.noiseCorrelationTime, resuming: phase)
     }
 
-    public subscript(name: String) -> MonitorEngine? { engines[name] }
+    public subscript(name: String) -> MonitorEngine? { positions[name].map { engines[$0] } }
 
     /// Adds a monitor (one restored from the store), replacing one of the same name.
     public mutating func insert(_ engine: MonitorEngine) {
-        if engines.updateValue(engine, forKey: engine.name) == nil { names = engines.keys.sorted() }
+        if let position = positions[engine.name] {
+            engines[position] = engine
+            return
+        }
+        let position = names.firstIndex { $0 > engine.name } ?? names.count
+        names.insert(engine.name, at: position)
+        engines.insert(engine, at: position)
+        for index in position..<names.count { positions[names[index]] = index }
     }
 
     /// Adds a condition to a monitor, which is made when new.
     public mutating func add(_ condition: Condition, identifier: String, monitor: String) {
-        if engines[monitor] == nil { insert(MonitorEngine(name: monitor, configuration: configuration)) }
-        engines[monitor]!.add(condition, identifier: identifier)
+        if positions[monitor] == nil { insert(MonitorEngine(name: monitor, configuration: configuration)) }
+        engines[positions[monitor]!].add(condition, identifier: identifier)
     }
 
     /// Changes one monitor in place (no copy of its conditions); nil when there is none of that name.
     @discardableResult
     public mutating func withEngine<T>(_ name: String, _ body: (inout MonitorEngine) throws -> T) rethrows -> T? {
-        guard engines[name] != nil else { return nil }
-        return try body(&engines[name]!)
+        guard let position = positions[name] else { return nil }
+        return try body(&engines[position])
     }
 
     public mutating func remove(_ identifier: String, monitor: String) {
-        engines[monitor]?.remove(identifier)
+        guard let position = positions[monitor] else { return }
+        engines[position].remove(identifier)
     }
 
     /// Conditions held, over every monitor.
-    public var conditionCount: Int { engines.values.reduce(0) { $0 + $1.count } }
+    public var conditionCount: Int { engines.reduce(0) { $0 + $1.count } }
 
     /// The latest fix any monitor accepted (restored after a restart): the timeline resumes after it.
-    public var lastAcceptedFixTime: Date? { engines.values.compactMap { $0.lastAcceptedFix?.timestamp }.max() }
+    public var lastAcceptedFixTime: Date? { engines.compactMap { $0.lastAcceptedFix?.timestamp }.max() }
 
     /// What one fix did in one monitor.
     public struct Step: Sendable {
@@ -84,25 +96,29 @@ public struct MonitorSet: Sendable {
         location.motionVerdict = motionCheck.check(fix)
         var result = FixResult(location: location)
         if location.motionVerdict == .excursion { result.rejection = .excursion }
-        for name in names {
-            let outcome = engines[name]!.process(location)
+        for (position, name) in names.enumerated() {
+            let (outcome, expired) = Self.offer(location, to: &engines[position])
             if !result.offered {
                 result.offered = true
                 if case .rejected(let reason) = outcome { result.rejection = reason }
             }
             guard case .accepted(let events) = outcome else { continue }
-            let expired = engines[name]!.expiredIdentifiers
             if !events.isEmpty || !expired.isEmpty {
                 result.steps.append(Step(monitor: name, events: events, expired: expired))
             }
         }
-        // What a stop is inside, asked only when one begins (the dictionary is shared, not copied).
+        // What a stop is inside, asked only when one begins (the array is shared, not copied).
         let engines = self.engines
-        let names = self.names
         result.tripEvents = trips.process(location) {
-            names.flatMap { engines[$0]!.satisfiedIdentifiers }.sorted()
+            engines.flatMap(\.satisfiedIdentifiers).sorted()
         }
         return result
+    }
+
+    private static func offer(_ location: Location, to engine: inout MonitorEngine) -> (FixOutcome, [String]) {
+        let outcome = engine.process(location)
+        guard case .accepted = outcome else { return (outcome, []) }
+        return (outcome, engine.expiredIdentifiers)
     }
 }
 

@@ -49,10 +49,13 @@ public actor Outbox {
     /// counter stays ahead of every number given, so none repeats after a crash (a restart may skip some).
     static let sequenceLease: Int64 = 1_000
 
-    public nonisolated var unownedExecutor: UnownedSerialExecutor { repository.unownedExecutor }
+    /// The repository's, kept: the runtime asks for it at every call into the outbox, and through the
+    /// existential each ask was two calls.
+    public nonisolated let unownedExecutor: UnownedSerialExecutor
 
     private init(repository: any OutboxRepository, limits: OutboxLimits, logger: Logger) {
         self.repository = repository
+        unownedExecutor = repository.unownedExecutor
         self.limits = limits
         self.logger = logger
         (wakes, wakeContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))

@@ -133,6 +133,22 @@ import Testing
         #expect(left == ["remove-3.json.rejected"])
         #expect(publisher.objects(on: testTopics.errors).first?["kind"] as? String == "local")
     }
+
+    /// The rounds that find a quiet inbox skip its listing; a request renamed in afterwards is still applied.
+    @Test func aRequestAfterQuietRoundsIsStillApplied() async throws {
+        let inbox = FileManager.default.temporaryDirectory.appendingPathComponent("inbox-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: inbox, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: inbox) }
+        let past = timespec(tv_sec: time(nil) - 10, tv_nsec: 0)
+        #expect(utimensat(AT_FDCWD, inbox.path, [past, past], 0) == 0)
+        let a = applier()
+        for _ in 0..<3 { await a.processInbox(inbox.path) }
+        let request = inbox.appendingPathComponent("add-1.geojson")
+        try circleFeature("late").write(to: request, atomically: true, encoding: .utf8)
+        await a.processInbox(inbox.path)
+        #expect(await host.identifiers["default"] == Set(["late"]))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: inbox.path).isEmpty)
+    }
 }
 
 actor RequestLog {
