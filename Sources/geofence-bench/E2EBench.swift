@@ -21,12 +21,16 @@ struct E2EBench: AsyncParsableCommand {
             A synthetic receiver drives back and forth through a 30 m circle at 40 m/s, one epoch (GGA + RMC, \
             written together) every 100 ms, fed to a gpsd of our own. The agent (the real binary, store on \
             disk with synchronous=FULL) publishes every transition; a subscriber on loopback timestamps it. \
-            Latency = arrival at the subscriber - the moment the epoch that caused the event was written to \
-            gpsd. Run with the default configuration; with the early epoch close turned off \
+            Latency = arrival at the subscriber (when its MQTT library hands the message over, on the library's \
+            network thread) - the moment the epoch that caused the event was written to gpsd; `consumed_p50_ms` \
+            is the same taken later, when the subscriber's task reads the message (the ruler before 2026-11-26, \
+            which also counts the subscriber's own hop between threads). Run with the default configuration; \
+            with the early epoch close turned off \
             (gpsd.epochEarlyClose: false), which shows what waiting for the epoch's end costs; and with places \
             off (places.enabled: false), which shows what naming each event's place costs:
 
-            {"scenario": "e2e-latency", "epoch_early_close": ..., "places": ..., "p50_ms": ..., "p99_ms": ..., "transitions": ...}
+            {"scenario": "e2e-latency", "epoch_early_close": ..., "places": ..., "p50_ms": ..., "p99_ms": ..., \
+            "consumed_p50_ms": ..., "transitions": ...}
 
             Example:
               swift build -c release && .build/release/geofence-bench e2e
@@ -49,23 +53,28 @@ struct E2EBench: AsyncParsableCommand {
         for (earlyClose, places) in [(true, true), (false, true), (true, false)] {
             let (latencies, transitions) = try await measure(
                 agentPath: agentPath, earlyClose: earlyClose, places: places)
-            let sorted = latencies.sorted()
-            func q(_ p: Double) -> Double {
+            let received = latencies.map(\.received).sorted()
+            let consumed = latencies.map(\.consumed).sorted()
+            func q(_ sorted: [Double], _ p: Double) -> Double {
                 sorted.isEmpty ? .nan : sorted[min(sorted.count - 1, Int(p * Double(sorted.count)))]
             }
             print(
                 jsonLine([
                     "scenario": "e2e-latency", "epoch_early_close": earlyClose, "places": places,
-                    "p50_ms": rounded(q(0.5), 2),
-                    "p99_ms": rounded(q(0.99), 2), "max_ms": rounded(sorted.last ?? .nan, 2),
+                    "p50_ms": rounded(q(received, 0.5), 2),
+                    "p99_ms": rounded(q(received, 0.99), 2), "max_ms": rounded(received.last ?? .nan, 2),
+                    "consumed_p50_ms": rounded(q(consumed, 0.5), 2),
                     "transitions": transitions,
                     "measured": latencies.count,
                 ]))
         }
     }
 
-    /// One run: returns each transition's latency in ms.
-    private func measure(agentPath: String, earlyClose: Bool, places: Bool) async throws -> ([Double], Int) {
+    /// One transition's latency in ms: to the subscriber's library, and to its task.
+    private typealias Latency = (received: Double, consumed: Double)
+
+    /// One run: returns each transition's latency.
+    private func measure(agentPath: String, earlyClose: Bool, places: Bool) async throws -> ([Latency], Int) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("e2e-bench-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -121,7 +130,8 @@ struct E2EBench: AsyncParsableCommand {
         let arrivals = ArrivalLog()
         let reader = Task {
             for await message in events {
-                arrivals.record(time: monotonicNow(), payload: message.payload)
+                arrivals.record(
+                    received: message.receivedAtNanoseconds, consumed: monotonicNow(), payload: message.payload)
             }
         }
         let pid = try LocalProcess.spawn(
@@ -141,30 +151,32 @@ struct E2EBench: AsyncParsableCommand {
         let sent = feed.sentTimes
         var indexByTime: [String: Int] = [:]
         for (k, t) in epochTimes.enumerated() { indexByTime[t] = k }
-        var latencies: [Double] = []
+        var latencies: [Latency] = []
         var transitions = 0
-        for (arrival, payload) in arrivals.all {
+        for (received, consumed, payload) in arrivals.all {
             guard let o = try? JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any],
                 let location = o["location"] as? [String: Any], let gpsTime = location["gpsTime"] as? String
             else { continue }
             transitions += 1
             guard let k = indexByTime[gpsTime], k < sent.count else { continue }
-            latencies.append(Double(Int64(arrival) - Int64(sent[k])) / 1e6)
+            latencies.append(
+                (Double(Int64(received) - Int64(sent[k])) / 1e6, Double(Int64(consumed) - Int64(sent[k])) / 1e6))
         }
         return (latencies, transitions)
     }
 }
 
-/// Arrival times of messages, recorded on the subscriber's task.
+/// Arrival times of messages, recorded on the subscriber's task: when its library received each one, and
+/// when the task read it.
 final class ArrivalLog: @unchecked Sendable {
     private let lock = NSLock()
-    private var entries: [(UInt64, [UInt8])] = []
-    func record(time: UInt64, payload: [UInt8]) {
+    private var entries: [(received: UInt64, consumed: UInt64, payload: [UInt8])] = []
+    func record(received: UInt64, consumed: UInt64, payload: [UInt8]) {
         lock.lock()
-        entries.append((time, payload))
+        entries.append((received, consumed, payload))
         lock.unlock()
     }
-    var all: [(UInt64, [UInt8])] {
+    var all: [(received: UInt64, consumed: UInt64, payload: [UInt8])] {
         lock.lock()
         defer { lock.unlock() }
         return entries

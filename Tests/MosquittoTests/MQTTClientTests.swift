@@ -33,16 +33,23 @@ import Testing
         #expect(await connected(sub))
         #expect(await connected(pub))
         let messages = try await sub.subscribe("fleet/test/#")
+        let before = monotonicNanoseconds()
         for k in 0..<50 {
             let code = try await pub.publish("fleet/test/\(k % 3)", text: "m\(k)")
             #expect(code.isSuccess)
         }
         var got: [String] = []
+        var receipts: [UInt64] = []
         for await m in messages {
             got.append(m.text)
+            receipts.append(m.receivedAtNanoseconds)
             if got.count == 50 { break }
         }
         #expect(got == (0..<50).map { "m\($0)" })
+        // Each is stamped when libmosquitto handed it over: after the first publish, in arrival order, and
+        // before the task read it.
+        let read = monotonicNanoseconds()
+        #expect(receipts.first! > before && receipts.last! < read && receipts == receipts.sorted())
         await sub.shutdown()
         await pub.shutdown()
     }
@@ -369,4 +376,11 @@ final class Counter: @unchecked Sendable {
         defer { lock.unlock() }
         return count
     }
+}
+
+/// `CLOCK_MONOTONIC` in nanoseconds, the clock `MQTTMessage.receivedAtNanoseconds` is read from.
+private func monotonicNanoseconds() -> UInt64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
 }

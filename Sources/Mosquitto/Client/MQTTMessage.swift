@@ -18,6 +18,10 @@ public struct MQTTMessage: Sendable, Equatable {
     public var userProperties: [(String, String)]
     /// MQTT 5 content type, if set.
     public var contentType: String?
+    /// When libmosquitto handed the message over (`CLOCK_MONOTONIC`, ns), on its network thread: a
+    /// latency measured from here leaves out the hop to whichever task consumes it. 0 for a message made
+    /// here. Not part of equality.
+    public var receivedAtNanoseconds: UInt64 = 0
 
     public init(
         topic: String, payload: [UInt8], qos: MQTTQoS = .atLeastOnce, retained: Bool = false,
@@ -40,6 +44,9 @@ public struct MQTTMessage: Sendable, Equatable {
     }
 
     init(copying m: mosquitto_message, properties: OpaquePointer?) {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        receivedAtNanoseconds = UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
         topic = m.topic.map { String(cString: $0) } ?? ""
         if let bytes = m.payload, m.payloadlen > 0 {
             payload = Array(UnsafeRawBufferPointer(start: bytes, count: Int(m.payloadlen)))
