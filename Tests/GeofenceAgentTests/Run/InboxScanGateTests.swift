@@ -13,29 +13,30 @@ import Testing
 @Suite(.offTheCooperativePool(.computing)) struct InboxScanGateTests {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gate-\(UUID().uuidString)").path
 
-    /// Sets the directory's modification time `seconds` into the past.
-    func age(_ seconds: Int) {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        let past = timespec(tv_sec: now.tv_sec - seconds, tv_nsec: now.tv_nsec)
-        let times = [past, past]
-        #expect(utimensat(AT_FDCWD, directory, times, 0) == 0)
+    /// Makes the inbox, its time `age` seconds in the past (0: now), and a gate that listed it once and
+    /// found work or not. The caller removes the directory.
+    func gateAfterOneListing(age: Int, foundWork: Bool) throws -> InboxScanGate {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        if age > 0 {
+            var now = timespec()
+            clock_gettime(CLOCK_REALTIME, &now)
+            let past = timespec(tv_sec: now.tv_sec - age, tv_nsec: now.tv_nsec)
+            #expect(utimensat(AT_FDCWD, directory, [past, past], 0) == 0)
+        }
+        var gate = InboxScanGate()
+        let due = gate.due(directory)
+        gate.listed(at: try #require(due), foundWork: foundWork)
+        return gate
     }
 
     @Test func noInboxIsNeverListed() {
         var gate = InboxScanGate()
-        let next = gate.due(directory)
-        #expect(next == nil)
+        #expect(gate.due(directory) == nil)
     }
 
     @Test func aSettledQuietInboxIsSkippedUntilSomethingArrives() throws {
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        age(10)
-        var gate = InboxScanGate()
-        let due = gate.due(directory)
-        let time = try #require(due)
-        gate.listed(at: time, foundWork: false)
+        var gate = try gateAfterOneListing(age: 10, foundWork: false)
         let next = gate.due(directory)
         #expect(next == nil, "nothing moved since a listing that found nothing")
         // A request arrives as the CLI leaves it: written aside, then renamed in.
@@ -46,27 +47,18 @@ import Testing
         #expect(afterRequest != nil)
     }
 
+    /// Listed while a request is still being written: a rename within the same clock tick would leave the
+    /// directory's time as it is, so the next round lists again.
     @Test func aRecentTimeIsNeverTakenAsSettled() throws {
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        var gate = InboxScanGate()
-        // Listed while a request is still being written: a rename within the same clock tick would leave
-        // the directory's time as it is, so the next round lists again.
-        let due = gate.due(directory)
-        let time = try #require(due)
-        gate.listed(at: time, foundWork: false)
+        var gate = try gateAfterOneListing(age: 0, foundWork: false)
         let next = gate.due(directory)
         #expect(next != nil)
     }
 
     @Test func aListingThatFoundWorkIsFollowedByAnother() throws {
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        age(10)
-        var gate = InboxScanGate()
-        let due = gate.due(directory)
-        let time = try #require(due)
-        gate.listed(at: time, foundWork: true)
+        var gate = try gateAfterOneListing(age: 10, foundWork: true)
         let next = gate.due(directory)
         #expect(next != nil)
     }
