@@ -195,7 +195,10 @@ let package = Package(
         ),
         .testTarget(
             name: "MosquittoTests",
-            dependencies: ["Mosquitto", "LocalServers", "TestSupport", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "Mosquitto", "LocalServers", "TestSupport", "ThreadExecution",
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .testTarget(
             name: "GeofenceStoreTests",

@@ -3,6 +3,7 @@ import LocalServers
 import Logging
 import TestSupport
 import Testing
+import ThreadExecution
 
 @testable import Mosquitto
 
@@ -33,7 +34,7 @@ import Testing
         #expect(await connected(sub))
         #expect(await connected(pub))
         let messages = try await sub.subscribe("fleet/test/#")
-        let before = monotonicNanoseconds()
+        let before = ThreadExecutor.now()
         for k in 0..<50 {
             let code = try await pub.publish("fleet/test/\(k % 3)", text: "m\(k)")
             #expect(code.isSuccess)
@@ -46,9 +47,9 @@ import Testing
             if got.count == 50 { break }
         }
         #expect(got == (0..<50).map { "m\($0)" })
-        // Each is stamped when libmosquitto handed it over: after the first publish, in arrival order, and
-        // before the task read it.
-        let read = monotonicNanoseconds()
+        // Each is stamped (`CLOCK_MONOTONIC`, the clock of `ThreadExecutor.now()`) when libmosquitto handed it
+        // over: after the first publish, in arrival order, and before the task read it.
+        let read = ThreadExecutor.now()
         #expect(receipts.first! > before && receipts.last! < read && receipts == receipts.sorted())
         await sub.shutdown()
         await pub.shutdown()
@@ -376,11 +377,4 @@ final class Counter: @unchecked Sendable {
         defer { lock.unlock() }
         return count
     }
-}
-
-/// `CLOCK_MONOTONIC` in nanoseconds, the clock `MQTTMessage.receivedAtNanoseconds` is read from.
-private func monotonicNanoseconds() -> UInt64 {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
 }
