@@ -70,8 +70,17 @@ public actor AgentStore {
                 "SELECT count(*) FROM monitors; SELECT count(*) FROM outbox; SELECT count(*) FROM settings")
             database.manualCheckpoints()
             // After a long outage the log has grown to thousands of frames; once checkpointed, SQLite cuts
-            // the file back to this instead of keeping it at its largest (found by the soak: 39 MB).
-            try database.execute("PRAGMA journal_size_limit=\(Self.logSizeLimit)")
+            // the file back to this instead of keeping it at its largest (found by the soak: 39 MB). The file
+            // is kept at that size, written once, so that a commit overwrites blocks instead of appending:
+            // an append costs each commit a journal commit of the file system too (store.md).
+            try database.keepLog(size: Self.logSizeLimit)
+            do {
+                try database.allocateLog()
+            } catch {
+                logger.warning(
+                    "the write-ahead log is not allocated ahead; it grows as it is written",
+                    metadata: ["error": "\(error)"])
+            }
             db = database
         } catch let error as SQLiteError {
             close()

@@ -4,10 +4,12 @@ import Foundation
 /// One SQLite connection: the only owner of its `sqlite3*`. Not thread-safe and every call may block on
 /// the disk, so a `Database` belongs to one thread (see `ThreadExecutor`).
 public final class Database {
-    private var handle: OpaquePointer?
+    var handle: OpaquePointer?
     public let path: String
     private var statements: [String: Statement] = [:]
     private var walCounter: WALCounter?
+    /// Set by `keepLog(size:)`: the log's file outlives the connection, at this size.
+    var keptLogSize = 0
 
     /// Opens (creating if asked) a database in WAL mode with `synchronous=FULL`: a committed transaction
     /// survives a power cut.
@@ -41,7 +43,15 @@ public final class Database {
 
     public func close() {
         statements.removeAll()
-        if let handle { sqlite3_close_v2(handle) }
+        if let handle {
+            // A kept log with a size limit is cut to zero bytes at the close (SQLite's rule), which would undo
+            // `keepLog(size:)`; without the limit its file stays as it is. One that outgrew its size (an
+            // outage) is left to that rule, and the next `allocateLog()` writes it again.
+            if keptLogSize > 0, let size = fileSize(path + "-wal"), size <= keptLogSize {
+                sqlite3_exec(handle, "PRAGMA journal_size_limit=-1", nil, nil, nil)
+            }
+            sqlite3_close_v2(handle)
+        }
         handle = nil
     }
 

@@ -93,10 +93,8 @@ import Testing
         try agent.start()
         let pid = try #require(agent.pid)
         #expect(await waitUntil(60) { dashboard.unique.count >= 5 })
-        // The disk fills: no file of the agent's may grow past its present size (a file-size limit).
-        let wal = (try? FileManager.default.attributesOfItem(atPath: agent.storePath + "-wal")[.size] as? Int) ?? 0
-        let db = (try? FileManager.default.attributesOfItem(atPath: agent.storePath)[.size] as? Int) ?? 0
-        let limit = max(wal, db) + 4096
+        // The disk fills: no file of the agent's may be written past what it holds now.
+        let limit = fullDiskLimit(storePath: agent.storePath)
         try LocalProcess.run(
             "/usr/bin/prlimit", ["--pid", "\(pid)", "--fsize=\(limit):unlimited"], in: agent.directory)
         let statusPath = agent.storePath + ".status.json"

@@ -85,11 +85,9 @@ import Testing
         try agent.start()
         let pid = try #require(agent.pid)
         #expect(await waitUntil(60) { agent.status != nil })
-        let sizes = [agent.storePath, StorePaths(agent.storePath).writeAheadLog].map {
-            (try? FileManager.default.attributesOfItem(atPath: $0)[.size] as? Int) ?? 0
-        }
         try LocalProcess.run(
-            "/usr/bin/prlimit", ["--pid", "\(pid)", "--fsize=\(sizes.max()! + 4096):unlimited"], in: agent.directory)
+            "/usr/bin/prlimit", ["--pid", "\(pid)", "--fsize=\(fullDiskLimit(storePath: agent.storePath)):unlimited"],
+            in: agent.directory)
         #expect(
             await waitUntil(60) { (agent.status?["storeProblem"] as? String)?.contains("full") == true },
             "the status names the full disk")
