@@ -7,8 +7,9 @@ import CSQLite
 /// The write-ahead log's file, written once and then reused.
 ///
 /// `fdatasync` after an append, or after a write into blocks only reserved for the file (`fallocate`), also
-/// commits the file system's journal, because the file's size or its extents changed. On the ext4 of the machine the tests run on
-/// that costs about 75 µs more per commit: 431–456 µs against 355–389 µs at the median after 100 ms idle.
+/// commits the file system's journal, because the file's size or its extents changed. On the ext4 of the
+/// machine the tests run on, that costs about 75 µs more per commit: 431–456 µs against 355–389 µs at the
+/// median after 100 ms idle.
 /// SQLite appends to its log until a checkpoint lets it start again at the beginning, and by default it
 /// deletes the file at every close. So the first 1,000 or so frames of every run are appends, and a
 /// transition's commit is among them.
@@ -29,9 +30,9 @@ extension Database {
     /// lie before the file's end.
     ///
     /// SQLite reads zeros as no frame: each frame carries the log's salts and a checksum. A store whose
-    /// log already has the size costs nothing, and so does one with no log yet. When the disk cannot hold the zeros, the file is cut back to
-    /// where it was and the error names the file. The log then grows as SQLite writes it, as it did without
-    /// this.
+    /// log already has the size costs nothing, and so does one with no log yet. When the disk cannot hold
+    /// the zeros, the file is cut back to where it was and the error names the file. The log then grows as
+    /// SQLite writes it, as it did without this.
     public func allocateLog() throws(SQLiteError) {
         let size = keptLogSize
         guard size > 0 else { return }
@@ -74,9 +75,10 @@ extension Database {
         return stat(path, &info) == 0 ? Int(info.st_size) : nil
     }
 
+    /// The error for the last failed call, from its `errno`.
     private static func fileError(_ path: String, _ what: String) -> SQLiteError {
-        let reason = String(cString: strerror(errno))
-        let code = errno == ENOSPC || errno == EFBIG ? SQLITE_FULL : SQLITE_IOERR
-        return SQLiteError(code: code, message: "\(what) \(path): \(reason)")
+        let number = errno
+        let code = number == ENOSPC || number == EFBIG ? SQLITE_FULL : SQLITE_IOERR
+        return SQLiteError(code: code, message: "\(what) \(path): \(String(cString: strerror(number)))")
     }
 }
