@@ -36,7 +36,7 @@ extension Database {
     public func allocateLog() throws(SQLiteError) {
         let size = keptLogSize
         guard size > 0 else { return }
-        let log = path + "-wal"
+        let log = logPath
         let fd = open(log, O_WRONLY | O_CLOEXEC)
         // No log yet: nothing has been written. SQLite makes it at the first write.
         if fd < 0, errno == ENOENT { return }
@@ -68,6 +68,9 @@ extension Database {
             throw failure
         }
     }
+
+    /// SQLite's write-ahead log beside the database.
+    var logPath: String { path + "-wal" }
 
     /// A file's size in bytes, or nil when it cannot be read.
     func fileSize(_ path: String) -> Int? {

@@ -47,7 +47,7 @@ public final class Database {
             // A kept log with a size limit is cut to zero bytes at the close (SQLite's rule), which would undo
             // `keepLog(size:)`; without the limit its file stays as it is. One that outgrew its size (an
             // outage) is left to that rule, and the next `allocateLog()` writes it again.
-            if keptLogSize > 0, let size = fileSize(path + "-wal"), size <= keptLogSize {
+            if keptLogSize > 0, let size = fileSize(logPath), size <= keptLogSize {
                 sqlite3_exec(handle, "PRAGMA journal_size_limit=-1", nil, nil, nil)
             }
             sqlite3_close_v2(handle)
