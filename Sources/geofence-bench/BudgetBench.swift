@@ -21,10 +21,14 @@ struct BudgetBench: ParsableCommand {  // blocking waits for processes: not on t
             run's total less a run of the same configuration over 2 fixes (start, connect, stop), divided by \
             the fixes in between. Two last runs keep the agent parked in real time, for 60 s and for \
             --idle-seconds (16 min: the heartbeats of 15 min come in it); their difference is what an hour \
-            parked costs (keepalive, heartbeat, the parked location), free of the start and the stop:
+            parked costs (keepalive, heartbeat, the parked location), free of the start and the stop. Before \
+            each run, 100 bare timed wakes of a thread at the run's interval between fixes give what one wake \
+            costs this machine at that moment (`reference_wake_us`): on a VM it moves with the host's load, \
+            and an agent pays at least one a fix.
 
             {"scenario": "budget", "motion": "driving", "live_updates": true, "fixes": 1800, \
-            "cpu_us_per_fix": ..., "storage_bytes_per_fix": ..., "wire_up_bytes_per_fix": ..., ...}
+            "cpu_us_per_fix": ..., "storage_bytes_per_fix": ..., "wire_up_bytes_per_fix": ..., \
+            "reference_wake_us": ..., ...}
             {"scenario": "budget-idle", "seconds": 900, "wire_kb_per_hour": ..., ...}
 
             Example:
@@ -83,11 +87,15 @@ struct BudgetBench: ParsableCommand {  // blocking waits for processes: not on t
                 link: useLink, extraConfig: extra
             ).measure()
             for driving in drivingLiveOnly ? [true] : [true, false] {
+                let wake = ReferenceWake.cpuMicroseconds(
+                    wakes: Self.referenceWakes, milliseconds: Int32(max(1, (1000 / speedFactor).rounded())))
                 let run = try BudgetRun(
                     agentPath: agentPath, fixes: fixes, driving: driving, liveUpdates: live,
                     speedFactor: speedFactor, link: useLink, extraConfig: extra
                 ).measure()
-                print(jsonLine(perFix(run, base, driving: driving, live: live)))
+                var line = perFix(run, base, driving: driving, live: live)
+                line.append(("reference_wake_us", rounded(wake, 1)))
+                print(jsonLine(line))
             }
         }
         if idleSeconds > 0, !drivingLiveOnly {
@@ -116,6 +124,9 @@ struct BudgetBench: ParsableCommand {  // blocking waits for processes: not on t
                 ]))
         }
     }
+
+    /// Bare timed wakes measured before each run, at the run's interval between fixes.
+    static let referenceWakes = 100
 
     /// The short parked run, subtracted from the long one.
     static let shortIdleSeconds = 60
