@@ -49,6 +49,15 @@ import Testing
         agent.kill(signal: SIGKILL)
         #expect(agent.waitForExit(within: 10))
         try agent.start()
+        // gpsd sends a client only what arrives after its WATCH: the rest of the drive waits until the new
+        // agent is connected and has heard nothing for its no-data timeout (on a busy machine the start can
+        // outlast the whole rest of the feed).
+        let restarted = agent.pid.map(Int.init)
+        #expect(
+            await waitUntil(60) {
+                guard let status = agent.status, status["pid"] as? Int == restarted else { return false }
+                return (status["gps"] as? [String: Any])?["state"] as? String == "noData"
+            }, "\(agent.log.suffix(2000))")
         feed.resume()
 
         #expect(
