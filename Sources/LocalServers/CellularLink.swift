@@ -22,13 +22,15 @@ public final class CellularLink: @unchecked Sendable {
         /// Share of packets lost, and the chance that a loss follows a loss beyond that share (lag-1).
         public var loss: Double
         public var lossCorrelation: Double
-        /// An outage of `outageLength` seconds every `outageEvery` seconds (nil: none), counted from the start.
+        /// An outage of `outageLength` seconds every `outageEvery` seconds (nil: none), the first
+        /// `firstOutage` seconds (nil: `outageEvery`) after the schedule's start (see `startOutages()`).
         public var outageEvery: Double?
         public var outageLength: Double
+        public var firstOutage: Double?
 
         public init(
             name: String, delay: Double, jitter: Double, loss: Double, lossCorrelation: Double = 0,
-            outageEvery: Double? = nil, outageLength: Double = 0
+            outageEvery: Double? = nil, outageLength: Double = 0, firstOutage: Double? = nil
         ) {
             self.name = name
             self.delay = delay
@@ -37,6 +39,14 @@ public final class CellularLink: @unchecked Sendable {
             self.lossCorrelation = lossCorrelation
             self.outageEvery = outageEvery
             self.outageLength = outageLength
+            self.firstOutage = firstOutage
+        }
+
+        /// The same link with its first outage `seconds` after the schedule's start.
+        public func firstOutage(at seconds: Double) -> Profile {
+            var profile = self
+            profile.firstOutage = seconds
+            return profile
         }
 
         /// No delay, no loss: the relay alone.
@@ -60,22 +70,26 @@ public final class CellularLink: @unchecked Sendable {
 
     private let fds: (vehicle: Int32, broker: Int32)
     private let wake: (read: Int32, write: Int32)
-    private let state = Mutex(RelayState())
+    private let state: Mutex<RelayState>
     private let finished = DispatchSemaphore(value: 0)
 
     struct RelayState {
         var stopping = false
         /// A cut made by the test: nothing passes until then (monotonic nanoseconds).
         var cutUntil: UInt64 = 0
+        /// When the outage schedule starts (monotonic nanoseconds); none before it.
+        var scheduleStart: UInt64
         var relayed: (up: Int, down: Int) = (0, 0)
         var dropped: (up: Int, down: Int) = (0, 0)
     }
 
     private static let counter = Atomic<Int>(0)
 
-    /// Makes the namespaces, their devices and the relay. Throws with what failed (not root, no TUN).
-    public init(profile: Profile, seed: UInt64 = 1) throws {
+    /// Makes the namespaces, their devices and the relay. Throws with what failed (not root, no TUN). The
+    /// outage schedule starts now, or with `outagesStarted: false` only at `startOutages()`.
+    public init(profile: Profile, seed: UInt64 = 1, outagesStarted: Bool = true) throws {
         self.profile = profile
+        state = Mutex(RelayState(scheduleStart: outagesStarted ? DispatchTime.now().uptimeNanoseconds : .max))
         let n = Self.counter.add(1, ordering: .relaxed).newValue
         let tag = "\(getpid())-\(n)"
         vehicle = "gfa-vehicle-\(tag)"
@@ -109,6 +123,12 @@ public final class CellularLink: @unchecked Sendable {
     /// `arguments` run inside one side's namespace (`ip netns exec`): spawn it with `LocalProcess.spawn`.
     public func command(in namespace: String, _ arguments: [String]) -> (tool: String, arguments: [String]) {
         (Self.ipTool, ["netns", "exec", namespace] + arguments)
+    }
+
+    /// Starts the profile's outage schedule from now: a test counts it from the agent's connection, whose
+    /// moment a busy machine moves, so that the outages fall where the drive is.
+    public func startOutages() {
+        state.withLock { $0.scheduleStart = DispatchTime.now().uptimeNanoseconds }
     }
 
     /// Cuts the link now for `seconds`, whatever the profile says.
@@ -157,7 +177,6 @@ public final class CellularLink: @unchecked Sendable {
     private func relay(seed: UInt64) {
         defer { finished.signal() }
         var random = SplitMix64(seed: seed)
-        let start = DispatchTime.now().uptimeNanoseconds
         var queues: [[Packet]] = [[], []]  // 0: to the broker, 1: to the vehicle
         var lastLost = [false, false]
         var buffer = [UInt8](repeating: 0, count: 65_536)
@@ -187,7 +206,7 @@ public final class CellularLink: @unchecked Sendable {
                 let count = read(polled[direction].fd, &buffer, buffer.count)
                 guard count > 0 else { continue }
                 let at = DispatchTime.now().uptimeNanoseconds
-                if lose(direction: direction, at: at, since: start, lastLost: &lastLost[direction], random: &random) {
+                if lose(direction: direction, at: at, lastLost: &lastLost[direction], random: &random) {
                     state.withLock { if direction == 0 { $0.dropped.up += 1 } else { $0.dropped.down += 1 } }
                     continue
                 }
@@ -201,14 +220,14 @@ public final class CellularLink: @unchecked Sendable {
     }
 
     /// Whether a packet arriving `at` is lost: in an outage (the profile's or a cut), or by chance.
-    private func lose(direction: Int, at: UInt64, since start: UInt64, lastLost: inout Bool, random: inout SplitMix64)
-        -> Bool
-    {
-        if at < state.withLock({ $0.cutUntil }) { return true }
-        if let every = profile.outageEvery, every > 0 {
-            let elapsed = Double(at - start) / 1e9
-            let phase = elapsed.truncatingRemainder(dividingBy: every)
-            if elapsed >= every && phase < profile.outageLength { return true }
+    private func lose(direction: Int, at: UInt64, lastLost: inout Bool, random: inout SplitMix64) -> Bool {
+        let (cutUntil, start) = state.withLock { ($0.cutUntil, $0.scheduleStart) }
+        if at < cutUntil { return true }
+        if let every = profile.outageEvery, every > 0, at >= start {
+            let sinceFirst = Double(at - start) / 1e9 - (profile.firstOutage ?? every)
+            if sinceFirst >= 0 && sinceFirst.truncatingRemainder(dividingBy: every) < profile.outageLength {
+                return true
+            }
         }
         let p =
             lastLost

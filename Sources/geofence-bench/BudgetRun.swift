@@ -22,6 +22,8 @@ struct BudgetRun {
     var patience: Double = 300
     /// Merged into config.json over the run's own keys.
     var extraConfig: [String: Any] = [:]
+    /// The broker's Receive Maximum (mosquitto's `max_inflight_messages`); nil: mosquitto's default, 20.
+    var brokerInflight: Int?
 
     struct Result {
         var fixes: Int
@@ -49,10 +51,11 @@ struct BudgetRun {
         try BudgetRoutes.conditions.write(
             to: directory.appendingPathComponent("zones.geojson"), atomically: true, encoding: .utf8)
 
-        let cellular = link ? try CellularLink(profile: profile) : nil
+        let cellular = link ? try CellularLink(profile: profile, outagesStarted: false) : nil
         defer { cellular?.stop() }
         let broker = try LocalMosquitto()
         if let cellular { broker.namespace = (cellular.broker, cellular.brokerAddress) }
+        if let brokerInflight { broker.settings += "\nmax_inflight_messages \(brokerInflight)" }
         try broker.start()
         defer { broker.stop() }
         let host = cellular?.brokerAddress ?? "127.0.0.1"
@@ -94,6 +97,13 @@ struct BudgetRun {
         let run = inVehicle([agentPath, "run", "--config", configURL.path])
         let log = directory.appendingPathComponent("agent.log").path
         let pid = try LocalProcess.spawn(run.0, run.1, standardOutput: log, standardError: log)
+        // The outages count from the agent's first message, wherever a busy machine puts its start.
+        if let cellular {
+            let end = Date().addingTimeInterval(60)
+            func heardNothing() -> Bool { (try? Data(contentsOf: URL(fileURLWithPath: everything)))?.isEmpty ?? true }
+            while Date() < end, heardNothing() { usleep(100_000) }
+            cellular.startOutages()
+        }
         let seconds = Double(fixes) / speedFactor + 120
         if let awaitTransitions {
             let end = Date().addingTimeInterval(Double(fixes) / speedFactor + patience)

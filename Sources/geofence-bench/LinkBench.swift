@@ -15,13 +15,15 @@ struct LinkBench: ParsableCommand {  // blocking waits for processes: not on the
             The agent replays the budget's half-hour drive (14 circles, 1 Hz) at --speed-factor, live updates \
             on, over a link between two network namespaces of our own whose relay delays, reorders, drops and \
             cuts (`CellularLink`; needs root): clean; cellular (150 ± 100 ms, 5% loss, 20 s outages every \
-            60 s); bad (600 ± 400 ms, 20% loss, 45 s outages every 90 s). The agent runs on after the replay \
+            60 s); bad (600 ± 400 ms, 20% loss, 45 s outages every 90 s), the outages counted from the agent's \
+            first message. The broker is mosquitto with its default Receive Maximum (20 messages in flight), \
+            or --broker-inflight's (deploy/mosquitto-fleet.conf: 100). The agent runs on after the replay \
             until every transition is heard or --patience runs out. A transition's delay is its arrival at a \
             subscriber beside the broker less the moment the replay made it (the replay's clock set by the \
             least delayed transition, so each delay is understated by that one's, at most a link's latency):
 
-            {"scenario": "link", "profile": "bad", "transitions": 50, "heard": 50, "delay_p50_s": ..., \
-            "delay_p95_s": ..., "delay_max_s": ...}
+            {"scenario": "link", "profile": "bad", "broker_inflight": 20, "transitions": 50, "heard": 50, \
+            "delay_p50_s": ..., "delay_p95_s": ..., "delay_max_s": ...}
 
             Example:
               swift build -c release && sudo .build/release/geofence-bench link
@@ -39,6 +41,9 @@ struct LinkBench: ParsableCommand {  // blocking waits for processes: not on the
 
     @Option(help: "Profiles to run: clean, cellular, bad.")
     var profiles = ["clean", "cellular", "bad"]
+
+    @Option(help: "The broker's Receive Maximum (mosquitto's max_inflight_messages); mosquitto's default is 20.")
+    var brokerInflight: Int?
 
     @OptionGroup var agent: AgentExecutable
 
@@ -59,6 +64,7 @@ struct LinkBench: ParsableCommand {  // blocking waits for processes: not on the
             run.profile = profile
             run.awaitTransitions = expected ?? 50
             run.patience = patience
+            run.brokerInflight = brokerInflight
             let result = try run.measure()
             if name == "clean" { expected = result.transitions }
             let made = result.arrivals.map { ($0.at, $0.time.timeIntervalSince1970 / speedFactor) }
@@ -70,6 +76,7 @@ struct LinkBench: ParsableCommand {  // blocking waits for processes: not on the
             print(
                 jsonLine([
                     ("scenario", "link"), ("profile", name), ("speed_factor", speedFactor),
+                    ("broker_inflight", brokerInflight ?? 20),
                     ("transitions", expected ?? result.transitions), ("heard", result.transitions),
                     ("delay_p50_s", rounded(q(0.5), 1)), ("delay_p95_s", rounded(q(0.95), 1)),
                     ("delay_max_s", rounded(delays.last ?? .nan, 1)),
