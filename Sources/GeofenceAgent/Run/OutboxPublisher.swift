@@ -85,42 +85,51 @@ package final class OutboxPublisher: Service, Sendable {
     /// (with the broker away they never come; their rows stay in the outbox for the next start).
     static let acknowledgementGrace: Duration = .seconds(1)
 
-    /// Droppable entries issued at a time, between looks for transitions: a transition never waits behind
-    /// more than these and the broker's in-flight window.
-    static let droppableBatch = 8
+    /// Droppable entries handed to the client and not yet acknowledged, at most: libmosquitto sends what it
+    /// is handed in order, so a transition made now waits behind no more than these (and the transitions
+    /// before it), however much of the track an outage gathered.
+    static let droppableWindow = 8
+    /// Droppable entries read ahead of the window: among them, a retained one with a newer one for its
+    /// topic is not sent (`superseded`).
+    static let droppableLookahead = 64
+    /// Droppable entries issued and not yet acknowledged (or refused).
+    private let droppableAwaiting = Atomic<Int>(0)
 
     /// Issues entries until the wake stream ends or the task is cancelled: every transition waiting first,
-    /// in sequence order, then a few droppable entries, in their order. Transitions never wait behind the
-    /// track's backlog after an outage.
+    /// in sequence order, then droppable entries in theirs while fewer than `droppableWindow` of them await
+    /// their acknowledgement (the acknowledgement that makes room wakes it). Transitions never wait behind
+    /// the track's backlog after an outage.
     private func issue(into issued: AsyncStream<Issued>.Continuation) async {
-        // Per kind, the last sequence issued: nil until the outbox's repository was read once.
-        var issuedUpTo: [OutboxEntry.Kind: Int64?] = [.transition: nil, .location: nil]
+        // Per kind, the last sequence read from the outbox: nil until its repository was read once.
+        var readUpTo: [OutboxEntry.Kind: Int64?] = [.transition: nil, .location: nil]
+        // Droppable entries read and not issued yet, in their order.
+        var held: [OutboxEntry] = []
         var wakes = outbox.wakes.makeAsyncIterator()
         while !Task.isCancelled {
             var batch: [OutboxEntry] = []
             do {
-                batch = try await outbox.next(.transition, after: issuedUpTo[.transition]!)
-                if issuedUpTo[.transition]! == nil { issuedUpTo[.transition] = 0 }
-                if batch.isEmpty {
-                    batch = try await outbox.next(.location, after: issuedUpTo[.location]!, limit: Self.droppableBatch)
-                    if issuedUpTo[.location]! == nil { issuedUpTo[.location] = 0 }
+                batch = try await outbox.next(.transition, after: readUpTo[.transition]!)
+                if readUpTo[.transition]! == nil { readUpTo[.transition] = 0 }
+                if batch.isEmpty, held.isEmpty, droppableAwaiting.load(ordering: .relaxed) < Self.droppableWindow {
+                    held = try await outbox.next(.location, after: readUpTo[.location]!, limit: Self.droppableLookahead)
+                    readUpTo[.location] = held.last?.sequence ?? readUpTo[.location]! ?? 0
                 }
             } catch {
                 logger.error("outbox read failed", metadata: ["error": "\(error)"])
                 try? await Task.sleep(for: .seconds(1))
                 continue
             }
+            var skipped = false
+            if batch.isEmpty { (batch, skipped) = droppableToIssue(from: &held) }
+            // All read were superseded: there may be more to read.
+            if batch.isEmpty && skipped { continue }
             if batch.isEmpty {
-                // Woken by new rows; the stream ends when the agent stops.
+                // Woken by new rows and by room in the window; the stream ends when the agent stops.
                 guard await wakes.next() != nil else { return }
                 continue
             }
-            for (index, entry) in batch.enumerated() {
-                issuedUpTo[entry.kind] = entry.sequence
-                if superseded(entry, by: batch[(index + 1)...]) {
-                    outbox.acknowledged(entry)
-                    continue
-                }
+            for entry in batch {
+                if entry.kind == .transition { readUpTo[.transition] = entry.sequence }
                 let ticket: any PublishAcknowledgement
                 do {
                     ticket = try await client.issueInOrder(entry.topic, payload: entry.payload, retain: entry.retain)
@@ -130,9 +139,29 @@ package final class OutboxPublisher: Service, Sendable {
                     return
                 }
                 awaiting.add(1, ordering: .relaxed)
+                if entry.kind == .location { droppableAwaiting.add(1, ordering: .relaxed) }
                 issued.yield((entry, ticket, ContinuousClock.now))
             }
         }
+    }
+
+    /// The held droppable entries that fit in the window's room, taken from `held`; a superseded one is
+    /// acknowledged on the way, unsent (`skipped`).
+    private func droppableToIssue(from held: inout [OutboxEntry]) -> (taken: [OutboxEntry], skipped: Bool) {
+        var room = Self.droppableWindow - droppableAwaiting.load(ordering: .relaxed)
+        var taken: [OutboxEntry] = []
+        var skipped = false
+        while room > 0, !held.isEmpty {
+            let entry = held.removeFirst()
+            if superseded(entry, by: held[...]) {
+                outbox.acknowledged(entry)
+                skipped = true
+                continue
+            }
+            taken.append(entry)
+            room -= 1
+        }
+        return (taken, skipped)
     }
 
     /// A retained droppable entry with a newer one for its topic waiting behind it: the broker keeps only
@@ -145,7 +174,15 @@ package final class OutboxPublisher: Service, Sendable {
     /// acknowledged entry for deletion.
     private func collectAcknowledgements(_ issued: AsyncStream<Issued>) async {
         for await (entry, ticket, issuedAt) in issued {
-            defer { awaiting.subtract(1, ordering: .relaxed) }
+            defer {
+                awaiting.subtract(1, ordering: .relaxed)
+                // The issuer may be waiting for this room: a wake is kept until it looks.
+                if entry.kind == .location,
+                    droppableAwaiting.subtract(1, ordering: .relaxed).newValue == Self.droppableWindow - 1
+                {
+                    outbox.wake()
+                }
+            }
             do {
                 _ = try await ticket.acknowledgement()
                 outputs.tell(.acknowledged(latency: ContinuousClock.now - issuedAt))

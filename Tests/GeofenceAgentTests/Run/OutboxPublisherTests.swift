@@ -134,6 +134,69 @@ import Testing
         await store.close()
     }
 
+    static func trackItem(_ n: Int, retain: Bool = false) -> OutboxItem {
+        OutboxItem(kind: .location, topic: retain ? "location" : "track/\(n)", retain: retain) { _, sequence in
+            Array("\(n):\(sequence)".utf8)
+        }
+    }
+
+    /// Acknowledges everything issued until `count` entries were issued.
+    func acknowledgeAll(until count: Int, _ transport: FakeTransport) async -> Bool {
+        await waitUntil {
+            for sent in transport.issued { sent.ticket.complete(.success(.success)) }
+            return transport.issued.count >= count
+        }
+    }
+
+    /// A publisher started over a fresh outbox with `items` waiting; stopped, and its store closed, after
+    /// `body`.
+    func withPublisher(waiting items: [OutboxItem], _ body: (Outbox, FakeTransport) async throws -> Void)
+        async throws
+    {
+        let store = try await store()
+        let outbox = try await Outbox.open(store, logger: logger)
+        let transport = FakeTransport()
+        let publisher = OutboxPublisher(outbox: outbox, client: transport, logger: logger)
+        try await outbox.enqueue(items)
+        let running = Task { try await publisher.run() }
+        outbox.wake()
+        try await body(outbox, transport)
+        running.cancel()
+        try await running.value
+        await store.close()
+    }
+
+    /// However much of the track waits (an outage's), a transition made now goes out behind at most
+    /// `droppableWindow` droppable messages the broker has not acknowledged; each acknowledgement lets
+    /// another go, in order.
+    @Test func aTransitionWaitsBehindAtMostTheDroppableWindow() async throws {
+        try await withPublisher(waiting: (1...30).map { Self.trackItem($0) }) { outbox, transport in
+            let window = OutboxPublisher.droppableWindow
+            #expect(await waitUntil { transport.issued.count == window })
+            try await outbox.enqueue([Self.item(31)])
+            #expect(await waitUntil { transport.issued.contains { $0.topic == "t/31" } })
+            #expect(
+                transport.issued.map(\.topic) == (1...window).map { "track/\($0)" } + ["t/31"],
+                "nothing more was handed over while the window was full")
+            #expect(await acknowledgeAll(until: 31, transport))
+            #expect(transport.issued.map(\.topic).filter { $0 != "t/31" } == (1...30).map { "track/\($0)" })
+        }
+    }
+
+    /// Of a retained topic's waiting messages only the newest is sent, whatever room the window has.
+    @Test func onlyTheNewestOfARetainedTopicsBacklogIsSent() async throws {
+        // Twenty track batches, with the retained location after every fifth.
+        let items = (1...20).flatMap { n in [Self.trackItem(n)] + (n % 5 == 0 ? [Self.trackItem(n, retain: true)] : [])
+        }
+        try await withPublisher(waiting: items) { _, transport in
+            #expect(await acknowledgeAll(until: 21, transport))
+            #expect(
+                transport.issued.map(\.topic) == (1...20).map { "track/\($0)" } + ["location"],
+                "the three older locations are not sent")
+            #expect(String(decoding: transport.issued.last!.payload, as: UTF8.self).hasPrefix("20:"))
+        }
+    }
+
     /// SIGTERM's path: the graceful shutdown stops issuing at once, gives acknowledgements in flight their
     /// grace, deletes what was acknowledged, and leaves the rest for the next start.
     @Test func aGracefulShutdownDeletesWhatWasAcknowledgedAndKeepsTheRest() async throws {
