@@ -144,6 +144,7 @@ public final class MQTTClient: Service, Sendable {
     /// reconnect in progress overrides the disconnect that asks it to end.
     private func supervise() async {
         var delay = configuration.minimumRetryDelay
+        var refusedDelay = configuration.minimumRetryDelay
         var connecting: (socket: Int32, since: ContinuousClock.Instant)?
         while !Task.isCancelled {
             // Connected, there is nothing to look after until the status changes: no timer runs (a wakeup
@@ -152,6 +153,7 @@ public final class MQTTClient: Service, Sendable {
             // the supervisor is not waiting on it.
             if status.isConnected {
                 delay = configuration.minimumRetryDelay
+                refusedDelay = configuration.minimumRetryDelay
                 connecting = nil
                 var changes = core.statusBroadcaster.stream().makeAsyncIterator()
                 if status.isConnected, await changes.next() == nil { return }
@@ -164,6 +166,7 @@ public final class MQTTClient: Service, Sendable {
             if stopping { return }
             if status.isConnected {
                 delay = configuration.minimumRetryDelay
+                refusedDelay = configuration.minimumRetryDelay
                 connecting = nil
                 continue
             }
@@ -191,9 +194,11 @@ public final class MQTTClient: Service, Sendable {
                     continue
                 }
             }
-            try? await Task.sleep(for: .seconds(delay))
+            // Refused, or TLS verification failed: libmosquitto has stopped trying.
+            try? await Task.sleep(for: .seconds(refusedDelay))
             if Task.isCancelled || core.state.withLock({ $0.stopping }) { return }
-            delay = min(delay * 2, configuration.maximumRetryDelay)
+            refusedDelay = min(
+                refusedDelay * 2, max(configuration.maximumRefusedRetryDelay, configuration.minimumRetryDelay))
             core.state.withLock { $0.attemptStarted = .now }
             let handle = handle
             let logger = core.logger

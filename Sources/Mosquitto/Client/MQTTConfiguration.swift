@@ -102,9 +102,14 @@ public struct MQTTConfiguration: Sendable, Equatable {
     /// A connection attempt with no CONNACK after this many seconds counts as failed. libmosquitto
     /// reports a TLS verification failure only in its log, and then stops trying.
     public var connectTimeout: Double = 10
-    /// Backoff between supervisor restarts, seconds.
+    /// Backoff between connection attempts, seconds: libmosquitto's retries of an unreachable broker, and
+    /// the supervisor's rounds of failover.
     public var minimumRetryDelay: Double = 1
     public var maximumRetryDelay: Double = 30
+    /// The backoff's cap, seconds, once the broker refused the login or TLS verification failed: only a change
+    /// of settings ends that, and each attempt costs a whole handshake (a TLS one several kB, on a vehicle's
+    /// paid link: every 5 s that would be some 4 MB an hour; every 300 s, about 60 kB).
+    public var maximumRefusedRetryDelay: Double = 300
     /// Seconds that sent data may stay unacknowledged before the connection counts as stalled and is
     /// dropped, to be made again (Linux's `TCP_USER_TIMEOUT`; 0: the kernel's default, 15 minutes and
     /// more). After an outage TCP's retransmission backoff can leave a socket silent for 20-30 s, and the
