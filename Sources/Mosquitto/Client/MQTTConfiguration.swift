@@ -107,8 +107,8 @@ public struct MQTTConfiguration: Sendable, Equatable {
     public var minimumRetryDelay: Double = 1
     public var maximumRetryDelay: Double = 30
     /// The backoff's cap, seconds, once the broker refused the login or TLS verification failed: only a change
-    /// of settings ends that, and each attempt costs a whole handshake (a TLS one several kB, on a vehicle's
-    /// paid link: every 5 s that would be some 4 MB an hour; every 300 s, about 60 kB).
+    /// of settings ends that, and each attempt costs a whole handshake (over TLS about 3.8 kB on a vehicle's
+    /// paid link: every 5 s that would be 2.8 MB an hour; every 300 s, 46 kB).
     public var maximumRefusedRetryDelay: Double = 300
     /// Seconds that sent data may stay unacknowledged before the connection counts as stalled and is
     /// dropped, to be made again (Linux's `TCP_USER_TIMEOUT`; 0: the kernel's default, 15 minutes and
