@@ -42,13 +42,16 @@ struct LinkBench: ParsableCommand {  // blocking waits for processes: not on the
     @Option(help: "Profiles to run: clean, cellular, bad.")
     var profiles = ["clean", "cellular", "bad"]
 
-    @Option(help: "The broker's Receive Maximum (mosquitto's max_inflight_messages); mosquitto's default is 20.")
+    @Option(help: "The broker's Receive Maximum (mosquitto's max_inflight_messages, 0: no limit); its default is 20.")
     var brokerInflight: Int?
 
     @OptionGroup var agent: AgentExecutable
 
     func validate() throws {
         guard getuid() == 0 else { throw ValidationError("the link's namespaces need root") }
+        if let brokerInflight, !(0...65_535).contains(brokerInflight) {
+            throw ValidationError("--broker-inflight \(brokerInflight): mosquitto takes 0 (no limit) to 65535")
+        }
     }
 
     func run() throws {
