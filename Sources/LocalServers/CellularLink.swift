@@ -23,7 +23,8 @@ public final class CellularLink: @unchecked Sendable {
         public var loss: Double
         public var lossCorrelation: Double
         /// An outage of `outageLength` seconds every `outageEvery` seconds (nil: none), the first
-        /// `firstOutage` seconds (nil: `outageEvery`) after the schedule's start (see `startOutages()`).
+        /// `firstOutage` seconds (nil: `outageEvery`) after the vehicle's first TCP packet: the schedule
+        /// follows the agent's connection, whose moment a busy machine moves, not the link's making.
         public var outageEvery: Double?
         public var outageLength: Double
         public var firstOutage: Double?
@@ -70,26 +71,24 @@ public final class CellularLink: @unchecked Sendable {
 
     private let fds: (vehicle: Int32, broker: Int32)
     private let wake: (read: Int32, write: Int32)
-    private let state: Mutex<RelayState>
+    private let state = Mutex(RelayState())
     private let finished = DispatchSemaphore(value: 0)
 
     struct RelayState {
         var stopping = false
         /// A cut made by the test: nothing passes until then (monotonic nanoseconds).
         var cutUntil: UInt64 = 0
-        /// When the outage schedule starts (monotonic nanoseconds); none before it.
-        var scheduleStart: UInt64
+        /// When the outage schedule starts (monotonic nanoseconds): the vehicle's first TCP packet.
+        var scheduleStart: UInt64 = .max
         var relayed: (up: Int, down: Int) = (0, 0)
         var dropped: (up: Int, down: Int) = (0, 0)
     }
 
     private static let counter = Atomic<Int>(0)
 
-    /// Makes the namespaces, their devices and the relay. Throws with what failed (not root, no TUN). The
-    /// outage schedule starts now, or with `outagesStarted: false` only at `startOutages()`.
-    public init(profile: Profile, seed: UInt64 = 1, outagesStarted: Bool = true) throws {
+    /// Makes the namespaces, their devices and the relay. Throws with what failed (not root, no TUN).
+    public init(profile: Profile, seed: UInt64 = 1) throws {
         self.profile = profile
-        state = Mutex(RelayState(scheduleStart: outagesStarted ? DispatchTime.now().uptimeNanoseconds : .max))
         let n = Self.counter.add(1, ordering: .relaxed).newValue
         let tag = "\(getpid())-\(n)"
         vehicle = "gfa-vehicle-\(tag)"
@@ -123,12 +122,6 @@ public final class CellularLink: @unchecked Sendable {
     /// `arguments` run inside one side's namespace (`ip netns exec`): spawn it with `LocalProcess.spawn`.
     public func command(in namespace: String, _ arguments: [String]) -> (tool: String, arguments: [String]) {
         (Self.ipTool, ["netns", "exec", namespace] + arguments)
-    }
-
-    /// Starts the profile's outage schedule from now: a test counts it from the agent's connection, whose
-    /// moment a busy machine moves, so that the outages fall where the drive is.
-    public func startOutages() {
-        state.withLock { $0.scheduleStart = DispatchTime.now().uptimeNanoseconds }
     }
 
     /// Cuts the link now for `seconds`, whatever the profile says.
@@ -206,7 +199,8 @@ public final class CellularLink: @unchecked Sendable {
                 let count = read(polled[direction].fd, &buffer, buffer.count)
                 guard count > 0 else { continue }
                 let at = DispatchTime.now().uptimeNanoseconds
-                if lose(direction: direction, at: at, lastLost: &lastLost[direction], random: &random) {
+                let tcp = count > 9 && buffer[0] >> 4 == 4 && buffer[9] == 6  // IPv4, protocol 6
+                if lose(direction: direction, at: at, tcp: tcp, lastLost: &lastLost[direction], random: &random) {
                     state.withLock { if direction == 0 { $0.dropped.up += 1 } else { $0.dropped.down += 1 } }
                     continue
                 }
@@ -219,9 +213,15 @@ public final class CellularLink: @unchecked Sendable {
         }
     }
 
-    /// Whether a packet arriving `at` is lost: in an outage (the profile's or a cut), or by chance.
-    private func lose(direction: Int, at: UInt64, lastLost: inout Bool, random: inout SplitMix64) -> Bool {
-        let (cutUntil, start) = state.withLock { ($0.cutUntil, $0.scheduleStart) }
+    /// Whether a packet arriving `at` is lost: in an outage (the profile's or a cut), or by chance. The
+    /// vehicle's first TCP packet starts the outage schedule.
+    private func lose(direction: Int, at: UInt64, tcp: Bool, lastLost: inout Bool, random: inout SplitMix64)
+        -> Bool
+    {
+        let (cutUntil, start) = state.withLock { s in
+            if direction == 0, tcp, s.scheduleStart == .max { s.scheduleStart = at }
+            return (s.cutUntil, s.scheduleStart)
+        }
         if at < cutUntil { return true }
         if let every = profile.outageEvery, every > 0, at >= start {
             let sinceFirst = Double(at - start) / 1e9 - (profile.firstOutage ?? every)

@@ -51,7 +51,7 @@ struct BudgetRun {
         try BudgetRoutes.conditions.write(
             to: directory.appendingPathComponent("zones.geojson"), atomically: true, encoding: .utf8)
 
-        let cellular = link ? try CellularLink(profile: profile, outagesStarted: false) : nil
+        let cellular = link ? try CellularLink(profile: profile) : nil
         defer { cellular?.stop() }
         let broker = try LocalMosquitto()
         if let cellular { broker.namespace = (cellular.broker, cellular.brokerAddress) }
@@ -97,13 +97,6 @@ struct BudgetRun {
         let run = inVehicle([agentPath, "run", "--config", configURL.path])
         let log = directory.appendingPathComponent("agent.log").path
         let pid = try LocalProcess.spawn(run.0, run.1, standardOutput: log, standardError: log)
-        // The outages count from the agent's first message, wherever a busy machine puts its start.
-        if let cellular {
-            let end = Date().addingTimeInterval(60)
-            func heardNothing() -> Bool { (try? Data(contentsOf: URL(fileURLWithPath: everything)))?.isEmpty ?? true }
-            while Date() < end, heardNothing() { usleep(100_000) }
-            cellular.startOutages()
-        }
         let seconds = Double(fixes) / speedFactor + 120
         if let awaitTransitions {
             let end = Date().addingTimeInterval(Double(fixes) / speedFactor + patience)

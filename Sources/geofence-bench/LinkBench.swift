@@ -16,7 +16,7 @@ struct LinkBench: ParsableCommand {  // blocking waits for processes: not on the
             on, over a link between two network namespaces of our own whose relay delays, reorders, drops and \
             cuts (`CellularLink`; needs root): clean; cellular (150 ± 100 ms, 5% loss, 20 s outages every \
             60 s); bad (600 ± 400 ms, 20% loss, 45 s outages every 90 s), the outages counted from the agent's \
-            first message. The broker is mosquitto with its default Receive Maximum (20 messages in flight), \
+            first TCP packet. The broker is mosquitto with its default Receive Maximum (20 messages in flight), \
             or --broker-inflight's (deploy/mosquitto-fleet.conf: 100). The agent runs on after the replay \
             until every transition is heard or --patience runs out. A transition's delay is its arrival at a \
             subscriber beside the broker less the moment the replay made it (the replay's clock set by the \

@@ -37,7 +37,7 @@ import Testing
         over profile: CellularLink.Profile, patience: Double = 300, during: (CellularLink) async -> Void = { _ in },
         check: (CellularLink, BrokerSide, AgentFixture) throws -> Void = { _, _, _ in }
     ) async throws {
-        let link = try CellularLink(profile: profile, outagesStarted: false)
+        let link = try CellularLink(profile: profile)
         defer { link.stop() }
         let side = try BrokerSide(link: link)
         defer { side.stop() }
@@ -45,10 +45,6 @@ import Testing
         let expected = try expectedTransitions(in: agent)
         let pid = try startAgent(agent, link: link)
         defer { LocalProcess.terminate(pid) }
-        // The outages count from the agent's first message, so that they fall within its drive however long
-        // a busy machine takes to start it.
-        #expect(await waitUntil(60) { !side.heard.isEmpty }, "\(profile.name): connected")
-        link.startOutages()
         await during(link)
         let delivered = await waitUntil(patience) {
             Set(side.events.compactMap { $0["eventId"] as? String }).count >= expected.count
