@@ -4,8 +4,12 @@ extension ThreadExecutor {
     /// `Task.sleep` wakes the dispatch timer thread, then a pool thread, then this one. Throws
     /// `CancellationError` when the task is cancelled first, or when the executor has finished (its thread
     /// ends: nothing would wake the sleeper).
-    public func sleep(until deadline: UInt64) async throws {
-        let ticket = SleepTicket(deadline: deadline)
+    ///
+    /// With a `tolerance` (nanoseconds) the sleep ends at the first time the thread is awake anyway after
+    /// `deadline` (a fix, a job), and wakes the thread itself only at `deadline + tolerance`: a round once a
+    /// second then rides on a fix's wake-up instead of paying one of its own.
+    public func sleep(until deadline: UInt64, tolerance: UInt64 = 0) async throws {
+        let ticket = SleepTicket(deadline: deadline, latest: deadline.addingReportingOverflow(tolerance).partialValue)
         try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
                 register(ticket, continuation)
@@ -15,23 +19,31 @@ extension ThreadExecutor {
         }
     }
 
-    /// `sleep(until:)` for a duration from now.
-    public func sleep(for duration: Duration) async throws {
+    /// `sleep(until:tolerance:)` for a duration from now.
+    public func sleep(for duration: Duration, tolerance: Duration = .zero) async throws {
+        try await sleep(until: Self.now() + Self.nanoseconds(duration), tolerance: Self.nanoseconds(tolerance))
+    }
+
+    /// A duration in whole nanoseconds; a negative one is none.
+    static func nanoseconds(_ duration: Duration) -> UInt64 {
         let (seconds, attoseconds) = duration.components
-        let nanoseconds = max(0, seconds) * 1_000_000_000 + max(0, attoseconds) / 1_000_000_000
-        try await sleep(until: Self.now() + UInt64(nanoseconds))
+        return UInt64(max(0, seconds) * 1_000_000_000 + max(0, attoseconds) / 1_000_000_000)
     }
 }
 
 /// One task sleeping on a `ThreadExecutor`. Its fields are guarded by the executor's lock.
 final class SleepTicket: @unchecked Sendable {
+    /// The earliest end: from then on, any wake-up of the thread ends the sleep.
     let deadline: UInt64
+    /// The latest end: the thread wakes for it if nothing else woke it first.
+    let latest: UInt64
     var continuation: UnsafeContinuation<Void, any Error>?
     var cancelled = false
     /// Resumed (by its deadline or its cancellation): nothing may resume it again.
     var done = false
 
-    init(deadline: UInt64) {
+    init(deadline: UInt64, latest: UInt64) {
         self.deadline = deadline
+        self.latest = max(deadline, latest)
     }
 }

@@ -186,7 +186,12 @@ public final class ThreadExecutor: SerialExecutor, TaskExecutor, @unchecked Send
                     return .exit(s.attached, sleepers: sleepers)
                 }
                 s.waiting = true
-                return .wait(s.attached, sleeper: s.sleepers.lazy.map(\.deadline).min())
+                guard !s.sleepers.isEmpty else { return .wait(s.attached, sleeper: nil) }
+                // Awake already: a sleeper past its earliest end ends now (a poll that returns at once);
+                // otherwise the thread wakes for the first latest end.
+                let now = Self.now()
+                if s.sleepers.contains(where: { $0.deadline <= now }) { return .wait(s.attached, sleeper: now) }
+                return .wait(s.attached, sleeper: s.sleepers.lazy.map(\.latest).min())
             }
             switch next {
             // Isolated to this executor whichever way the job came: an actor on it then runs inline.

@@ -183,6 +183,43 @@ import ThreadExecution
         await #expect(throws: CancellationError.self) { try await early.value }
     }
 
+    @Test func aSleepWithAToleranceEndsAtTheThreadsNextWakeAfterItsDeadline() async throws {
+        let executor = ThreadExecutor(name: "te-tolerance")
+        defer { executor.finish() }
+        let actor = OnItsThread(executor)
+        let thread = await actor.thread()
+        // Woken by a source: a fix due after the sleep's deadline ends the hour-long tolerance.
+        let fix = RecordingSource(count: 1, interval: 40_000_000)
+        let (due, woke, on) = try await withTaskExecutorPreference(executor) {
+            let due = ThreadExecutor.now() + 10_000_000
+            #expect(executor.attach(fix))
+            try await executor.sleep(until: due, tolerance: 3_600_000_000_000)
+            return (due, ThreadExecutor.now(), Self.currentThread())
+        }
+        let fired = try #require(fix.record.withLock { $0.fires.first })
+        #expect(woke >= due, "woke \(Double(due - woke) / 1e6) ms early")
+        #expect(woke >= fired.at, "the sleep ended before the wake-up it rode on")
+        #expect(on == thread, "resumed on \(on), the executor's thread is \(thread)")
+
+        // Woken by a job: the thread, awake for it, ends a sleep past its deadline before it waits again.
+        let sleeping = Task {
+            try await withTaskExecutorPreference(executor) {
+                let due = ThreadExecutor.now() + 10_000_000
+                try await executor.sleep(for: .milliseconds(10), tolerance: .seconds(3600))
+                return (due, ThreadExecutor.now())
+            }
+        }
+        try await Task.sleep(for: .milliseconds(40))
+        #expect(await actor.thread() == thread)
+        let (jobDue, jobWoke) = try await sleeping.value
+        #expect(jobWoke >= jobDue)
+
+        // Nothing else wakes the thread: the sleep ends by its latest time.
+        let latest = ThreadExecutor.now() + 30_000_000
+        try await executor.sleep(for: .milliseconds(10), tolerance: .milliseconds(20))
+        #expect(ThreadExecutor.now() >= latest - 20_000_000)
+    }
+
     @Test func aSleepFromAnotherThreadShortensTheThreadsWait() async throws {
         let executor = ThreadExecutor(name: "te-sleep2")
         defer { executor.finish() }

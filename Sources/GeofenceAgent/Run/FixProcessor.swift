@@ -392,8 +392,11 @@ actor FixProcessor: MonitorHost, SnapshotSource {
             generation: generation, monitors: monitors.names.map { monitors[$0]!.summary(listing: limit) },
             gps: gpsStatus, storeProblem: storeProblem, waitingStateChanges: pending.count,
             liveUpdates: liveUpdatesStarted,
-            outbox: await outbox.stats,
-            place: lastLocation.flatMap { location in places?.place(at: location.coordinate) })
+            outbox: await outbox.stats)
+    }
+
+    func lastPlace() -> PlaceSummary? {
+        lastLocation.flatMap { location in places?.place(at: location.coordinate) }
     }
 
     /// Every record of one monitor (or of all), for a dashboard that asks for the full detail.

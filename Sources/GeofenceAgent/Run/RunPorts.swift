@@ -78,8 +78,6 @@ struct AgentSnapshot: Sendable {
     var waitingStateChanges: Int
     var liveUpdates: Bool
     var outbox: OutboxStats
-    /// Where the last fix was, when places are on.
-    var place: PlaceSummary? = nil
 
     var conditions: Int { monitors.reduce(0) { $0 + $1.conditions } }
 }
@@ -89,5 +87,7 @@ protocol SnapshotSource: Sendable {
     /// Moves whenever a condition's state or the set of conditions changes; cheap to read.
     var generation: Int { get async }
     func snapshot(listing limit: Int) async -> AgentSnapshot
+    /// Where the last fix was, when places are on: a gazetteer lookup, asked only for a status that goes out.
+    func lastPlace() async -> PlaceSummary?
     func records(monitor: String?) async -> [(monitor: String, identifier: String, record: MonitorRecord)]
 }

@@ -61,10 +61,10 @@ actor StateReporter {
 
     func status(online: Bool) async -> AgentStatus {
         let snapshot = await source.snapshot(listing: 0)
-        return status(snapshot, online: online)
+        return status(snapshot, online: online, place: await source.lastPlace())
     }
 
-    private func status(_ s: AgentSnapshot, online: Bool) -> AgentStatus {
+    private func status(_ s: AgentSnapshot, online: Bool, place: PlaceSummary?) -> AgentStatus {
         let now = MonotonicClock.now()
         return AgentStatus(
             status: online ? "online" : "offline", fleet: configuration.fleet, vehicle: configuration.vehicle,
@@ -78,7 +78,7 @@ actor StateReporter {
             conditions: s.conditions, outbox: s.outbox, outboxCaps: configuration.outbox,
             store: configuration.storePath,
             storeProblem: s.storeProblem, waitingStateChanges: s.waitingStateChanges, liveUpdates: s.liveUpdates,
-            place: s.place)
+            place: place)
     }
 
     /// The agent's services run from now on: the status file is kept from here.
@@ -114,18 +114,42 @@ actor StateReporter {
     }
 
     /// The reporter's every-second round: one status, read once, to the file and the broker when each is due.
+    /// Where the vehicle is (a gazetteer lookup) is looked up only for a status that goes out.
     func reportStatus() async {
-        let status = await status(online: true)
-        writeStatusFile(status, force: false)
-        await publishStatus(status, force: false)
+        var status = status(await source.snapshot(listing: 0), online: true, place: nil)
+        outputs.tell(.status(status))
+        let material = Self.material(status)
+        let now = ContinuousClock.now
+        let fileDue = Self.isDue(written, material, now: now, every: Self.statusFileInterval)
+        let publishDue = publisher.isConnected && Self.isDue(published, material, now: now, every: statusHeartbeat)
+        guard fileDue || publishDue else { return }
+        status.place = await source.lastPlace()
+        if fileDue { writeStatusFile(status, material: material) }
+        if publishDue { await publishStatus(status, force: true) }
+    }
+
+    /// Whether a status goes out: its material changed since `last`, or `every` has passed.
+    private static func isDue(
+        _ last: (material: AgentStatus, at: ContinuousClock.Instant)?, _ material: AgentStatus,
+        now: ContinuousClock.Instant, every interval: Duration
+    ) -> Bool {
+        guard let last else { return true }
+        return last.material != material || now - last.at >= interval
+    }
+
+    private var statusHeartbeat: Duration {
+        .seconds(configuration.outputs[FleetTopicsSettings.self].statusHeartbeatSeconds)
     }
 
     private func writeStatusFile(_ status: AgentStatus, force: Bool) {
         outputs.tell(.status(status))
         let material = Self.material(status)
-        let now = ContinuousClock.now
-        if !force, let written, written.material == material, now - written.at < Self.statusFileInterval { return }
-        self.written = (material, now)
+        guard force || Self.isDue(written, material, now: .now, every: Self.statusFileInterval) else { return }
+        writeStatusFile(status, material: material)
+    }
+
+    private func writeStatusFile(_ status: AgentStatus, material: AgentStatus) {
+        self.written = (material, .now)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         do {
@@ -149,8 +173,7 @@ actor StateReporter {
         guard publisher.isConnected else { return }
         let material = Self.material(status)
         let now = ContinuousClock.now
-        let heartbeat = Duration.seconds(configuration.outputs[FleetTopicsSettings.self].statusHeartbeatSeconds)
-        if !force, let published, published.material == material, now - published.at < heartbeat { return }
+        guard force || Self.isDue(published, material, now: now, every: statusHeartbeat) else { return }
         guard let data = try? JSONEncoder().encode(status) else { return }
         do {
             try await publisher.publish(topics.status, payload: Array(data), retain: true)

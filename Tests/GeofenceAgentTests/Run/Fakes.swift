@@ -131,12 +131,26 @@ final class FakePublisher: MessagePublishing, Sendable {
 /// A fixed present for the reporter: `count` conditions in one monitor, the first `inside` satisfied.
 struct FakeSnapshotSource: SnapshotSource {
     var monitors: [MonitorEngine]
+    /// Where the last fix was; each lookup is counted.
+    var place: PlaceSummary? = nil
+    let placeLookups = Counter()
     var generation: Int { 1 }
+
+    final class Counter: Sendable {
+        private let value = Mutex(0)
+        func add() { value.withLock { $0 += 1 } }
+        var count: Int { value.withLock { $0 } }
+    }
 
     func snapshot(listing limit: Int) async -> AgentSnapshot {
         AgentSnapshot(
             generation: 1, monitors: monitors.map { $0.summary(listing: limit) }, gps: GPSStatus(state: .fix),
             storeProblem: nil, waitingStateChanges: 0, liveUpdates: false, outbox: OutboxStats())
+    }
+
+    func lastPlace() async -> PlaceSummary? {
+        placeLookups.add()
+        return place
     }
 
     func records(monitor: String?) async -> [(monitor: String, identifier: String, record: MonitorRecord)] {

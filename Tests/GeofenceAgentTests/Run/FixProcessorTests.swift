@@ -192,7 +192,7 @@ import Testing
             // Entered west of the centre, left east of it.
             #expect(places.map { $0["locality"] as? String } == ["West", "East"])
             #expect(places.allSatisfy { $0["isoCountryCode"] as? String == "NL" && $0["distance"] as? Double == 12.3 })
-            #expect(await processor.snapshot(listing: 0).place?.locality == "East")
+            #expect(await processor.lastPlace()?.locality == "East")
         } else {
             #expect(events.allSatisfy { $0.keys.contains("place") && $0["place"] is NSNull }, "no answer: null")
         }

@@ -91,13 +91,50 @@ import Testing
         #expect(objects.allSatisfy { $0["pages"] as? Int == pages.count })
     }
 
-    @Test func theStatusFileIsWrittenWithNoBroker() async throws {
+    /// A fresh directory for a store's files (the status file is written beside the store).
+    static func storeDirectory() throws -> URL {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reporter-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        return directory
+    }
+
+    static func configuration(storeIn directory: URL) throws -> AgentConfiguration {
         var configuration = try AgentConfiguration.parse(
             JSONParser.parse(Array(#"{"fleet":"test","vehicle":"v1","mqtt":{"host":"127.0.0.1","port":1883}}"#.utf8)))
         configuration.storePath = directory.appendingPathComponent("agent.sqlite").path
+        return configuration
+    }
+
+    /// The round runs every second; a gazetteer lookup a second costs a vehicle, so only a status that goes
+    /// out looks its place up.
+    @Test func theRoundLooksThePlaceUpOnlyForAStatusThatGoesOut() async throws {
+        let directory = try Self.storeDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let configuration = try Self.configuration(storeIn: directory)
+        let place = try JSONDecoder().decode(
+            PlaceSummary.self, from: Data(#"{"locality":"East","distance":12.3}"#.utf8))
+        let source = FakeSnapshotSource(monitors: [Self.monitor(count: 4, inside: 2, unknown: 0)], place: place)
+        let publisher = FakePublisher(connected: true)
+        let r = StateReporter(
+            source: source, publisher: publisher, topics: testTopics, configuration: configuration,
+            logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, brokerDescription: { "connected" })
+        await r.reportStatus()
+        #expect(source.placeLookups.count == 1, "the first round writes the file and publishes: one lookup")
+        let written = try JSONDecoder().decode(
+            AgentStatus.self, from: Data(contentsOf: URL(fileURLWithPath: StorePaths(configuration.storePath).status)))
+        #expect(written.place == place)
+        let published = publisher.objects(on: testTopics.status)
+        #expect(published.count == 1)
+        #expect((published.first?["place"] as? [String: Any])?["locality"] as? String == "East")
+        for _ in 0..<5 { await r.reportStatus() }
+        #expect(source.placeLookups.count == 1, "nothing changed and no heartbeat is due: no lookup")
+        #expect(publisher.objects(on: testTopics.status).count == 1)
+    }
+
+    @Test func theStatusFileIsWrittenWithNoBroker() async throws {
+        let directory = try Self.storeDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let configuration = try Self.configuration(storeIn: directory)
         let r = StateReporter(
             source: FakeSnapshotSource(monitors: [Self.monitor(count: 4, inside: 2, unknown: 0)]),
             publisher: FakePublisher(connected: false),

@@ -1,9 +1,10 @@
 import Logging
 import ServiceLifecycle
 
-/// The reporter's loops. Every second, broker or not: retry waiting commits, answer a `reportLocation`
-/// no fix has answered, tick the outbox (its acknowledgements and group commit), apply the CLI's inbox,
-/// write the status file and publish the status when they changed (or their heartbeats are due). When the
+/// The reporter's loops. Every second, broker or not: retry waiting commits, answer a `reportLocation` no
+/// fix has answered, tick the outbox (its acknowledgements and group commit), apply the CLI's inbox, write
+/// the status file and publish the status when they changed (or their heartbeats are due). The round rides
+/// on the first fix's wake-up 0.9 s after the last one, or wakes the thread itself at 1.1 s. When the
 /// conditions' state moves: the state, at most four times a second. Nothing else wakes it: on a vehicle
 /// every wakeup costs battery.
 final class ReportingService: Service, Sendable {
@@ -38,6 +39,12 @@ final class ReportingService: Service, Sendable {
         }
     }
 
+    /// A round comes this long after the last one at the earliest: a little less than a second, so that the
+    /// fix due a second after the one the last round rode on still takes it.
+    static let roundInterval: Duration = .milliseconds(900)
+    /// And at the latest this much later, with no fix to ride on.
+    static let roundTolerance: Duration = .milliseconds(200)
+
     private func everySecond() async {
         while !Task.isCancelled {
             await processor.flushPending()
@@ -45,8 +52,12 @@ final class ReportingService: Service, Sendable {
             await publisher?.tick()
             await applier.processInbox(inbox)
             await reporter.reportStatus()
-            // Timed by the store's thread itself: a round wakes that thread alone.
-            do { try await processor.storeExecutor.sleep(for: .seconds(1)) } catch { return }
+            // Timed by the store's thread itself, and riding on a fix's wake-up: at 1 Hz the next fix comes
+            // within the tolerance, so the round wakes nothing of its own (its own wake-up only when the
+            // receiver is silent).
+            do {
+                try await processor.storeExecutor.sleep(for: Self.roundInterval, tolerance: Self.roundTolerance)
+            } catch { return }
         }
     }
 
