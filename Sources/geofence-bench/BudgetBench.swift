@@ -14,22 +14,24 @@ struct BudgetBench: ParsableCommand {  // blocking waits for processes: not on t
         abstract: "Measure the agent's CPU time, storage writes and wire bytes per fix, driving and parked.",
         discussion: """
             The real agent replays a half-hour drive at 1 Hz through 14 circles, and a vehicle parked as long, \
-            with live updates on and off, geofences already stored, the store on disk. CPU time comes from \
-            /proc/PID/stat (utime + stime), storage from /proc/PID/io (write_bytes), both read as the agent \
-            exits; bytes on the wire (IP bytes, both ways) from the vehicle's interface of a clean link \
-            between two network namespaces of our own (needs root; else "wire" is null). Each figure is the \
-            run's total less a run of the same configuration over 2 fixes (start, connect, stop), divided by \
-            the fixes in between. Two last runs keep the agent parked in real time, for 60 s and for \
-            --idle-seconds (16 min: the heartbeats of 15 min come in it); their difference is what an hour \
-            parked costs (keepalive, heartbeat, the parked location), free of the start and the stop. Before \
-            each run, 100 bare timed wakes of a thread at the run's interval between fixes give what one wake \
-            costs this machine at that moment (`reference_wake_us`): on a VM it moves with the host's load, \
-            and an agent pays at least one a fix.
+            with live updates on and off, geofences already stored, the store on disk. CPU time comes from the \
+            agent's reaping (user + system, to the microsecond), storage from /proc/PID/io (write_bytes), read \
+            as the agent exits; bytes on the wire (IP bytes, both ways) from the vehicle's interface of a clean \
+            link between two network namespaces of our own (needs root; else "wire" is null). Each figure is \
+            the run's total less a run of the same configuration over 2 fixes (start, connect, stop), divided \
+            by the fixes in between. At 20x a timer of the agent's that runs once a second counts once per 20 \
+            fixes: --speed-factor 1 counts it at a vehicle's pace. Two last runs keep the agent parked in real \
+            time, for 60 s and for --idle-seconds (16 min: the heartbeats of 15 min come in it); their \
+            difference is what an hour parked costs (keepalive, heartbeat, the parked location, every timer), \
+            free of the start and the stop, and its CPU a second is what a fix at 1 Hz costs in all. Before each \
+            run, 100 bare timed wakes of a thread at the run's interval between fixes (20 s of them at a slower \
+            pace) give what one wake costs this machine at that moment (`reference_wake_us`): on a VM it moves \
+            with the host's load, and an agent pays at least one a fix.
 
             {"scenario": "budget", "motion": "driving", "live_updates": true, "fixes": 1800, \
             "cpu_us_per_fix": ..., "storage_bytes_per_fix": ..., "wire_up_bytes_per_fix": ..., \
             "reference_wake_us": ..., ...}
-            {"scenario": "budget-idle", "seconds": 900, "wire_kb_per_hour": ..., ...}
+            {"scenario": "budget-idle", "seconds": 900, "cpu_us_per_second": ..., "wire_kb_per_hour": ..., ...}
 
             Example:
               swift build -c release && sudo .build/release/geofence-bench budget
@@ -51,6 +53,9 @@ struct BudgetBench: ParsableCommand {  // blocking waits for processes: not on t
         }
     }
 
+    @Option(help: "Seconds of CPU sampled in each real-time run (a fix a second), after 30 s of warm-up (0: none).")
+    var realTimeSeconds = 120
+
     @Flag(help: "Run over loopback, with no link (no wire figures).")
     var noLink = false
 
@@ -59,6 +64,9 @@ struct BudgetBench: ParsableCommand {  // blocking waits for processes: not on t
 
     @Flag(help: "Only the parked hour in real time.")
     var idleOnly = false
+
+    @Flag(help: "Only the real-time runs (driving and parked, a fix a second).")
+    var realTimeOnly = false
 
     @Option(help: "A JSON object merged into each run's config.json (for example the track's batch size).")
     var agentConfig: String?
@@ -81,14 +89,14 @@ struct BudgetBench: ParsableCommand {  // blocking waits for processes: not on t
         // A `liveUpdates` object in --agent-config replaces the runs' own: run and label what it says.
         let forcedLive = (extra["liveUpdates"] as? [String: Any])?["startedByDefault"] as? Bool
         let lives: [Bool] = idleOnly ? [] : forcedLive.map { [$0] } ?? (drivingLiveOnly ? [true] : [true, false])
-        for live in lives {
+        for live in realTimeOnly ? [] : lives {
             let base = try BudgetRun(
                 agentPath: agentPath, fixes: 2, driving: true, liveUpdates: live, speedFactor: speedFactor,
                 link: useLink, extraConfig: extra
             ).measure()
             for driving in drivingLiveOnly ? [true] : [true, false] {
                 let wake = ReferenceWake.cpuMicroseconds(
-                    wakes: Self.referenceWakes, milliseconds: Int32(max(1, (1000 / speedFactor).rounded())))
+                    wakes: referenceWakes, milliseconds: Int32(max(1, (1000 / speedFactor).rounded())))
                 let run = try BudgetRun(
                     agentPath: agentPath, fixes: fixes, driving: driving, liveUpdates: live,
                     speedFactor: speedFactor, link: useLink, extraConfig: extra
@@ -98,7 +106,14 @@ struct BudgetBench: ParsableCommand {  // blocking waits for processes: not on t
                 print(jsonLine(line))
             }
         }
-        if idleSeconds > 0, !drivingLiveOnly {
+        if realTimeSeconds > 0, !drivingLiveOnly, !idleOnly {
+            for live in lives {
+                for driving in [true, false] {
+                    print(jsonLine(try realTime(driving: driving, live: live, agentPath: agentPath, useLink, extra)))
+                }
+            }
+        }
+        if idleSeconds > 0, !drivingLiveOnly, !realTimeOnly {
             // Two parked runs in real time, short and long: their difference is the steady cost of being
             // parked (keepalives, heartbeats, the parked location, timers), free of what a start and a stop
             // cost.
@@ -118,6 +133,8 @@ struct BudgetBench: ParsableCommand {  // blocking waits for processes: not on t
                     "scenario": "budget-idle", "motion": "parked", "live_updates": true,
                     "seconds": idleSeconds - Self.shortIdleSeconds,
                     "cpu_ms_per_hour": rounded(spend.cpuMicroseconds / 1000 * perHour, 1),
+                    // At 1 Hz, what a fix costs with everything the agent does each second.
+                    "cpu_us_per_second": rounded(spend.cpuMicroseconds * perHour / 3600, 1),
                     "storage_kb_per_hour": rounded(spend.storageBytes / 1024 * perHour, 1),
                     "wire_kb_per_hour": wire.map { rounded(Double($0.up + $0.down) / 1024 * perHour, 1) }
                         ?? NSNull() as Any,
@@ -125,8 +142,34 @@ struct BudgetBench: ParsableCommand {  // blocking waits for processes: not on t
         }
     }
 
-    /// Bare timed wakes measured before each run, at the run's interval between fixes.
-    static let referenceWakes = 100
+    /// Bare timed wakes measured before each run, at the run's interval between fixes: 100, or 20 s of them
+    /// when fixes are further apart (20 at 1 Hz in real time).
+    var referenceWakes: Int { min(100, max(10, Int(20 * speedFactor))) }
+
+    /// Warm-up of a real-time run before its CPU is sampled: the start, the connection, the index's refinement.
+    static let realTimeWarmUp = 30.0
+
+    /// A run at a vehicle's pace, a fix a second, with every timer of the agent at its own: its CPU a second
+    /// within a window after the warm-up is what a fix costs in all.
+    private func realTime(driving: Bool, live: Bool, agentPath: String, _ useLink: Bool, _ extra: [String: Any])
+        throws -> [(String, Any)]
+    {
+        let wake = ReferenceWake.cpuMicroseconds(wakes: 20, milliseconds: 1000)
+        let window = Self.realTimeWarmUp...(Self.realTimeWarmUp + Double(realTimeSeconds))
+        let run = try BudgetRun(
+            agentPath: agentPath, fixes: Int(window.upperBound) + 10, driving: driving, liveUpdates: live,
+            speedFactor: 1, link: useLink, extraConfig: extra, window: window
+        ).measure()
+        guard let sample = run.window, sample.seconds > 0 else {
+            throw ValidationError("the agent ended before its real-time run's window did")
+        }
+        return [
+            ("scenario", "budget-real-time"), ("motion", driving ? "driving" : "parked"), ("live_updates", live),
+            ("seconds", rounded(sample.seconds, 1)),
+            ("cpu_us_per_second", rounded(sample.cpuMicroseconds / sample.seconds, 1)),
+            ("reference_wake_us", rounded(wake, 1)),
+        ]
+    }
 
     /// The short parked run, subtracted from the long one.
     static let shortIdleSeconds = 60

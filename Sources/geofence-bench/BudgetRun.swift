@@ -24,6 +24,9 @@ struct BudgetRun {
     var extraConfig: [String: Any] = [:]
     /// The broker's Receive Maximum (mosquitto's `max_inflight_messages`); nil: mosquitto's default, 20.
     var brokerInflight: Int?
+    /// Seconds after the agent's start between which its threads' CPU is sampled (`Result.window`): what a
+    /// second costs once it runs, free of its start and stop.
+    var window: ClosedRange<Double>?
 
     struct Result {
         var fixes: Int
@@ -36,6 +39,8 @@ struct BudgetRun {
         var arrivals: [(at: Double, time: Date)] = []
         /// What the vehicle published, by the topic's last level: messages and payload bytes.
         var topics: [String: (messages: Int, bytes: Int)] = [:]
+        /// The agent's CPU within `BudgetRun.window`: microseconds over seconds.
+        var window: (cpuMicroseconds: Double, seconds: Double)?
     }
 
     struct Failure: Error, CustomStringConvertible {
@@ -97,6 +102,8 @@ struct BudgetRun {
         let run = inVehicle([agentPath, "run", "--config", configURL.path])
         let log = directory.appendingPathComponent("agent.log").path
         let pid = try LocalProcess.spawn(run.0, run.1, standardOutput: log, standardError: log)
+        let started = Date()
+        let windowSpend = window.flatMap { Self.sample(pid, from: started, within: $0) }
         let seconds = Double(fixes) / speedFactor + 120
         if let awaitTransitions {
             let end = Date().addingTimeInterval(Double(fixes) / speedFactor + patience)
@@ -114,7 +121,20 @@ struct BudgetRun {
         let wire = before.flatMap { b in after.map { a in (up: a.up - b.up, down: a.down - b.down) } }
         return Result(
             fixes: fixes, spend: spend, wire: wire, transitions: arrivals.count, arrivals: arrivals,
-            topics: Self.topics(everything))
+            topics: Self.topics(everything), window: windowSpend)
+    }
+
+    /// The agent's threads' CPU between the window's two times after `started`.
+    static func sample(_ pid: pid_t, from started: Date, within window: ClosedRange<Double>)
+        -> (cpuMicroseconds: Double, seconds: Double)?
+    {
+        func at(_ offset: Double) -> (cpu: Double, at: Date)? {
+            let wait = started.addingTimeInterval(offset).timeIntervalSinceNow
+            if wait > 0 { usleep(useconds_t(wait * 1e6)) }
+            return ProcessSpend.runningCPUMicroseconds(pid).map { ($0, Date()) }
+        }
+        guard let first = at(window.lowerBound), let last = at(window.upperBound) else { return nil }
+        return (last.cpu - first.cpu, last.at.timeIntervalSince(first.at))
     }
 
     /// Messages and payload bytes by the topic's last level, from `%t %l` lines.

@@ -4,7 +4,8 @@ import Foundation
     import Glibc
 #endif
 
-/// What a process spent, read from /proc: CPU time (`utime + stime` of `/proc/PID/stat`) and the bytes
+/// What a process spent, read from /proc: CPU time (`utime + stime` of `/proc/PID/stat`, or to the
+/// microsecond from its reaping when `atExit` reaps it) and the bytes
 /// it caused to be written to storage (`write_bytes` of `/proc/PID/io`, fsyncs and page-cache writes
 /// alike).
 struct ProcessSpend: Sendable {
@@ -31,6 +32,18 @@ struct ProcessSpend: Sendable {
         return ProcessSpend(cpuMicroseconds: (user + system) / ticks * 1e6, storageBytes: written ?? 0)
     }
 
+    /// The CPU time of a running process's threads so far, to the nanosecond (each thread's
+    /// `/proc/PID/task/TID/schedstat`), in microseconds; nil when it has gone.
+    static func runningCPUMicroseconds(_ pid: pid_t) -> Double? {
+        guard let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") else { return nil }
+        return tasks.reduce(0) { total, task in
+            let text = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/schedstat", encoding: .utf8)) ?? ""
+            return total + (Double(text.split(separator: " ").first ?? "") ?? 0) / 1000
+        }
+    }
+
+    private static func microseconds(_ time: timeval) -> Double { Double(time.tv_sec) * 1e6 + Double(time.tv_usec) }
+
     /// Waits for `pid` to exit, reads what it spent while it is still a zombie, then reaps it. Nil when it
     /// did not exit within `seconds` (it is then killed).
     static func atExit(of pid: pid_t, within seconds: Double) -> ProcessSpend? {
@@ -40,9 +53,13 @@ struct ProcessSpend: Sendable {
             info = siginfo_t()
             let r = waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT)
             if r == 0, info._sifields._sigchld.si_pid == pid {
-                let spend = read(pid)
+                var spend = read(pid)
                 var status: Int32 = 0
-                waitpid(pid, &status, 0)
+                var usage = rusage()
+                // The reaping's account is to the microsecond, where /proc/PID/stat counts 10 ms ticks.
+                if wait4(pid, &status, 0, &usage) == pid, spend != nil {
+                    spend!.cpuMicroseconds = Self.microseconds(usage.ru_utime) + Self.microseconds(usage.ru_stime)
+                }
                 return spend
             }
             if r < 0 { return nil }
