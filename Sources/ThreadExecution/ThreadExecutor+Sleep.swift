@@ -9,7 +9,8 @@ extension ThreadExecutor {
     /// `deadline` (a fix, a job), and wakes the thread itself only at `deadline + tolerance`: a round once a
     /// second then rides on a fix's wake-up instead of paying one of its own.
     public func sleep(until deadline: UInt64, tolerance: UInt64 = 0) async throws {
-        let ticket = SleepTicket(deadline: deadline, latest: deadline.addingReportingOverflow(tolerance).partialValue)
+        let (latest, overflow) = deadline.addingReportingOverflow(tolerance)
+        let ticket = SleepTicket(deadline: deadline, latest: overflow ? .max : latest)
         try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
                 register(ticket, continuation)
