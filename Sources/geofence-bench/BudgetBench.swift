@@ -95,8 +95,7 @@ struct BudgetBench: ParsableCommand {  // blocking waits for processes: not on t
                 link: useLink, extraConfig: extra
             ).measure()
             for driving in drivingLiveOnly ? [true] : [true, false] {
-                let wake = ReferenceWake.cpuMicroseconds(
-                    wakes: referenceWakes, milliseconds: Int32(max(1, (1000 / speedFactor).rounded())))
+                let wake = Self.referenceWake(at: speedFactor)
                 let run = try BudgetRun(
                     agentPath: agentPath, fixes: fixes, driving: driving, liveUpdates: live,
                     speedFactor: speedFactor, link: useLink, extraConfig: extra
@@ -142,9 +141,13 @@ struct BudgetBench: ParsableCommand {  // blocking waits for processes: not on t
         }
     }
 
-    /// Bare timed wakes measured before each run, at the run's interval between fixes: 100, or 20 s of them
+    /// What one bare timed wake costs now at a replay's interval between fixes: 100 of them, or 20 s of them
     /// when fixes are further apart (20 at 1 Hz in real time).
-    var referenceWakes: Int { min(100, max(10, Int(20 * speedFactor))) }
+    static func referenceWake(at speedFactor: Double) -> Double {
+        ReferenceWake.cpuMicroseconds(
+            wakes: min(100, max(10, Int(20 * speedFactor))), milliseconds: Int32(max(1, (1000 / speedFactor).rounded()))
+        )
+    }
 
     /// Warm-up of a real-time run before its CPU is sampled: the start, the connection, the index's refinement.
     static let realTimeWarmUp = 30.0
@@ -154,7 +157,7 @@ struct BudgetBench: ParsableCommand {  // blocking waits for processes: not on t
     private func realTime(driving: Bool, live: Bool, agentPath: String, _ useLink: Bool, _ extra: [String: Any])
         throws -> [(String, Any)]
     {
-        let wake = ReferenceWake.cpuMicroseconds(wakes: 20, milliseconds: 1000)
+        let wake = Self.referenceWake(at: 1)
         let window = Self.realTimeWarmUp...(Self.realTimeWarmUp + Double(realTimeSeconds))
         let run = try BudgetRun(
             agentPath: agentPath, fixes: Int(window.upperBound) + 10, driving: driving, liveUpdates: live,

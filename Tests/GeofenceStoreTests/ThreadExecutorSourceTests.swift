@@ -183,15 +183,17 @@ import ThreadExecution
         await #expect(throws: CancellationError.self) { try await early.value }
     }
 
-    @Test func aSleepWithAToleranceEndsAtTheThreadsNextWakeAfterItsDeadline() async throws {
+    @Test(.timeLimit(.minutes(1))) func aSleepWithAToleranceEndsAtTheThreadsNextWakeAfterItsDeadline() async throws {
         let executor = ThreadExecutor(name: "te-tolerance")
         defer { executor.finish() }
         let actor = OnItsThread(executor)
         let thread = await actor.thread()
-        // Woken by a source: a fix due after the sleep's deadline ends the hour-long tolerance.
-        let fix = RecordingSource(count: 1, interval: 40_000_000)
+        // Woken by a source: a fix due after the sleep's deadline ends the hour-long tolerance. The deadline
+        // is far enough ahead that the thread is waiting before it, however busy the machine (a thread awake
+        // after the deadline ends the sleep at once, rightly, and the fix would not be what ended it).
+        let fix = RecordingSource(count: 1, interval: 600_000_000)
         let (due, woke, on) = try await withTaskExecutorPreference(executor) {
-            let due = ThreadExecutor.now() + 10_000_000
+            let due = ThreadExecutor.now() + 300_000_000
             #expect(executor.attach(fix))
             try await executor.sleep(until: due, tolerance: 3_600_000_000_000)
             return (due, ThreadExecutor.now(), Self.currentThread())

@@ -110,7 +110,11 @@ actor StateReporter {
     /// The status file beside the store, replaced atomically, for `geofence-agent status`: when something in
     /// it changed, every `statusFileInterval`, or when `force`d. The outputs are told every call.
     func writeStatusFile(online: Bool, force: Bool = false) async {
-        writeStatusFile(await status(online: online), force: force)
+        let status = await status(online: online)
+        outputs.tell(.status(status))
+        let material = Self.material(status)
+        guard force || Self.isDue(written, material, now: .now, every: Self.statusFileInterval) else { return }
+        writeStatusFile(status, material: material)
     }
 
     /// The reporter's every-second round: one status, read once, to the file and the broker when each is due.
@@ -125,7 +129,7 @@ actor StateReporter {
         guard fileDue || publishDue else { return }
         status.place = await source.lastPlace()
         if fileDue { writeStatusFile(status, material: material) }
-        if publishDue { await publishStatus(status, force: true) }
+        if publishDue { await publishStatus(status, material: material) }
     }
 
     /// Whether a status goes out: its material changed since `last`, or `every` has passed.
@@ -139,13 +143,6 @@ actor StateReporter {
 
     private var statusHeartbeat: Duration {
         .seconds(configuration.outputs[FleetTopicsSettings.self].statusHeartbeatSeconds)
-    }
-
-    private func writeStatusFile(_ status: AgentStatus, force: Bool) {
-        outputs.tell(.status(status))
-        let material = Self.material(status)
-        guard force || Self.isDue(written, material, now: .now, every: Self.statusFileInterval) else { return }
-        writeStatusFile(status, material: material)
     }
 
     private func writeStatusFile(_ status: AgentStatus, material: AgentStatus) {
@@ -166,18 +163,17 @@ actor StateReporter {
     /// status costs about 1.5 kB on the wire.
     func publishStatus(force: Bool = false) async {
         guard publisher.isConnected else { return }
-        await publishStatus(await status(online: true), force: force)
+        let status = await status(online: true)
+        let material = Self.material(status)
+        guard force || Self.isDue(published, material, now: .now, every: statusHeartbeat) else { return }
+        await publishStatus(status, material: material)
     }
 
-    private func publishStatus(_ status: AgentStatus, force: Bool) async {
-        guard publisher.isConnected else { return }
-        let material = Self.material(status)
-        let now = ContinuousClock.now
-        guard force || Self.isDue(published, material, now: now, every: statusHeartbeat) else { return }
+    private func publishStatus(_ status: AgentStatus, material: AgentStatus) async {
         guard let data = try? JSONEncoder().encode(status) else { return }
         do {
             try await publisher.publish(topics.status, payload: Array(data), retain: true)
-            self.published = (material, now)
+            self.published = (material, .now)
         } catch {
             logger.debug("status not published", metadata: ["error": "\(error)"])
         }
