@@ -203,15 +203,20 @@ import ThreadExecution
         #expect(woke >= fired.at, "the sleep ended before the wake-up it rode on")
         #expect(on == thread, "resumed on \(on), the executor's thread is \(thread)")
 
-        // Woken by a job: the thread, awake for it, ends a sleep past its deadline before it waits again.
+        // Woken by a job: the thread, awake for it, ends a sleep past its deadline before it waits again. The
+        // job must come after the sleep began (before it, nothing would end the hour's tolerance): the sleep
+        // begins in the same job that publishes its deadline, and the executor runs one job at a time.
+        let jobDeadline = Atomic<UInt64>(0)
         let sleeping = Task {
             try await withTaskExecutorPreference(executor) {
                 let due = ThreadExecutor.now() + 10_000_000
-                try await executor.sleep(for: .milliseconds(10), tolerance: .seconds(3600))
+                jobDeadline.store(due, ordering: .releasing)
+                try await executor.sleep(until: due, tolerance: 3_600_000_000_000)
                 return (due, ThreadExecutor.now())
             }
         }
-        try await Task.sleep(for: .milliseconds(40))
+        #expect(try await Self.waitUntil(30) { jobDeadline.load(ordering: .acquiring) != 0 })
+        #expect(try await Self.waitUntil(30) { ThreadExecutor.now() > jobDeadline.load(ordering: .acquiring) })
         #expect(await actor.thread() == thread)
         let (jobDue, jobWoke) = try await sleeping.value
         #expect(jobWoke >= jobDue)
