@@ -21,6 +21,9 @@ package protocol AgentOutput: Sendable {
     func messages(for happening: Happening) -> [OutputMessage]
     /// Whether happenings must carry the conditions the vehicle is inside (it costs a walk of them).
     var needsInsideConditions: Bool { get }
+    /// Whether it follows every round's status (`.status`, once a second), not only those that go out:
+    /// building one costs a vehicle's CPU, so the status is built each second only for such an output.
+    var observesStatus: Bool { get }
     /// Retained messages sent at each connection, and again when `announcementRequest` says so.
     func announcements() -> [OutputMessage]
     /// A topic and payload on which the announcements are asked for again (Home Assistant's birth message).
@@ -34,6 +37,7 @@ extension AgentOutput {
     package func services() throws -> [any Service] { [] }
     package func messages(for happening: Happening) -> [OutputMessage] { [] }
     package var needsInsideConditions: Bool { false }
+    package var observesStatus: Bool { false }
     package func announcements() -> [OutputMessage] { [] }
     package var announcementRequest: (topic: String, payload: String)? { nil }
 }

@@ -7,10 +7,13 @@ package struct MultiplexOutput: Sendable {
     package let outputs: [any AgentOutput]
     /// Whether any output wants the conditions the vehicle is inside.
     package let needsInsideConditions: Bool
+    /// Whether any output follows every round's status.
+    package let observesStatus: Bool
 
     package init(_ outputs: [any AgentOutput]) {
         self.outputs = outputs
         needsInsideConditions = outputs.contains { $0.needsInsideConditions }
+        observesStatus = outputs.contains { $0.observesStatus }
     }
 
     /// Asked for every fix: the outputs are reached by index, since iterating (or `flatMap`) copies each

@@ -17,6 +17,9 @@ struct MetricsOutput: AgentOutput {
         return MetricsOutput(metrics: AgentMetrics(), settings: settings, logger: context.logger)
     }
 
+    /// Its gauges follow each status: the fix's age, the outbox's rows.
+    var observesStatus: Bool { true }
+
     func messages(for happening: Happening) -> [OutputMessage] {
         switch happening {
         case .fix(let rejected): metrics.fix(rejected: rejected)

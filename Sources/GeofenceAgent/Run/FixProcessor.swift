@@ -395,6 +395,13 @@ actor FixProcessor: MonitorHost, SnapshotSource {
             outbox: await outbox.stats)
     }
 
+    func statusInputs() async -> StatusInputs {
+        StatusInputs(
+            gps: gpsStatus, monitors: monitors.names, conditions: monitors.names.map { monitors[$0]!.count },
+            storeProblem: storeProblem, waitingStateChanges: pending.count, liveUpdates: liveUpdatesStarted,
+            outbox: await outbox.stats)
+    }
+
     func lastPlace() -> PlaceSummary? {
         lastLocation.flatMap { location in places?.place(at: location.coordinate) }
     }

@@ -82,11 +82,55 @@ struct AgentSnapshot: Sendable {
     var conditions: Int { monitors.reduce(0) { $0 + $1.conditions } }
 }
 
+/// What in the status file and the retained status can change other than by the clock, as the present
+/// holds it: the reporter's round builds a status only when these (or the broker's state) moved, or a
+/// heartbeat is due. Read every second, so only fields, no walk of the conditions.
+struct StatusInputs: Sendable, Equatable {
+    var gpsState: GPSStatus.State
+    var gpsDetail: String?
+    var gpsDevice: String?
+    var monitors: [String]
+    var conditions: [Int]
+    var storeProblem: String?
+    var waitingStateChanges: Int
+    var liveUpdates: Bool
+    var droppedLocations: Int64
+    var droppedTransitions: Int64
+    var capReached: Bool
+
+    init(
+        gps: GPSStatus, monitors: [String], conditions: [Int], storeProblem: String?, waitingStateChanges: Int,
+        liveUpdates: Bool, outbox: OutboxStats
+    ) {
+        gpsState = gps.state
+        gpsDetail = gps.detail
+        gpsDevice = gps.device
+        self.monitors = monitors
+        self.conditions = conditions
+        self.storeProblem = storeProblem
+        self.waitingStateChanges = waitingStateChanges
+        self.liveUpdates = liveUpdates
+        droppedLocations = outbox.droppedLocations
+        droppedTransitions = outbox.droppedTransitions
+        capReached = outbox.capReached
+    }
+
+    /// The inputs a snapshot holds.
+    init(_ s: AgentSnapshot) {
+        self.init(
+            gps: s.gps, monitors: s.monitors.map(\.name), conditions: s.monitors.map(\.conditions),
+            storeProblem: s.storeProblem, waitingStateChanges: s.waitingStateChanges, liveUpdates: s.liveUpdates,
+            outbox: s.outbox)
+    }
+}
+
 /// Where the reporter reads the present from (the fix processor).
 protocol SnapshotSource: Sendable {
     /// Moves whenever a condition's state or the set of conditions changes; cheap to read.
     var generation: Int { get async }
     func snapshot(listing limit: Int) async -> AgentSnapshot
+    /// What a status would say that can change by itself, without a snapshot's walk of the conditions.
+    func statusInputs() async -> StatusInputs
     /// Where the last fix was, when places are on: a gazetteer lookup, asked only for a status that goes out.
     func lastPlace() async -> PlaceSummary?
     func records(monitor: String?) async -> [(monitor: String, identifier: String, record: MonitorRecord)]

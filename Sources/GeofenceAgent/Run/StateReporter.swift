@@ -55,6 +55,7 @@ actor StateReporter {
         self.logger = logger
         self.brokerDescription = brokerDescription
         self.geofenceSync = geofenceSync
+        statusHeartbeat = .seconds(configuration.outputs[FleetTopicsSettings.self].statusHeartbeatSeconds)
     }
 
     // MARK: Status
@@ -92,6 +93,8 @@ actor StateReporter {
     }
 
     /// What in a status matters to its reader, without what changes by itself (times, ages, rows in flight).
+    /// Whatever it keeps that can change must be read by the round's gate too (`StatusInputs`, the broker's
+    /// state, the geofences' sync): else a change waits for the next heartbeat.
     static func material(_ status: AgentStatus) -> AgentStatus {
         var m = status
         m.updated = ""
@@ -118,19 +121,35 @@ actor StateReporter {
     }
 
     /// The reporter's every-second round: one status, read once, to the file and the broker when each is due.
-    /// Where the vehicle is (a gazetteer lookup) is looked up only for a status that goes out.
+    /// A status is built only when what it says may have changed (`StatusInputs`, the broker's state, the
+    /// geofences' sync), a heartbeat is due, or an output follows every status (Prometheus' gauges): at a
+    /// vehicle's 1 Hz the rest of the seconds cost a few reads. Where the vehicle is (a gazetteer lookup) is
+    /// looked up only for a status that goes out.
     func reportStatus() async {
+        let inputs = (present: await source.statusInputs(), broker: brokerDescription(), sync: geofenceSync())
+        let now = ContinuousClock.now
+        let heartbeatDue =
+            written.map { now - $0.at >= Self.statusFileInterval } ?? true
+            || publisher.isConnected && published.map { now - $0.at >= statusHeartbeat } ?? true
+        guard outputs.observesStatus || heartbeatDue || settledInputs.map({ $0 != inputs }) ?? true else { return }
         var status = status(await source.snapshot(listing: 0), online: true, place: nil)
         outputs.tell(.status(status))
         let material = Self.material(status)
-        let now = ContinuousClock.now
         let fileDue = Self.isDue(written, material, now: now, every: Self.statusFileInterval)
         let publishDue = publisher.isConnected && Self.isDue(published, material, now: now, every: statusHeartbeat)
-        guard fileDue || publishDue else { return }
+        guard fileDue || publishDue else {
+            settledInputs = inputs
+            return
+        }
         status.place = await source.lastPlace()
         if fileDue { writeStatusFile(status, material: material) }
         if publishDue { await publishStatus(status, material: material) }
+        // A status the broker did not take is tried again at the next round, not at the heartbeat.
+        settledInputs = publishDue && published?.material != material ? nil : inputs
     }
+
+    /// The inputs of the last status the round built and sent wherever it was due.
+    private var settledInputs: (present: StatusInputs, broker: String, sync: String?)?
 
     /// Whether a status goes out: its material changed since `last`, or `every` has passed.
     private static func isDue(
@@ -141,9 +160,8 @@ actor StateReporter {
         return last.material != material || now - last.at >= interval
     }
 
-    private var statusHeartbeat: Duration {
-        .seconds(configuration.outputs[FleetTopicsSettings.self].statusHeartbeatSeconds)
-    }
+    /// `fleetTopics.statusHeartbeatSeconds`, read once: the round asks every second.
+    private let statusHeartbeat: Duration
 
     private func writeStatusFile(_ status: AgentStatus, material: AgentStatus) {
         self.written = (material, .now)

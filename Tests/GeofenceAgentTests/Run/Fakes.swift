@@ -142,10 +142,27 @@ struct FakeSnapshotSource: SnapshotSource {
         var count: Int { value.withLock { $0 } }
     }
 
+    /// What a test changes of the present, as a processor's fixes and commits would.
+    final class Present: Sendable {
+        let value = Mutex((gps: GPSStatus(state: .fix), storeProblem: String?.none))
+    }
+    let present = Present()
+    /// Snapshots taken: each is a walk of the conditions.
+    let snapshots = Counter()
+
     func snapshot(listing limit: Int) async -> AgentSnapshot {
-        AgentSnapshot(
-            generation: 1, monitors: monitors.map { $0.summary(listing: limit) }, gps: GPSStatus(state: .fix),
-            storeProblem: nil, waitingStateChanges: 0, liveUpdates: false, outbox: OutboxStats())
+        snapshots.add()
+        let (gps, storeProblem) = present.value.withLock { $0 }
+        return AgentSnapshot(
+            generation: 1, monitors: monitors.map { $0.summary(listing: limit) }, gps: gps,
+            storeProblem: storeProblem, waitingStateChanges: 0, liveUpdates: false, outbox: OutboxStats())
+    }
+
+    func statusInputs() async -> StatusInputs {
+        let (gps, storeProblem) = present.value.withLock { $0 }
+        return StatusInputs(
+            gps: gps, monitors: monitors.map(\.name), conditions: monitors.map(\.count), storeProblem: storeProblem,
+            waitingStateChanges: 0, liveUpdates: false, outbox: OutboxStats())
     }
 
     func lastPlace() async -> PlaceSummary? {

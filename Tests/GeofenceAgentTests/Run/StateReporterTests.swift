@@ -1,8 +1,10 @@
 import AgentOutputs
 import Foundation
+import GPSD
 import GeofenceCore
 import GeofenceStore
 import Logging
+import Synchronization
 import TestSupport
 import Testing
 
@@ -129,6 +131,78 @@ import Testing
         for _ in 0..<5 { await r.reportStatus() }
         #expect(source.placeLookups.count == 1, "nothing changed and no heartbeat is due: no lookup")
         #expect(publisher.objects(on: testTopics.status).count == 1)
+    }
+
+    /// At 1 Hz a status built every second is most of what a second costs the agent beyond its fix: the round
+    /// builds one only when what it would say may have changed, and then writes and publishes it in that round.
+    @Test func theRoundBuildsAStatusOnlyWhenItsInputsMoved() async throws {
+        let directory = try Self.storeDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let configuration = try Self.configuration(storeIn: directory)
+        let source = FakeSnapshotSource(monitors: [Self.monitor(count: 4, inside: 2, unknown: 0)])
+        let publisher = FakePublisher(connected: true)
+        let broker = Mutex("connected")
+        let r = StateReporter(
+            source: source, publisher: publisher, topics: testTopics, configuration: configuration,
+            logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
+            brokerDescription: { broker.withLock { $0 } })
+        let file = URL(fileURLWithPath: StorePaths(configuration.storePath).status)
+        func fileSays() throws -> AgentStatus {
+            try JSONDecoder().decode(AgentStatus.self, from: Data(contentsOf: file))
+        }
+
+        await r.reportStatus()
+        #expect(source.snapshots.count == 1 && publisher.objects(on: testTopics.status).count == 1)
+        for _ in 0..<5 { await r.reportStatus() }
+        #expect(source.snapshots.count == 1, "nothing moved and no heartbeat is due: no status built")
+
+        source.present.value.withLock { $0.gps = GPSStatus(state: .noFix, detail: "no satellites") }
+        await r.reportStatus()
+        #expect(try fileSays().gps.state == "noFix", "a changed input is in the file at the next round")
+        let gps = publisher.objects(on: testTopics.status).last?["gps"] as? [String: Any]
+        #expect(gps?["state"] as? String == "noFix", "and published")
+        source.present.value.withLock { $0.storeProblem = "disk full" }
+        await r.reportStatus()
+        #expect(try fileSays().storeProblem == "disk full")
+        broker.withLock { $0 = "disconnected: link lost" }
+        await r.reportStatus()
+        #expect(try fileSays().broker == "disconnected: link lost")
+        // A change already sent outside the round (a reconnection's forced status): the round builds one
+        // status, finds nothing to send, and settles.
+        source.present.value.withLock { $0.storeProblem = nil }
+        await r.writeStatusFile(online: true, force: true)
+        await r.publishStatus(force: true)
+        let sent = publisher.objects(on: testTopics.status).count
+        let before = source.snapshots.count
+        await r.reportStatus()
+        #expect(source.snapshots.count == before + 1 && publisher.objects(on: testTopics.status).count == sent)
+        let built = source.snapshots.count
+        for _ in 0..<5 { await r.reportStatus() }
+        #expect(source.snapshots.count == built, "settled again")
+        #expect(publisher.objects(on: testTopics.status).count == sent)
+    }
+
+    /// An output that follows every status (Prometheus' gauges: the fix's age) is told one each round.
+    @Test func anOutputThatFollowsEveryStatusIsToldOneEachRound() async throws {
+        struct Following: AgentOutput {
+            let told = FakeSnapshotSource.Counter()
+            static func make(_ context: OutputContext) -> Following? { nil }
+            var observesStatus: Bool { true }
+            func messages(for happening: Happening) -> [OutputMessage] {
+                if case .status = happening { told.add() }
+                return []
+            }
+        }
+        let directory = try Self.storeDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let following = Following()
+        let r = StateReporter(
+            source: FakeSnapshotSource(monitors: [Self.monitor(count: 4, inside: 2, unknown: 0)]),
+            publisher: FakePublisher(connected: true), topics: testTopics,
+            configuration: try Self.configuration(storeIn: directory), outputs: MultiplexOutput([following]),
+            logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, brokerDescription: { "connected" })
+        for _ in 0..<4 { await r.reportStatus() }
+        #expect(following.told.count == 4)
     }
 
     @Test func theStatusFileIsWrittenWithNoBroker() async throws {
