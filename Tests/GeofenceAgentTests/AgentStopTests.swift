@@ -62,7 +62,8 @@ import Testing
         #expect(await waitUntil(60) { (agent.status?["broker"] as? String).map { !$0.hasPrefix("connected") } == true })
         let queued = agent.status.flatMap { ($0["outbox"] as? [String: Any])?["rows"] as? Int } ?? 0
         #expect(
-            await waitUntil(30) { ((agent.status?["outbox"] as? [String: Any])?["rows"] as? Int ?? 0) > queued },
+            // The file shows the rows at its next 30 s (they are no change of its own).
+            await waitUntil(45) { ((agent.status?["outbox"] as? [String: Any])?["rows"] as? Int ?? 0) > queued },
             "the drive goes on into the outbox")
         try stop(agent, "with the broker gone")
         #expect(try outboxRows(agent) > 0)

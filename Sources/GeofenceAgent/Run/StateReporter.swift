@@ -165,6 +165,9 @@ actor StateReporter {
 
     private func writeStatusFile(_ status: AgentStatus, material: AgentStatus) {
         self.written = (material, .now)
+        // Sent outside the round (forced), it may say what the round's settled inputs do not: the round
+        // builds its next status instead of trusting them.
+        settledInputs = nil
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         do {
@@ -192,6 +195,7 @@ actor StateReporter {
         do {
             try await publisher.publish(topics.status, payload: Array(data), retain: true)
             self.published = (material, .now)
+            settledInputs = nil
         } catch {
             logger.debug("status not published", metadata: ["error": "\(error)"])
         }
