@@ -114,14 +114,6 @@ struct StatusInputs: Sendable, Equatable {
         droppedTransitions = outbox.droppedTransitions
         capReached = outbox.capReached
     }
-
-    /// The inputs a snapshot holds.
-    init(_ s: AgentSnapshot) {
-        self.init(
-            gps: s.gps, monitors: s.monitors.map(\.name), conditions: s.monitors.map(\.conditions),
-            storeProblem: s.storeProblem, waitingStateChanges: s.waitingStateChanges, liveUpdates: s.liveUpdates,
-            outbox: s.outbox)
-    }
 }
 
 /// Where the reporter reads the present from (the fix processor).
