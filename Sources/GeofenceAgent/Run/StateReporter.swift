@@ -129,8 +129,8 @@ actor StateReporter {
         let inputs = (present: await source.statusInputs(), broker: brokerDescription(), sync: geofenceSync())
         let now = ContinuousClock.now
         let heartbeatDue =
-            written.map { now - $0.at >= Self.statusFileInterval } ?? true
-            || publisher.isConnected && published.map { now - $0.at >= statusHeartbeat } ?? true
+            Self.isStale(written, now: now, every: Self.statusFileInterval)
+            || publisher.isConnected && Self.isStale(published, now: now, every: statusHeartbeat)
         guard outputs.observesStatus || heartbeatDue || settledInputs.map({ $0 != inputs }) ?? true else { return }
         var status = status(await source.snapshot(listing: 0), online: true, place: nil)
         outputs.tell(.status(status))
@@ -156,8 +156,15 @@ actor StateReporter {
         _ last: (material: AgentStatus, at: ContinuousClock.Instant)?, _ material: AgentStatus,
         now: ContinuousClock.Instant, every interval: Duration
     ) -> Bool {
-        guard let last else { return true }
-        return last.material != material || now - last.at >= interval
+        last?.material != material || isStale(last, now: now, every: interval)
+    }
+
+    /// Whether `every` has passed since `last` (or there was none): a heartbeat is due.
+    private static func isStale(
+        _ last: (material: AgentStatus, at: ContinuousClock.Instant)?, now: ContinuousClock.Instant,
+        every interval: Duration
+    ) -> Bool {
+        last.map { now - $0.at >= interval } ?? true
     }
 
     /// `fleetTopics.statusHeartbeatSeconds`, read once: the round asks every second.
