@@ -133,7 +133,7 @@ let package = Package(
             name: "geofence-agent",
             dependencies: [
                 "AgentFormats", "AgentJobs", "AgentOutputs", "GeofenceAgent",
-                "GeofenceCore",
+                "GeofenceCore", "ThreadExecution",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

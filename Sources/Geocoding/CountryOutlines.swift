@@ -49,7 +49,7 @@ struct CountryOutlines: Sendable {
         }
         let halves = [byLongitude[..<(byLongitude.count / 2)], byLongitude[(byLongitude.count / 2)...]]
         let built = Mutex<[Int: Half]>([:])
-        DispatchQueue.concurrentPerform(iterations: halves.count) { k in
+        OnEveryCore.perform(iterations: halves.count) { k in
             let half = Half(halves[k])
             built.withLock { $0[k] = half }
         }

@@ -644,7 +644,7 @@ private final class ParallelDecoder: @unchecked Sendable {
         guard !rows.isEmpty else { return }
         let index = next
         next += 1
-        DispatchQueue.global().async(group: group) { [self] in
+        OnEveryCore.async(group: group, lane: index) { [self] in
             var out = MonitorEngine.RestoredRecords(capacity: rows.count)
             do throws(ConditionCodec.DecodingError) {
                 for row in rows {

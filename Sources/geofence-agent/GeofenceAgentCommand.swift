@@ -3,6 +3,7 @@ import ArgumentParser
 import Foundation
 import GeofenceAgent
 import GeofenceCore
+import ThreadExecution
 
 /// Parses the command line and hands over to the GeofenceAgent library; nothing else lives here.
 @main
@@ -16,6 +17,13 @@ struct GeofenceAgentCommand: AsyncParsableCommand {
             Geocode.self, Reverse.self, Trips.self,
         ]
     )
+
+    /// Tasks run on the agent's own pool, not libdispatch's, whose monitor would wake the vehicle every
+    /// second (see `PoolExecutor`); it must be installed before any task runs.
+    static func main() async {
+        installPoolExecutorAsDefault()
+        await main(nil)
+    }
 }
 
 /// Options shared by subcommands that read GeoJSON.
