@@ -93,25 +93,25 @@ package final class PoolExecutor: TaskExecutor, SchedulingExecutor, @unchecked S
     }
 
     private func schedule<C: Clock>(_ job: UnownedJob, at instant: C.Instant, clock: C) {
-        let remaining = clock.now.duration(to: instant)
         // The standard clocks count in `Duration`; another clock's time is looked at again every 10 ms.
-        let wait = (remaining as? Duration) ?? (clock.now < instant ? .milliseconds(10) : .zero)
+        let exact = clock.now.duration(to: instant) as? Duration
+        let wait = exact ?? (clock.now < instant ? .milliseconds(10) : .zero)
         guard wait > .zero else {
             enqueue(ExecutorJob(job))
             return
         }
-        let (seconds, attoseconds) = wait.components
-        // Beyond a century (a sleep "forever") the job waits for good; a cancelled sleep does not need it.
-        let deadline: DispatchTime =
-            seconds > 3_155_760_000
-            ? .distantFuture : .now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
-        timers.asyncAfter(deadline: deadline) { [self] in
-            if remaining is Duration {
-                enqueue(ExecutorJob(job))
-            } else {
-                schedule(job, at: instant, clock: clock)
-            }
+        timers.asyncAfter(deadline: Self.deadline(after: wait)) { [self] in
+            if exact != nil { enqueue(ExecutorJob(job)) } else { schedule(job, at: instant, clock: clock) }
         }
+    }
+
+    /// Beyond this a sleep is "forever": its job waits for good (a cancelled sleep does not need it).
+    private static let longestWait: Duration = .seconds(100 * 365 * 86_400)
+
+    private static func deadline(after wait: Duration) -> DispatchTime {
+        guard wait < longestWait else { return .distantFuture }
+        let (seconds, attoseconds) = wait.components
+        return .now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
     }
 }
 
