@@ -108,16 +108,21 @@ struct AgentBuild {
             source: processor, publisher: client, topics: topics, configuration: configuration, outputs: outputs,
             logger: logger,
             brokerDescription: { [configuration] in
-                configuration.mqtt.failover.isEmpty ? "\(client.status)" : "\(client.status) (\(client.broker))"
+                configuration.mqtt.failover.isEmpty
+                    ? client.statusDescription : "\(client.statusDescription) (\(client.broker))"
             },
             geofenceSync: { syncCheck.description })
         let conditions = OutboxConditionStore(store: store, outbox: outbox, outputs: outputs, places: places)
         let ownTracks = configuration.ownTracksIdentity
+        // The inbox's events are read on the store's thread as they come: the round every second then asks
+        // the kernel nothing.
+        let inboxWatch = InboxWatch(inbox: StorePaths(configuration.storePath).inbox)
+        inboxWatch.attach(to: processor.storeExecutor)
         let applier = ChangeApplier(
             store: conditions, host: processor, publisher: client, topics: topics, logger: logger,
             ownTracks: ownTracks,
             stateRequest: { await reporter.publishDetail(monitor: $0) },
-            conditionsChanged: { await reporter.conditionsChanged() })
+            conditionsChanged: { await reporter.conditionsChanged() }, inboxWatch: inboxWatch)
         if let file = configuration.conditionsFile { try await applier.importLocalConditions(file) }
         let source: LocationFeed
         if let replay {

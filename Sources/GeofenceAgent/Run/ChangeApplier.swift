@@ -12,8 +12,9 @@ import Mosquitto
 actor ChangeApplier {
     private let store: any ConditionStoring
     private let host: any MonitorHost
-    /// Spares the inbox's listing every second while nothing arrives.
-    private var inboxGate = InboxScanGate()
+    /// Spares the inbox's listing every second while nothing arrives: the agent's own, attached to the
+    /// store's thread, or one made at the first round.
+    private var inboxWatch: InboxWatch?
     private let publisher: any MessagePublishing
     private let topics: Topics
     /// The vehicle's OwnTracks identity when it speaks OwnTracks (its `cmd` topic and replies).
@@ -30,8 +31,10 @@ actor ChangeApplier {
         logger: Logger,
         ownTracks: OwnTracks.Identity? = nil,
         stateRequest: @escaping @Sendable (String?) async -> Void = { _ in },
-        conditionsChanged: @escaping @Sendable () async -> Void = {}
+        conditionsChanged: @escaping @Sendable () async -> Void = {},
+        inboxWatch: InboxWatch? = nil
     ) {
+        self.inboxWatch = inboxWatch
         self.store = store
         self.host = host
         self.publisher = publisher
@@ -194,13 +197,16 @@ actor ChangeApplier {
     /// Changes `geofence-agent conditions add/remove` left for the running agent (which holds the store).
     /// An applied request's file is deleted; a refused one is renamed `.rejected`, which the CLI reports.
     func processInbox(_ directory: String) async {
-        guard let time = inboxGate.due(directory),
-            let names = try? FileManager.default.contentsOfDirectory(atPath: directory)
-        else { return }
+        if inboxWatch?.inbox != directory { inboxWatch = InboxWatch(inbox: directory) }
+        guard let watch = inboxWatch, watch.due() else { return }
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else {
+            watch.listingFailed()
+            return
+        }
         let requests = names.sorted().filter {
             ($0.hasPrefix("add-") || $0.hasPrefix("remove-")) && !$0.hasSuffix(".rejected") && !$0.hasSuffix(".tmp")
         }
-        inboxGate.listed(at: time, foundWork: !requests.isEmpty)
+        watch.listed(foundWork: !requests.isEmpty)
         for name in requests {
             let path = (directory as NSString).appendingPathComponent(name)
             do {

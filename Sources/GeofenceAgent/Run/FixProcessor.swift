@@ -397,7 +397,7 @@ actor FixProcessor: MonitorHost, SnapshotSource {
 
     func statusInputs() async -> StatusInputs {
         StatusInputs(
-            gps: gpsStatus, monitors: monitors.names, conditions: monitors.names.map { monitors[$0]!.count },
+            gps: gpsStatus, monitors: monitors.names, conditions: monitors.conditionCounts,
             storeProblem: storeProblem, waitingStateChanges: pending.count, liveUpdates: liveUpdatesStarted,
             outbox: await outbox.stats)
     }

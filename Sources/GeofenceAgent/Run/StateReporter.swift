@@ -26,9 +26,12 @@ actor StateReporter {
     /// Told each status written (every second): Prometheus' gauges follow it.
     private let outputs: MultiplexOutput
     private var publishedGeneration = -1
-    /// What the last status published and written said, without what changes by itself, and when.
-    private var published: (material: AgentStatus, at: ContinuousClock.Instant)?
-    private var written: (material: AgentStatus, at: ContinuousClock.Instant)?
+    /// What the last status published and written said, without what changes by itself, and when: the
+    /// times apart, so that the round's every-second look at them copies no status.
+    private var published: AgentStatus?
+    private var publishedAt: ContinuousClock.Instant?
+    private var written: AgentStatus?
+    private var writtenAt: ContinuousClock.Instant?
     /// The status file is replaced when something in it changed, else this often: a flash card wears with
     /// every write. `geofence-agent status` ages the fix by the file's own age.
     static let statusFileInterval: Duration = .seconds(30)
@@ -116,7 +119,8 @@ actor StateReporter {
         let status = await status(online: online)
         outputs.tell(.status(status))
         let material = Self.material(status)
-        guard force || Self.isDue(written, material, now: .now, every: Self.statusFileInterval) else { return }
+        guard force || Self.isDue(written, writtenAt, material, now: .now, every: Self.statusFileInterval)
+        else { return }
         writeStatusFile(status, material: material)
     }
 
@@ -126,17 +130,19 @@ actor StateReporter {
     /// vehicle's 1 Hz the rest of the seconds cost a few reads. Where the vehicle is (a gazetteer lookup) is
     /// looked up only for a status that goes out.
     func reportStatus() async {
-        let inputs = (present: await source.statusInputs(), broker: brokerDescription(), sync: geofenceSync())
+        let inputs = RoundInputs(
+            present: await source.statusInputs(), broker: brokerDescription(), sync: geofenceSync())
         let now = ContinuousClock.now
         let heartbeatDue =
-            Self.isStale(written, now: now, every: Self.statusFileInterval)
-            || publisher.isConnected && Self.isStale(published, now: now, every: statusHeartbeat)
-        guard outputs.observesStatus || heartbeatDue || settledInputs.map({ $0 != inputs }) ?? true else { return }
+            Self.isStale(writtenAt, now: now, every: Self.statusFileInterval)
+            || publisher.isConnected && Self.isStale(publishedAt, now: now, every: statusHeartbeat)
+        guard outputs.observesStatus || heartbeatDue || settledInputs != inputs else { return }
         var status = status(await source.snapshot(listing: 0), online: true, place: nil)
         outputs.tell(.status(status))
         let material = Self.material(status)
-        let fileDue = Self.isDue(written, material, now: now, every: Self.statusFileInterval)
-        let publishDue = publisher.isConnected && Self.isDue(published, material, now: now, every: statusHeartbeat)
+        let fileDue = Self.isDue(written, writtenAt, material, now: now, every: Self.statusFileInterval)
+        let publishDue =
+            publisher.isConnected && Self.isDue(published, publishedAt, material, now: now, every: statusHeartbeat)
         guard fileDue || publishDue else {
             settledInputs = inputs
             return
@@ -145,40 +151,55 @@ actor StateReporter {
         if fileDue { writeStatusFile(status, material: material) }
         if publishDue { await publishStatus(status, material: material) }
         // A status the broker did not take is tried again at the next round, not at the heartbeat.
-        settledInputs = publishDue && published?.material != material ? nil : inputs
+        settledInputs = publishDue && published != material ? nil : inputs
     }
 
     /// The inputs of the last status the round built and sent wherever it was due.
-    private var settledInputs: (present: StatusInputs, broker: String, sync: String?)?
+    private var settledInputs: RoundInputs?
+
+    /// What the round reads every second to tell whether a status may have changed.
+    private struct RoundInputs: Equatable {
+        var present: StatusInputs
+        var broker: String
+        var sync: String?
+    }
 
     /// Whether a status goes out: its material changed since `last`, or `every` has passed.
     private static func isDue(
-        _ last: (material: AgentStatus, at: ContinuousClock.Instant)?, _ material: AgentStatus,
+        _ last: AgentStatus?, _ lastAt: ContinuousClock.Instant?, _ material: AgentStatus,
         now: ContinuousClock.Instant, every interval: Duration
     ) -> Bool {
-        last?.material != material || isStale(last, now: now, every: interval)
+        last != material || isStale(lastAt, now: now, every: interval)
     }
 
     /// Whether `every` has passed since `last` (or there was none): a heartbeat is due.
     private static func isStale(
-        _ last: (material: AgentStatus, at: ContinuousClock.Instant)?, now: ContinuousClock.Instant,
-        every interval: Duration
-    ) -> Bool {
-        last.map { now - $0.at >= interval } ?? true
+        _ last: ContinuousClock.Instant?, now: ContinuousClock.Instant, every interval: Duration
+    )
+        -> Bool
+    {
+        guard let last else { return true }
+        return now - last >= interval
     }
 
     /// `fleetTopics.statusHeartbeatSeconds`, read once: the round asks every second.
     private let statusHeartbeat: Duration
 
+    /// The status file's encoder, made once: sorted and indented for a technician's eyes.
+    private let statusFileEncoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        return encoder
+    }()
+
     private func writeStatusFile(_ status: AgentStatus, material: AgentStatus) {
-        self.written = (material, .now)
+        written = material
+        writtenAt = .now
         // Sent outside the round (forced), it may say what the round's settled inputs do not: the round
         // builds its next status instead of trusting them.
         settledInputs = nil
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         do {
-            try encoder.encode(status).write(to: URL(fileURLWithPath: paths.status), options: .atomic)
+            try ReplacedFile.write(try statusFileEncoder.encode(status), to: paths.status)
         } catch {
             logger.warning("status file not written", metadata: ["path": "\(paths.status)", "error": "\(error)"])
         }
@@ -193,7 +214,7 @@ actor StateReporter {
         guard publisher.isConnected else { return }
         let status = await status(online: true)
         let material = Self.material(status)
-        guard force || Self.isDue(published, material, now: .now, every: statusHeartbeat) else { return }
+        guard force || Self.isDue(published, publishedAt, material, now: .now, every: statusHeartbeat) else { return }
         await publishStatus(status, material: material)
     }
 
@@ -201,7 +222,8 @@ actor StateReporter {
         guard let data = try? JSONEncoder().encode(status) else { return }
         do {
             try await publisher.publish(topics.status, payload: Array(data), retain: true)
-            self.published = (material, .now)
+            published = material
+            publishedAt = .now
             settledInputs = nil
         } catch {
             logger.debug("status not published", metadata: ["error": "\(error)"])

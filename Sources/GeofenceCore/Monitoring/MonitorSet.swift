@@ -61,6 +61,9 @@ public struct MonitorSet: Sendable {
         engines[position].remove(identifier)
     }
 
+    /// Conditions held by each monitor, in `names` order, with no copy of an engine.
+    public var conditionCounts: [Int] { engines.map(\.count) }
+
     /// Conditions held, over every monitor.
     public var conditionCount: Int { engines.reduce(0) { $0 + $1.count } }
 

@@ -4,6 +4,8 @@ extension Outbox {
     /// Droppable rows have waited `groupCommitSeconds` since the last write, or acknowledged rows have
     /// waited `acknowledgedDeletionSeconds` for one.
     var groupCommitDue: Bool {
+        // Nothing waiting, no clock read: the tick asks every second.
+        guard !buffered.isEmpty || !acknowledgedStored.isEmpty else { return false }
         let since = ContinuousClock.now - lastGroupCommit
         return (!buffered.isEmpty && since >= .seconds(limits.groupCommitSeconds))
             || (!acknowledgedStored.isEmpty

@@ -34,6 +34,8 @@ public actor Outbox {
     /// on their own after `OutboxLimits.acknowledgedDeletionSeconds` without one (`groupCommit`).
     var acknowledgedStored: [OutboxEntry] = []
     var lastGroupCommit = ContinuousClock.now
+    /// Acknowledgements were taken in since the tick last let the repository checkpoint.
+    var acknowledgedSinceMaintenance = false
 
     public nonisolated let wakes: AsyncStream<Void>
     private nonisolated let wakeContinuation: AsyncStream<Void>.Continuation
@@ -298,6 +300,7 @@ public actor Outbox {
     /// Takes in what the broker acknowledged: it no longer counts as waiting. A droppable row never stored
     /// is forgotten with no write; a stored row (every transition) is deleted with the next write, which
     /// has its transaction anyway: on flash, a transition then costs one commit, not two.
+    /// Takes in the acknowledgements that came since the last call.
     func absorbAcknowledgements() {
         let batch = acknowledgedEntries.withLock { list -> [OutboxEntry] in
             defer { list.removeAll() }
@@ -311,15 +314,23 @@ public actor Outbox {
                 acknowledgedStored.append(entry)
             }
         }
+        if !batch.isEmpty { acknowledgedSinceMaintenance = true }
     }
 
     /// The publisher's tick (every second, and at the stop): takes in the acknowledgements, makes the group
-    /// commit when it is due (which deletes what waited too long) and lets the repository checkpoint. On
+    /// commit when it is due (which deletes what waited too long) and, after either, lets the repository
+    /// checkpoint. On
     /// failure (a full disk) what was to be deleted is kept for the next call: dropped, it would stay in the
     /// outbox, sent already, until the next start sent it again.
     public func deleteAcknowledged() throws(StoreError) {
         absorbAcknowledgements()
-        if groupCommitDue { try groupCommit() }
+        let committing = groupCommitDue
+        if committing { try groupCommit() }
+        // The log is checkpointed after acknowledgements (`AgentStore.checkpointFrames`): with none since the
+        // last tick and no group commit, there is nothing to do, and a parked vehicle's second costs nothing
+        // more. Writes with no acknowledgement to follow (the broker away) checkpoint themselves, later.
+        guard acknowledgedSinceMaintenance || committing else { return }
+        acknowledgedSinceMaintenance = false
         repository.maintain()
     }
 

@@ -31,6 +31,8 @@ final class ClientCore: MosquittoEvents {
 
     struct State {
         var status: MQTTConnectionStatus = .idle
+        /// `status` as text, made once a change: a status file asks for it every second.
+        var statusDescription = MQTTConnectionStatus.idle.description
         /// When the current connection attempt (or outage) began, on the monotonic clock.
         var attemptStarted: ContinuousClock.Instant = .now
         var pendingPublishes: [Int32: PendingPublish] = [:]
@@ -72,6 +74,7 @@ final class ClientCore: MosquittoEvents {
         let changed = state.withLock { s -> Bool in
             guard s.status != status else { return false }
             s.status = status
+            s.statusDescription = status.description
             return true
         }
         guard changed else { return }

@@ -97,8 +97,15 @@ public final class MQTTClient: Service, Sendable {
     /// The connection's current state.
     public var status: MQTTConnectionStatus { core.state.withLock { $0.status } }
 
+    /// `status` as text (its `description`), made once each time it changes.
+    public var statusDescription: String { core.state.withLock { $0.statusDescription } }
+
     /// The broker in use (or being tried).
-    public var broker: MQTTBroker { configuration.brokers[brokerIndex.load(ordering: .relaxed)] }
+    public var broker: MQTTBroker { configuration.brokers[brokerPosition] }
+
+    /// The broker in use's place in `configuration.brokers`: a key for what is known of each broker, with no
+    /// copy of its address.
+    public var brokerPosition: Int { brokerIndex.load(ordering: .relaxed) }
 
     /// Why the last connection attempt failed, when libmosquitto said (for example "Connection refused").
     public var lastConnectionError: String? { core.state.withLock { $0.lastConnectionError } }

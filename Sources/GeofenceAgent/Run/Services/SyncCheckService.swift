@@ -13,8 +13,9 @@ final class SyncCheckService: Service, Sendable {
     let client: MQTTClient
     let topics: Topics
     let logger: Logger
-    /// Each checked broker's verdict ("host:port").
-    private let verdicts = Mutex<[String: RetainedDeliveryProbe.Verdict]>([:])
+    /// Each checked broker's verdict, by its place in the configuration's brokers: the status asks every
+    /// second, and a key made as text would be made every time.
+    private let verdicts = Mutex<[Int: RetainedDeliveryProbe.Verdict]>([:])
 
     init(client: MQTTClient, topics: Topics, logger: Logger) {
         self.client = client
@@ -24,10 +25,10 @@ final class SyncCheckService: Service, Sendable {
 
     /// For the status: `ok`, `unchecked`, or `unavailable: WHY` for the broker in use.
     var description: String {
-        let broker = client.broker.description
-        switch verdicts.withLock({ $0[broker] }) {
+        let position = client.brokerPosition
+        switch verdicts.withLock({ $0[position] }) {
         case .delivers: return "ok"
-        case .withholds: return "unavailable: \(Self.reason(broker))"
+        case .withholds: return "unavailable: \(Self.reason(client.broker.description))"
         case nil: return "unchecked"
         }
     }
@@ -59,24 +60,25 @@ final class SyncCheckService: Service, Sendable {
 
     /// Checks the broker in use unless it was checked: one probe a run, not one a reconnection.
     private func checkTheBroker() async {
-        let broker = client.broker.description
-        guard verdicts.withLock({ $0[broker] }) == nil else { return }
+        let position = client.brokerPosition
+        let broker = client.broker
+        guard verdicts.withLock({ $0[position] }) == nil else { return }
         let verdict = await RetainedDeliveryProbe(topics: topics).run(on: client)
         if Task.isCancelled { return }  // a new connection, whose own check decides
         guard let verdict else {
             logger.info("could not check the broker's retained messages; trying again at the next connection")
             return
         }
-        verdicts.withLock { $0[broker] = verdict }
+        verdicts.withLock { $0[position] = verdict }
         guard verdict == .withholds else {
             logger.debug("the broker delivers retained geofences", metadata: ["broker": "\(broker)"])
             return
         }
-        logger.error("geofence sync unavailable: \(Self.reason(broker))")
+        logger.error("geofence sync unavailable: \(Self.reason(broker.description))")
         try? await client.publish(
             topics.errors,
             payload: Payloads.error(
-                kind: .broker, topic: topics.fleetGeofences, identifier: nil, reason: Self.reason(broker),
+                kind: .broker, topic: topics.fleetGeofences, identifier: nil, reason: Self.reason(broker.description),
                 vehicle: topics.vehicle),
             retain: false)
     }
