@@ -107,9 +107,8 @@ struct AgentBuild {
         let reporter = StateReporter(
             source: processor, publisher: client, topics: topics, configuration: configuration, outputs: outputs,
             logger: logger,
-            brokerDescription: { [configuration] in
-                configuration.mqtt.failover.isEmpty
-                    ? client.statusDescription : "\(client.statusDescription) (\(client.broker))"
+            brokerDescription: { [failover = !configuration.mqtt.failover.isEmpty] in
+                failover ? "\(client.statusDescription) (\(client.broker))" : client.statusDescription
             },
             geofenceSync: { syncCheck.description })
         let conditions = OutboxConditionStore(store: store, outbox: outbox, outputs: outputs, places: places)
