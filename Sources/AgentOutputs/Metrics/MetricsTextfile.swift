@@ -7,11 +7,8 @@ struct MetricsTextfile: Sendable {
     let path: String
 
     func write(_ text: String) throws {
-        let temporary = path + ".tmp"
-        try text.write(toFile: temporary, atomically: false, encoding: .utf8)
-        guard rename(temporary, path) == 0 else {
-            throw AgentError(
-                "metrics.textfile: cannot rename \(temporary) to \(path): \(String(cString: strerror(errno)))")
+        do { try ReplacedFile.write(Array(text.utf8), to: path) } catch {
+            throw AgentError("metrics.textfile: \(error)")
         }
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 import ThreadExecution
 
@@ -39,9 +40,9 @@ final class InboxWatch: ThreadExecutorSource, Sendable {
 
     init(inbox: String) {
         self.inbox = inbox
-        let slash = inbox.lastIndex(of: "/")
-        parent = slash.map { $0 == inbox.startIndex ? "/" : String(inbox[..<$0]) } ?? "."
-        name = slash.map { String(inbox[inbox.index(after: $0)...]) } ?? inbox
+        let directory = (inbox as NSString).deletingLastPathComponent
+        parent = directory.isEmpty ? "." : directory
+        name = (inbox as NSString).lastPathComponent
         var state = State()
         var fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         if fd >= 0 {

@@ -1,8 +1,7 @@
+import AgentOutputs
 import Foundation
 import TestSupport
 import Testing
-
-@testable import GeofenceAgent
 
 /// The status file is replaced whole, and a failure says which file and why.
 @Suite(.offTheCooperativePool(.computing)) struct ReplacedFileTests {

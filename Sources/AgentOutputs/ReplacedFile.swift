@@ -3,14 +3,15 @@
 #endif
 
 /// A file replaced whole through a temporary one beside it and a rename: a reader sees the old file or the
-/// new one, never half of one. Not synced: for files that say what is (the status), which the agent writes
-/// again soon after a restart; on a flash card an `fsync` costs milliseconds and a journal commit.
-enum ReplacedFile {
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
+/// new one, never half of one. Not synced: for files that say what is, which the agent writes again soon
+/// after a restart (the status, node_exporter's textfile); on a flash card an `fsync` costs
+/// milliseconds and a journal commit.
+package enum ReplacedFile {
+    package struct Failure: Error, CustomStringConvertible {
+        package let description: String
     }
 
-    static func write(_ bytes: some Collection<UInt8>, to path: String) throws(Failure) {
+    package static func write(_ bytes: some Collection<UInt8>, to path: String) throws(Failure) {
         let temporary = path + ".tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw failure("cannot create \(temporary)") }
