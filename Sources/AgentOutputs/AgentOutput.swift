@@ -24,6 +24,9 @@ package protocol AgentOutput: Sendable {
     /// Whether it follows every round's status (`.status`, once a second), not only those that go out:
     /// building one costs a vehicle's CPU, so the status is built each second only for such an output.
     var observesStatus: Bool { get }
+    /// Whether it counts what gives no messages (fixes offered, commits, acknowledgements): told only then,
+    /// since telling every output of every fix costs a vehicle's CPU for nothing.
+    var observesCounts: Bool { get }
     /// Retained messages sent at each connection, and again when `announcementRequest` says so.
     func announcements() -> [OutputMessage]
     /// A topic and payload on which the announcements are asked for again (Home Assistant's birth message).
@@ -38,6 +41,7 @@ extension AgentOutput {
     package func messages(for happening: Happening) -> [OutputMessage] { [] }
     package var needsInsideConditions: Bool { false }
     package var observesStatus: Bool { false }
+    package var observesCounts: Bool { false }
     package func announcements() -> [OutputMessage] { [] }
     package var announcementRequest: (topic: String, payload: String)? { nil }
 }

@@ -9,11 +9,14 @@ package struct MultiplexOutput: Sendable {
     package let needsInsideConditions: Bool
     /// Whether any output follows every round's status.
     package let observesStatus: Bool
+    /// Whether any output counts fixes, commits and acknowledgements.
+    package let observesCounts: Bool
 
     package init(_ outputs: [any AgentOutput]) {
         self.outputs = outputs
         needsInsideConditions = outputs.contains { $0.needsInsideConditions }
         observesStatus = outputs.contains { $0.observesStatus }
+        observesCounts = outputs.contains { $0.observesCounts }
     }
 
     /// Asked for every fix: the outputs are reached by index, since iterating (or `flatMap`) copies each
@@ -30,6 +33,13 @@ package struct MultiplexOutput: Sendable {
     /// Tells every output something that gives no messages (a count, a latency, a status).
     package func tell(_ happening: Happening) {
         for index in outputs.indices { _ = outputs[index].messages(for: happening) }
+    }
+
+    /// Tells the outputs that count (`observesCounts`) a fix offered, a commit or an acknowledgement; the
+    /// happening is made only for them.
+    package func count(_ happening: @autoclosure () -> Happening) {
+        guard observesCounts else { return }
+        tell(happening())
     }
 
     /// What every output announces at a connection.

@@ -78,28 +78,33 @@ public final class UnboundedChannel<Element: Sendable>: AsyncSequence, Sendable 
     @inlinable
     public var isFinished: Bool { state.withLock { $0.finished } }
 
+    /// The next element, waited for in the caller's isolation: an actor that reads the channel (the fix
+    /// processor) is resumed on its own executor, with no hop to the generic one and back.
     @inlinable
-    func next() async -> Element? {
+    func next(isolation actor: isolated (any Actor)? = #isolation) async -> Element? {
         if let ready = state.withLock({ $0.take() }) { return ready }
-        return await withTaskCancellationHandler {
-            await withUnsafeContinuation { (continuation: UnsafeContinuation<Element?, Never>) in
-                let ready: Element?? = state.withLock { s in
-                    if let ready = s.take() { return ready }
-                    s.waiting = continuation
-                    return nil
+        return await withTaskCancellationHandler(
+            operation: {
+                await withUnsafeContinuation(isolation: actor) { (continuation: UnsafeContinuation<Element?, Never>) in
+                    let ready: Element?? = state.withLock { s in
+                        if let ready = s.take() { return ready }
+                        s.waiting = continuation
+                        return nil
+                    }
+                    if let ready { continuation.resume(returning: ready) }
                 }
-                if let ready { continuation.resume(returning: ready) }
-            }
-        } onCancel: {
-            // The consumer is gone: end the sequence, drop what comes, and tell the producer (once: a
-            // cancelled consumer that reads on comes here at every read).
-            let first = state.withLock { s in
-                defer { s.consumerGone = true }
-                return !s.consumerGone
-            }
-            finish()
-            if first { consumerCancelled?() }
-        }
+            },
+            onCancel: {
+                // The consumer is gone: end the sequence, drop what comes, and tell the producer (once: a
+                // cancelled consumer that reads on comes here at every read).
+                let first = state.withLock { s in
+                    defer { s.consumerGone = true }
+                    return !s.consumerGone
+                }
+                finish()
+                if first { consumerCancelled?() }
+            },
+            isolation: actor)
     }
 
     public struct AsyncIterator: AsyncIteratorProtocol {
@@ -108,7 +113,12 @@ public final class UnboundedChannel<Element: Sendable>: AsyncSequence, Sendable 
         @usableFromInline init(channel: UnboundedChannel) { self.channel = channel }
 
         @inlinable
-        public mutating func next() async -> Element? { await channel.next() }
+        public mutating func next() async -> Element? { await channel.next(isolation: nil) }
+
+        @inlinable
+        public mutating func next(isolation actor: isolated (any Actor)?) async -> Element? {
+            await channel.next(isolation: actor)
+        }
     }
 
     @inlinable

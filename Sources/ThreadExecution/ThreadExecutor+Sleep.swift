@@ -8,21 +8,31 @@ extension ThreadExecutor {
     /// With a `tolerance` (nanoseconds) the sleep ends at the first time the thread is awake anyway after
     /// `deadline` (a fix, a job), and wakes the thread itself only at `deadline + tolerance`: a round once a
     /// second then rides on a fix's wake-up instead of paying one of its own.
-    public func sleep(until deadline: UInt64, tolerance: UInt64 = 0) async throws {
+    ///
+    /// It sleeps in the caller's isolation: an actor on this executor that sleeps is resumed on it directly,
+    /// with no hop to the generic executor and back.
+    public func sleep(
+        until deadline: UInt64, tolerance: UInt64 = 0, isolation actor: isolated (any Actor)? = #isolation
+    ) async throws {
         let (latest, overflow) = deadline.addingReportingOverflow(tolerance)
         let ticket = SleepTicket(deadline: deadline, latest: overflow ? .max : latest)
-        try await withTaskCancellationHandler {
-            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
-                register(ticket, continuation)
-            }
-        } onCancel: {
-            cancel(ticket)
-        }
+        try await withTaskCancellationHandler(
+            operation: {
+                try await withUnsafeThrowingContinuation(isolation: actor) {
+                    (continuation: UnsafeContinuation<Void, any Error>) in
+                    register(ticket, continuation)
+                }
+            },
+            onCancel: { cancel(ticket) },
+            isolation: actor)
     }
 
     /// `sleep(until:tolerance:)` for a duration from now.
-    public func sleep(for duration: Duration, tolerance: Duration = .zero) async throws {
-        try await sleep(until: Self.now() + Self.nanoseconds(duration), tolerance: Self.nanoseconds(tolerance))
+    public func sleep(
+        for duration: Duration, tolerance: Duration = .zero, isolation actor: isolated (any Actor)? = #isolation
+    ) async throws {
+        try await sleep(
+            until: Self.now() + Self.nanoseconds(duration), tolerance: Self.nanoseconds(tolerance), isolation: actor)
     }
 
     /// A duration in whole nanoseconds; a negative one is none.

@@ -31,13 +31,21 @@ public final class ThreadExecutor: SerialExecutor, TaskExecutor, @unchecked Send
         var attached: [any ThreadExecutorSource] = []
         /// Tasks sleeping until a deadline (`sleep(until:)`): a few at most.
         var sleepers: [SleepTicket] = []
+        /// Every job enqueued so far.
+        var enqueued = 0
     }
     private let state = Mutex(State())
     private let wakePipe = WakePipe()
     private let name: String
+    /// This executor as the runtime's references, made once: each job runs isolated to both, and making
+    /// them per job looked up the conformances' witness tables every time.
+    private var unownedSerial: UnownedSerialExecutor!
+    private var unownedTask: UnownedTaskExecutor!
 
     public init(name: String) {
         self.name = name
+        unownedSerial = UnownedSerialExecutor(ordinary: self)
+        unownedTask = UnownedTaskExecutor(ordinary: self)
         state.withLock { $0.threadRunning = true }
         startThread()
     }
@@ -53,6 +61,7 @@ public final class ThreadExecutor: SerialExecutor, TaskExecutor, @unchecked Send
         enum Wake { case none, pipe, start }
         let wake = state.withLock { s -> Wake in
             s.jobs.append(unowned)
+            s.enqueued &+= 1
             if !s.threadRunning {
                 s.threadRunning = true
                 return .start
@@ -67,6 +76,10 @@ public final class ThreadExecutor: SerialExecutor, TaskExecutor, @unchecked Send
         case .start: startThread()
         }
     }
+
+    /// How many jobs were enqueued here so far: each is a pass through the thread's loop, and a hop between
+    /// executors costs one on each side. A test counts a loop's hops with it.
+    public var enqueuedJobs: Int { state.withLock { $0.enqueued } }
 
     /// Waits for `source` on this executor's thread from its next wait on. False when the executor has
     /// finished: the source is not attached.
@@ -99,13 +112,9 @@ public final class ThreadExecutor: SerialExecutor, TaskExecutor, @unchecked Send
     /// The clock of the sources' deadlines: `CLOCK_MONOTONIC` in nanoseconds.
     public static func now() -> UInt64 { SourceWaiter.now() }
 
-    public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
-        UnownedSerialExecutor(ordinary: self)
-    }
+    public func asUnownedSerialExecutor() -> UnownedSerialExecutor { unownedSerial }
 
-    public func asUnownedTaskExecutor() -> UnownedTaskExecutor {
-        UnownedTaskExecutor(ordinary: self)
-    }
+    public func asUnownedTaskExecutor() -> UnownedTaskExecutor { unownedTask }
 
     func register(_ ticket: SleepTicket, _ continuation: UnsafeContinuation<Void, any Error>) {
         let (cancelled, wake) = state.withLock { s -> (Bool, Bool) in
@@ -138,19 +147,23 @@ public final class ThreadExecutor: SerialExecutor, TaskExecutor, @unchecked Send
     /// Resumes the sleepers whose deadline has come: a task that prefers this executor is enqueued here.
     private func wakeSleepers() {
         let now = Self.now()
-        let due = state.withLock { s -> [UnsafeContinuation<Void, any Error>] in
-            guard s.sleepers.contains(where: { $0.deadline <= now }) else { return [] }
-            var due: [UnsafeContinuation<Void, any Error>] = []
-            s.sleepers.removeAll { ticket in
-                guard ticket.deadline <= now, let continuation = ticket.continuation else { return false }
+        state.withLock { s in
+            for index in s.sleepers.indices.reversed() {
+                let ticket = s.sleepers[index]
+                guard ticket.deadline <= now, let continuation = ticket.continuation else { continue }
                 ticket.done = true
-                due.append(continuation)
-                return true
+                dueSleepers.append(continuation)
+                s.sleepers.remove(at: index)
             }
-            return due
         }
-        for continuation in due { continuation.resume() }
+        // Oldest registration first, as they were registered.
+        for continuation in dueSleepers.reversed() { continuation.resume() }
+        dueSleepers.removeAll(keepingCapacity: true)
     }
+
+    /// The sleepers `wakeSleepers` resumes, kept between calls so that a wake-up allocates nothing. Only the
+    /// executor's thread touches it.
+    private var dueSleepers: [UnsafeContinuation<Void, any Error>] = []
 
     private enum Next {
         case run(UnownedJob)
@@ -196,7 +209,7 @@ public final class ThreadExecutor: SerialExecutor, TaskExecutor, @unchecked Send
             switch next {
             // Isolated to this executor whichever way the job came: an actor on it then runs inline.
             case .run(let job):
-                job.runSynchronously(isolatedTo: asUnownedSerialExecutor(), taskExecutor: asUnownedTaskExecutor())
+                job.runSynchronously(isolatedTo: unownedSerial, taskExecutor: unownedTask)
             case .wait(let attached, let sleeper):
                 waiter.sources += attached
                 if waiter.wait(until: sleeper) { wakePipe.drain() }

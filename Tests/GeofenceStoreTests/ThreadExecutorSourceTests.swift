@@ -254,4 +254,53 @@ import ThreadExecution
         await #expect(throws: CancellationError.self) { try await sleeping.value }
         await #expect(throws: CancellationError.self) { try await executor.sleep(for: .seconds(3600)) }
     }
+
+    /// An actor on the executor sleeps and reads a channel in its own isolation: each wake-up is one job on
+    /// the thread. Resumed on the generic executor instead, each would hop there and back. The task prefers
+    /// the executor, as the agent's loops do: without that preference this runtime passed through the
+    /// thread's loop 11 times for one such sleep (seen in a debug build).
+    actor Reader {
+        let executor: ThreadExecutor
+        nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+        /// How many elements it has read.
+        nonisolated let count = Atomic<Int>(0)
+        init(_ executor: ThreadExecutor) { self.executor = executor }
+
+        func sleep(times: Int) async throws {
+            for _ in 0..<times { try await executor.sleep(for: .milliseconds(1)) }
+        }
+
+        func read(_ channel: UnboundedChannel<Int>) async -> [Int] {
+            var seen: [Int] = []
+            for await value in channel {
+                seen.append(value)
+                count.add(1, ordering: .releasing)
+            }
+            return seen
+        }
+    }
+
+    @Test func anActorOnTheExecutorSleepsAndReadsAChannelAtOneJobAWake() async throws {
+        let executor = ThreadExecutor(name: "te-hops")
+        defer { executor.finish() }
+        let reader = Reader(executor)
+        let sleeps = 20
+        var before = executor.enqueuedJobs
+        try await withTaskExecutorPreference(executor) { try await reader.sleep(times: sleeps) }
+        // The call's own job in and out, and one per sleep's end.
+        #expect(executor.enqueuedJobs - before <= sleeps + 2, "\(executor.enqueuedJobs - before) jobs")
+
+        let channel = UnboundedChannel<Int>()
+        let values = 20
+        before = executor.enqueuedJobs
+        let reading = Task { await withTaskExecutorPreference(executor) { await reader.read(channel) } }
+        // One element at a time, each once the reader has the one before: most find it waiting again.
+        for value in 0..<values {
+            channel.yield(value)
+            #expect(try await Self.waitUntil(120) { reader.count.load(ordering: .acquiring) == value + 1 })
+        }
+        channel.finish()
+        #expect(await reading.value == Array(0..<values), "every element, in order")
+        #expect(executor.enqueuedJobs - before <= values + 3, "\(executor.enqueuedJobs - before) jobs")
+    }
 }

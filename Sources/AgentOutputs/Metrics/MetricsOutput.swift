@@ -19,6 +19,7 @@ struct MetricsOutput: AgentOutput {
 
     /// Its gauges follow each status: the fix's age, the outbox's rows.
     var observesStatus: Bool { true }
+    var observesCounts: Bool { true }
 
     func messages(for happening: Happening) -> [OutputMessage] {
         switch happening {

@@ -160,7 +160,7 @@ struct AgentBuild {
         let loops: [any Service] = [
             ReportingService(
                 processor: processor, applier: applier, reporter: reporter,
-                inbox: StorePaths(configuration.storePath).inbox, publisher: publisher),
+                inbox: StorePaths(configuration.storePath).inbox, publisher: publisher, inboxWatch: inboxWatch),
             ConnectionService(
                 client: client, reporter: reporter, outputs: outputs, announcementRequests: announcementRequests,
                 logger: logger),

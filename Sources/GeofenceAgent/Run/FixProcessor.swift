@@ -221,7 +221,7 @@ actor FixProcessor: MonitorHost, SnapshotSource {
         // With the motion check's verdict, which the live updates carry.
         let location = result.location
         lastLocation = location
-        if result.offered { tell(.fix(rejected: result.rejection)) }
+        if result.offered { outputs.count(.fix(rejected: result.rejection)) }
         for step in result.steps {
             let name = step.monitor
             let engine = monitors[name]!
@@ -325,11 +325,11 @@ actor FixProcessor: MonitorHost, SnapshotSource {
         var committed = false
         while let next = pending.first {
             do {
-                let started = ContinuousClock.now
+                let started = outputs.observesCounts ? ContinuousClock.now : nil
                 try await outbox.commit(
                     monitor: next.monitor, records: next.records, lastFix: next.lastFix, indexFloor: next.indexFloor,
                     removing: next.removing, settings: next.settings, items: next.items)
-                tell(.committed(latency: ContinuousClock.now - started))
+                if let started { outputs.count(.committed(latency: ContinuousClock.now - started)) }
                 if let fix = next.lastFix { recordedFixTimes[next.monitor] = fix.timestamp }
                 pending.removeFirst()
                 committed = true
@@ -371,11 +371,6 @@ actor FixProcessor: MonitorHost, SnapshotSource {
 
     /// A new receiver state. The last fix's time and accuracy stay when it does not say them: the fix age
     /// must keep counting when the receiver falls silent.
-    /// Tells the outputs something that has no messages (fixes counted, commit latencies).
-    private func tell(_ happening: Happening) {
-        _ = outputs.messages(for: happening)
-    }
-
     func gps(_ status: GPSStatus) {
         let last = gpsStatus
         gpsStatus = status

@@ -88,6 +88,13 @@ final class InboxWatch: ThreadExecutorSource, Sendable {
         }
     }
 
+    /// Whether `due` may say yes, asked without counting anything as seen: the round enters the applier only
+    /// then. Unattached, or where inotify does not watch, only `due` can tell.
+    func mayBeDue() -> Bool {
+        guard descriptor >= 0 else { return true }
+        return state.withLock { s in !s.attached || s.settled != s.events }
+    }
+
     /// A listing made after `due`: when it found work, the next round lists again (the work's own renames
     /// and deletions say so too).
     func listed(foundWork: Bool) {

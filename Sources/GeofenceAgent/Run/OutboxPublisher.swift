@@ -44,7 +44,9 @@ package final class OutboxPublisher: Service, Sendable {
     /// its group commit when due. An acknowledgement itself wakes nothing (the outbox takes them in at its
     /// next operation), and no timer runs faster than once a second: on a vehicle every wakeup costs
     /// battery. `run()` makes the last deletions and group commit after the last tick.
-    package func tick() async {
+    /// Runs in the caller's isolation: the round, isolated to the fix processor on the outbox's thread,
+    /// reaches the outbox without a hop.
+    package func tick(isolation: isolated (any Actor)? = #isolation) async {
         do {
             try await outbox.deleteAcknowledged()
             tickFailing.store(false, ordering: .relaxed)
@@ -185,7 +187,7 @@ package final class OutboxPublisher: Service, Sendable {
             }
             do {
                 _ = try await ticket.acknowledgement()
-                outputs.tell(.acknowledged(latency: ContinuousClock.now - issuedAt))
+                outputs.count(.acknowledged(latency: ContinuousClock.now - issuedAt))
                 outbox.acknowledged(entry)
             } catch .shutDown, .cancelled {
                 return

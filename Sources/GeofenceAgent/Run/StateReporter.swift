@@ -6,6 +6,7 @@ import GeofenceCore
 import GeofenceStore
 import Logging
 import Mosquitto
+import Synchronization
 
 /// Reports what the agent is doing: the status file beside the store (every second, broker or not),
 /// the retained `status` and the retained `state` summary (when connected), and the full state per
@@ -29,12 +30,21 @@ actor StateReporter {
     /// What the last status published and written said, without what changes by itself, and when: the
     /// times apart, so that the round's every-second look at them copies no status.
     private var published: AgentStatus?
-    private var publishedAt: ContinuousClock.Instant?
     private var written: AgentStatus?
-    private var writtenAt: ContinuousClock.Instant?
+    /// When the status was last published and written, and the inputs it was settled for: read by the
+    /// round's gate from the processor's isolation without entering this actor (`needsRound`).
+    private nonisolated let gate = Mutex(Gate())
+    private struct Gate {
+        /// `MonotonicClock`'s nanoseconds: compared every second, without a `Duration`'s 128-bit arithmetic.
+        var publishedAt: UInt64?
+        var writtenAt: UInt64?
+        /// The inputs of the last status the round built and sent wherever it was due.
+        var settledInputs: RoundInputs?
+    }
     /// The status file is replaced when something in it changed, else this often: a flash card wears with
     /// every write. `geofence-agent status` ages the fix by the file's own age.
     static let statusFileInterval: Duration = .seconds(30)
+    private static let statusFileNanoseconds = nanoseconds(statusFileInterval)
     /// Set once the agent's services run: before that, a status file would say "running" too early.
     private var running = false
 
@@ -58,7 +68,8 @@ actor StateReporter {
         self.logger = logger
         self.brokerDescription = brokerDescription
         self.geofenceSync = geofenceSync
-        statusHeartbeat = .seconds(configuration.outputs[FleetTopicsSettings.self].statusHeartbeatSeconds)
+        statusHeartbeat = Self.nanoseconds(
+            .seconds(configuration.outputs[FleetTopicsSettings.self].statusHeartbeatSeconds))
     }
 
     // MARK: Status
@@ -119,7 +130,9 @@ actor StateReporter {
         let status = await status(online: online)
         outputs.tell(.status(status))
         let material = Self.material(status)
-        guard force || Self.isDue(written, writtenAt, material, now: .now, every: Self.statusFileInterval)
+        let writtenAt = gate.withLock { $0.writtenAt }
+        let now = MonotonicClock.now()
+        guard force || Self.isDue(written, writtenAt, material, now: now, every: Self.statusFileNanoseconds)
         else { return }
         writeStatusFile(status, material: material)
     }
@@ -130,35 +143,55 @@ actor StateReporter {
     /// vehicle's 1 Hz the rest of the seconds cost a few reads. Where the vehicle is (a gazetteer lookup) is
     /// looked up only for a status that goes out.
     func reportStatus() async {
-        let inputs = RoundInputs(
-            present: await source.statusInputs(), broker: brokerDescription(), sync: geofenceSync())
-        let now = ContinuousClock.now
-        let heartbeatDue =
-            Self.isStale(writtenAt, now: now, every: Self.statusFileInterval)
-            || publisher.isConnected && Self.isStale(publishedAt, now: now, every: statusHeartbeat)
-        guard outputs.observesStatus || heartbeatDue || settledInputs != inputs else { return }
+        let inputs = roundInputs(await source.statusInputs())
+        guard needsRound(inputs) else { return }
+        await reportStatus(inputs)
+    }
+
+    /// What the round reads every second, from the processor's present.
+    nonisolated func roundInputs(_ present: StatusInputs) -> RoundInputs {
+        RoundInputs(present: present, broker: brokerDescription(), sync: geofenceSync())
+    }
+
+    /// Whether the round must build a status: an output follows every one, a heartbeat is due, or what it
+    /// says may have changed since the last one settled. Nonisolated: the round asks from the processor's
+    /// isolation, and enters this actor only when the answer is yes.
+    nonisolated func needsRound(_ inputs: RoundInputs) -> Bool {
+        if outputs.observesStatus { return true }
+        let now = MonotonicClock.now()
+        let connected = publisher.isConnected
+        return gate.withLock { g in
+            Self.isStale(g.writtenAt, now: now, every: Self.statusFileNanoseconds)
+                || connected && Self.isStale(g.publishedAt, now: now, every: statusHeartbeat)
+                || g.settledInputs != inputs
+        }
+    }
+
+    /// The round's status for `inputs`, once `needsRound` said so: to the file and the broker when each is
+    /// due.
+    func reportStatus(_ inputs: RoundInputs) async {
         var status = status(await source.snapshot(listing: 0), online: true, place: nil)
         outputs.tell(.status(status))
         let material = Self.material(status)
-        let fileDue = Self.isDue(written, writtenAt, material, now: now, every: Self.statusFileInterval)
+        let now = MonotonicClock.now()
+        let (writtenAt, publishedAt) = gate.withLock { ($0.writtenAt, $0.publishedAt) }
+        let fileDue = Self.isDue(written, writtenAt, material, now: now, every: Self.statusFileNanoseconds)
         let publishDue =
             publisher.isConnected && Self.isDue(published, publishedAt, material, now: now, every: statusHeartbeat)
         guard fileDue || publishDue else {
-            settledInputs = inputs
+            gate.withLock { $0.settledInputs = inputs }
             return
         }
         status.place = await source.lastPlace()
         if fileDue { writeStatusFile(status, material: material) }
         if publishDue { await publishStatus(status, material: material) }
         // A status the broker did not take is tried again at the next round, not at the heartbeat.
-        settledInputs = publishDue && published != material ? nil : inputs
+        let settled = publishDue && published != material ? nil : inputs
+        gate.withLock { $0.settledInputs = settled }
     }
 
-    /// The inputs of the last status the round built and sent wherever it was due.
-    private var settledInputs: RoundInputs?
-
     /// What the round reads every second to tell whether a status may have changed.
-    private struct RoundInputs: Equatable {
+    struct RoundInputs: Equatable, Sendable {
         var present: StatusInputs
         var broker: String
         var sync: String?
@@ -166,24 +199,24 @@ actor StateReporter {
 
     /// Whether a status goes out: its material changed since `last`, or `every` has passed.
     private static func isDue(
-        _ last: AgentStatus?, _ lastAt: ContinuousClock.Instant?, _ material: AgentStatus,
-        now: ContinuousClock.Instant, every interval: Duration
+        _ last: AgentStatus?, _ lastAt: UInt64?, _ material: AgentStatus, now: UInt64, every interval: UInt64
     ) -> Bool {
         last != material || isStale(lastAt, now: now, every: interval)
     }
 
     /// Whether `every` has passed since `last` (or there was none): a heartbeat is due.
-    private static func isStale(
-        _ last: ContinuousClock.Instant?, now: ContinuousClock.Instant, every interval: Duration
-    )
-        -> Bool
-    {
+    private static func isStale(_ last: UInt64?, now: UInt64, every interval: UInt64) -> Bool {
         guard let last else { return true }
-        return now - last >= interval
+        return now &- last >= interval
     }
 
-    /// `fleetTopics.statusHeartbeatSeconds`, read once: the round asks every second.
-    private let statusHeartbeat: Duration
+    private static func nanoseconds(_ duration: Duration) -> UInt64 {
+        let (seconds, attoseconds) = duration.components
+        return UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
+    }
+
+    /// `fleetTopics.statusHeartbeatSeconds` in nanoseconds, read once: the round asks every second.
+    private let statusHeartbeat: UInt64
 
     /// The status file's encoder, made once: sorted and indented for a technician's eyes.
     private let statusFileEncoder: JSONEncoder = {
@@ -194,10 +227,12 @@ actor StateReporter {
 
     private func writeStatusFile(_ status: AgentStatus, material: AgentStatus) {
         written = material
-        writtenAt = .now
         // Sent outside the round (forced), it may say what the round's settled inputs do not: the round
         // builds its next status instead of trusting them.
-        settledInputs = nil
+        gate.withLock {
+            $0.writtenAt = MonotonicClock.now()
+            $0.settledInputs = nil
+        }
         do {
             try ReplacedFile.write(try statusFileEncoder.encode(status), to: paths.status)
         } catch {
@@ -214,7 +249,9 @@ actor StateReporter {
         guard publisher.isConnected else { return }
         let status = await status(online: true)
         let material = Self.material(status)
-        guard force || Self.isDue(published, publishedAt, material, now: .now, every: statusHeartbeat) else { return }
+        let publishedAt = gate.withLock { $0.publishedAt }
+        guard force || Self.isDue(published, publishedAt, material, now: MonotonicClock.now(), every: statusHeartbeat)
+        else { return }
         await publishStatus(status, material: material)
     }
 
@@ -223,8 +260,10 @@ actor StateReporter {
         do {
             try await publisher.publish(topics.status, payload: Array(data), retain: true)
             published = material
-            publishedAt = .now
-            settledInputs = nil
+            gate.withLock {
+                $0.publishedAt = MonotonicClock.now()
+                $0.settledInputs = nil
+            }
         } catch {
             logger.debug("status not published", metadata: ["error": "\(error)"])
         }

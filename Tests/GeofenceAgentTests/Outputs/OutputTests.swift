@@ -58,6 +58,32 @@ import Testing
             o.messages(for: location(.transition)).isEmpty, "our location topic carries live updates and answers only")
         #expect(o.announcements().isEmpty && o.announcementRequests.isEmpty)
         #expect(try o.services().isEmpty)
+        // Nothing counts fixes: the happening is not even made.
+        #expect(!o.observesCounts)
+        o.count(
+            { () -> Happening in
+                Issue.record("a fix's count made for no output")
+                return .fix(rejected: nil)
+            }())
+    }
+
+    /// Prometheus counts what gives no messages; told through `count`, it sees every fix.
+    @Test func onlyAnOutputThatCountsIsToldOfEachFix() throws {
+        struct Counting: AgentOutput {
+            let told = FakeSnapshotSource.Counter()
+            static func make(_ context: OutputContext) -> Counting? { nil }
+            var observesCounts: Bool { true }
+            func messages(for happening: Happening) -> [OutputMessage] {
+                if case .fix = happening { told.add() }
+                return []
+            }
+        }
+        let counting = Counting()
+        let o = MultiplexOutput([counting])
+        #expect(o.observesCounts)
+        for _ in 0..<3 { o.count(.fix(rejected: nil)) }
+        #expect(counting.told.count == 3)
+        #expect(try outputs(everything).observesCounts, "the metrics output counts")
     }
 
     @Test func everyOutputAnswersInRegistrationOrderWithItsDeliveryClass() throws {

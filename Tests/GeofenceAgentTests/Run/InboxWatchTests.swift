@@ -104,13 +104,17 @@ import Testing
         let watch = InboxWatch(inbox: inbox)
         #expect(watch.attach(to: executor))
         #expect(round(watch))
+        #expect(!watch.mayBeDue(), "a quiet round: the applier is not entered")
         #expect(!round(watch))
         try leaveRequest("add-3.geojson", in: inbox)
         // The thread reads the event when it comes; a busy machine may take a while.
         let deadline = ContinuousClock.now + .seconds(30)
-        while !watch.due(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        while !watch.mayBeDue(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(watch.mayBeDue(), "the request's event")
         #expect(round(watch, foundWork: true))
+        #expect(watch.mayBeDue(), "work found: the next round lists again")
         #expect(round(watch))
+        #expect(!watch.mayBeDue())
         #expect(!round(watch))
     }
 
@@ -118,6 +122,7 @@ import Testing
     @Test func withoutAWatchTheDirectorysTimeDecides() throws {
         let watch = InboxWatch(inbox: store + "/missing/agent.sqlite.inbox")
         #expect(!watch.isWatching)
+        #expect(watch.mayBeDue(), "without inotify only the listing's gate can tell")
         #expect(!watch.due())
     }
 }

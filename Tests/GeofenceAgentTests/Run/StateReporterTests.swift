@@ -155,8 +155,11 @@ import Testing
         #expect(source.snapshots.count == 1 && publisher.objects(on: testTopics.status).count == 1)
         for _ in 0..<5 { await r.reportStatus() }
         #expect(source.snapshots.count == 1, "nothing moved and no heartbeat is due: no status built")
+        // The agent's round asks the gate from the processor's isolation, without entering the reporter.
+        #expect(!r.needsRound(r.roundInputs(await source.statusInputs())))
 
         source.present.value.withLock { $0.gps = GPSStatus(state: .noFix, detail: "no satellites") }
+        #expect(r.needsRound(r.roundInputs(await source.statusInputs())), "an input moved")
         await r.reportStatus()
         #expect(try fileSays().gps.state == "noFix", "a changed input is in the file at the next round")
         let gps = publisher.objects(on: testTopics.status).last?["gps"] as? [String: Any]
