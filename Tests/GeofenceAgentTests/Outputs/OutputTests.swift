@@ -69,16 +69,9 @@ import Testing
 
     /// Prometheus counts what gives no messages; told through `count`, it sees every fix.
     @Test func onlyAnOutputThatCountsIsToldOfEachFix() throws {
-        struct Counting: AgentOutput {
-            let told = FakeSnapshotSource.Counter()
-            static func make(_ context: OutputContext) -> Counting? { nil }
-            var observesCounts: Bool { true }
-            func messages(for happening: Happening) -> [OutputMessage] {
-                if case .fix = happening { told.add() }
-                return []
-            }
+        let counting = CountingOutput(observesCounts: true) {
+            if case .fix = $0 { true } else { false }
         }
-        let counting = Counting()
         let o = MultiplexOutput([counting])
         #expect(o.observesCounts)
         for _ in 0..<3 { o.count(.fix(rejected: nil)) }

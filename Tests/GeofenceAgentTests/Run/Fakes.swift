@@ -191,3 +191,17 @@ func circleFeature(_ identifier: String, version: Int? = nil, radius: Double = 5
     return
         #"{"type":"Feature","id":"\#(identifier)","geometry":{"type":"Point","coordinates":[5.0,52.0]},"properties":{\#(properties)}}"#
 }
+
+/// An output that sends nothing and counts what it is told of that `counts` picks: one that follows every
+/// status (Prometheus' gauges), or one that counts fixes.
+struct CountingOutput: AgentOutput {
+    let told = FakeSnapshotSource.Counter()
+    var observesStatus = false
+    var observesCounts = false
+    let counts: @Sendable (Happening) -> Bool
+    static func make(_ context: OutputContext) -> CountingOutput? { nil }
+    func messages(for happening: Happening) -> [OutputMessage] {
+        if counts(happening) { told.add() }
+        return []
+    }
+}

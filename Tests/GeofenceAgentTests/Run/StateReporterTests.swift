@@ -187,18 +187,11 @@ import Testing
 
     /// An output that follows every status (Prometheus' gauges: the fix's age) is told one each round.
     @Test func anOutputThatFollowsEveryStatusIsToldOneEachRound() async throws {
-        struct Following: AgentOutput {
-            let told = FakeSnapshotSource.Counter()
-            static func make(_ context: OutputContext) -> Following? { nil }
-            var observesStatus: Bool { true }
-            func messages(for happening: Happening) -> [OutputMessage] {
-                if case .status = happening { told.add() }
-                return []
-            }
-        }
         let directory = try Self.storeDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let following = Following()
+        let following = CountingOutput(observesStatus: true) {
+            if case .status = $0 { true } else { false }
+        }
         let r = StateReporter(
             source: FakeSnapshotSource(monitors: [Self.monitor(count: 4, inside: 2, unknown: 0)]),
             publisher: FakePublisher(connected: true), topics: testTopics,
