@@ -19,7 +19,7 @@ package enum ConditionsJob {
 
     package static func list(configurationPath: String, json: Bool, emit: (String) -> Void) throws(AgentError) {
         let c = try configuration(configurationPath)
-        let rows = try StatusJob.storedConditions(StorePaths(c.storePath)) ?? []
+        let rows = try StatusJob.storedConditions(c.storePaths) ?? []
         if json {
             for row in rows { emit(row.json) }
             return
@@ -65,7 +65,7 @@ package enum ConditionsJob {
                 "nothing was added: \(file.errors.count) of \(file.errors.count + file.definitions.count) features are invalid:\n"
                     + file.errorLines.joined(separator: "\n"))
         }
-        let paths = StorePaths(c.storePath)
+        let paths = c.storePaths
         if agentRunning(paths) {
             let data: Data
             do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
@@ -107,7 +107,7 @@ package enum ConditionsJob {
     ) async throws(AgentError) {
         let c = try configuration(configurationPath)
         let monitor = monitor ?? MonitorSet.defaultMonitor
-        let paths = StorePaths(c.storePath)
+        let paths = c.storePaths
         if agentRunning(paths) {
             let data = (try? JSONEncoder().encode(InboxRemoval(monitor: monitor, identifier: identifier))) ?? Data()
             try await handToAgent(paths, kind: "remove", suffix: "json", data: data)

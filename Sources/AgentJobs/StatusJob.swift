@@ -18,12 +18,12 @@ package enum StatusJob {
     /// Prints the status; throws (exit 3) after printing it when no agent runs.
     package static func run(configurationPath: String, json: Bool, emit: (String) -> Void) throws(AgentError) {
         let configuration = try AgentConfiguration.load(configurationPath)
-        let paths = StorePaths(configuration.storePath)
+        let paths = configuration.storePaths
         var status: AgentStatus?
         if let data = FileManager.default.contents(atPath: paths.status) {
             status = try? JSONDecoder().decode(AgentStatus.self, from: data)
         }
-        let running = status.map { s in s.status == "online" && kill(s.pid, 0) == 0 } ?? false
+        let running = status.map { s in s.status == "online" && processExists(s.pid) } ?? false
         let age = (try? FileManager.default.attributesOfItem(atPath: paths.status)[.modificationDate] as? Date).map {
             Date().timeIntervalSince($0)
         }
@@ -51,6 +51,12 @@ package enum StatusJob {
                 : "the agent is not running\(status.map { "; it was last seen at \($0.updated)" } ?? "")"
             throw AgentError(why, exitCode: notRunning)
         }
+    }
+
+    /// Whether `pid` runs: under systemd the agent is its own user (`DynamicUser`), and a signal to it from a
+    /// technician's shell is refused (`EPERM`), not missed.
+    private static func processExists(_ pid: Int32) -> Bool {
+        kill(pid, 0) == 0 || errno == EPERM
     }
 
     private static func table(

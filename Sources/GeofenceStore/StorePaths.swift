@@ -5,12 +5,17 @@ public struct StorePaths: Sendable, Equatable {
     /// The SQLite database.
     public let database: String
 
-    public init(_ database: String) { self.database = database }
+    /// The running agent's status, replaced atomically when it changes and else every 30 s, for
+    /// `geofence-agent status`: beside the store unless configured elsewhere (RAM, on a vehicle).
+    public let status: String
+
+    public init(_ database: String, status: String? = nil) {
+        self.database = database
+        self.status = status ?? database + ".status.json"
+    }
 
     /// Held with an exclusive lock while an agent has the store open.
     public var lock: String { database + ".lock" }
-    /// The running agent's status, replaced atomically every second, for `geofence-agent status`.
-    public var status: String { database + ".status.json" }
     /// Changes that `geofence-agent conditions add/remove` leave for the running agent.
     public var inbox: String { database + ".inbox" }
     /// SQLite's write-ahead log.

@@ -86,10 +86,14 @@ struct BudgetRun {
             "fleet/budget/vehicles/v1/#", format: "%t %l", file: "topics.txt")
         defer { LocalProcess.terminate(allSubscriber) }
 
+        // The status file in RAM, as deploy/ sets a vehicle up (`/run/geofence-agent`): on flash it would be
+        // most of a parked hour's writes.
+        let statusDirectory = "/dev/shm/geofence-bench-\(getpid())-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: statusDirectory) }
         var config: [String: Any] = [
             "fleet": "budget", "vehicle": "v1",
             "mqtt": ["host": host, "port": broker.port],
-            "store": ["path": "state/agent.sqlite"],
+            "store": ["path": "state/agent.sqlite", "statusFile": statusDirectory + "/status.json"],
             "conditions": ["file": "zones.geojson"],
             "replay": ["gpx": "drive.gpx", "speedFactor": speedFactor, "exitAtEnd": awaitTransitions == nil],
             "liveUpdates": ["startedByDefault": liveUpdates],

@@ -29,6 +29,7 @@ import Testing
         ),
         (#"{"fleet":"f","vehicle":"v","filters":{"confidence":0.5}}"#, "filters.confidence: must be above 0.5"),
         (#"{"fleet":"f","vehicle":"v","filters":{"minimumDuration":-1}}"#, "filters.minimumDuration: -1.0 is outside"),
+        (#"{"fleet":"f","vehicle":"v","store":{"statusFile":"/run/x/"}}"#, "store.statusFile: must name a file"),
     ])
     func aBadConfigurationNamesTheKeyAndExitsWith2(text: String, message: String) throws {
         let path = try config(text)
@@ -81,5 +82,30 @@ import Testing
         agent.kill(signal: SIGTERM)
         let after = try AgentBinary.run(["status", "--config", agent.configURL.path])
         #expect(after.stdout.contains("agent        not running"), "\(after.stdout)")
+    }
+
+    /// A vehicle keeps the status file in RAM (`store.statusFile` under `/run`): the agent makes its directory,
+    /// writes nothing beside the store, and `status` finds it through the same configuration.
+    @Test func theStatusFileCanLiveApartFromTheStore() async throws {
+        let broker = try LocalMosquitto()
+        try broker.start()
+        defer { broker.stop() }
+        let agent = try AgentFixture(brokerPort: broker.port, speedFactor: 20) {
+            $0["store"] = ["path": "state/agent.sqlite", "statusFile": "run/status.json"]
+        }
+        let statusFile = agent.directory.appendingPathComponent("run/status.json").path
+        try agent.start()
+        defer { agent.kill(signal: SIGTERM) }
+        #expect(await waitUntil(60) { FileManager.default.fileExists(atPath: statusFile) }, "\(agent.log)")
+        let result = try AgentBinary.run(["status", "--config", agent.configURL.path, "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect(object["running"] as? Bool == true)
+        #expect(!FileManager.default.fileExists(atPath: agent.storePath + ".status.json"), "nothing beside the store")
+        agent.kill(signal: SIGTERM)
+        let after = try AgentBinary.run(["status", "--config", agent.configURL.path])
+        #expect(after.status == 3)
+        #expect(after.stdout.contains("agent        not running"), "\(after.stdout)")
+        #expect(after.stderr.contains("it was last seen at"), "\(after.stderr)")
     }
 }

@@ -51,11 +51,13 @@ extension AgentConfiguration {
         gpsdKeys["device"] = gpsd.device.map(JSONValue.string)
         var placesKeys: [String: JSONValue] = ["enabled": .bool(places.enabled)]
         placesKeys["gazetteer"] = places.gazetteer.map(JSONValue.string)
+        var storeKeys: [String: JSONValue] = ["path": .string(storePath)]
+        storeKeys["statusFile"] = statusFile.map(JSONValue.string)
         let m = monitor
         var top: [String: JSONValue] = [
             "fleet": .string(fleet), "vehicle": .string(vehicle),
             "mqtt": .object(mqttKeys), "gpsd": .object(gpsdKeys),
-            "store": .object(["path": .string(storePath)]),
+            "store": .object(storeKeys),
             "filters": .object([
                 "confidence": .number(m.confidence), "minimumMargin": .number(m.minimumMargin),
                 "unknownAccuracy": .number(m.unknownAccuracy), "restAveraging": .bool(m.restAveraging),

@@ -72,6 +72,11 @@ public struct AgentConfiguration: Sendable, Equatable {
     public var gpsd = GPSD()
     public var replay: Replay?
     public var storePath = "/var/lib/geofence-agent/agent.sqlite"
+    /// Where the status file for `geofence-agent status` is kept, or nil: beside the store. A vehicle keeps it
+    /// in RAM (`/run`): replaced every 30 s, it is most of what a parked agent writes to flash.
+    public var statusFile: String?
+    /// The store's files, with the status file where it is configured.
+    public var storePaths: StorePaths { StorePaths(storePath, status: statusFile) }
     /// A GeoJSON file of local conditions loaded at start (source `local`), or nil.
     public var conditionsFile: String?
     public var monitor = MonitorConfiguration()
@@ -99,6 +104,7 @@ public struct AgentConfiguration: Sendable, Equatable {
             p.hasPrefix("/") || base.isEmpty ? p : (base as NSString).appendingPathComponent(p)
         }
         c.storePath = resolve(c.storePath)
+        c.statusFile = c.statusFile.map(resolve)
         c.conditionsFile = c.conditionsFile.map(resolve)
         if var replay = c.replay {
             replay.gpx = resolve(replay.gpx)
@@ -216,6 +222,11 @@ public struct AgentConfiguration: Sendable, Equatable {
         }
         if var s = try top.object("store") {
             c.storePath = try s.string("path") ?? c.storePath
+            c.statusFile = try s.string("statusFile")
+            if let file = c.statusFile, file.isEmpty || file.hasSuffix("/") {
+                throw ConfigError(
+                    path: "store.statusFile", message: "must name a file, such as /run/geofence-agent/status.json")
+            }
             try s.finish()
         }
         if var s = try top.object("conditions") {

@@ -115,7 +115,7 @@ struct AgentBuild {
         let ownTracks = configuration.ownTracksIdentity
         // The inbox's events are read on the store's thread as they come: the round every second then asks
         // the kernel nothing.
-        let inboxWatch = InboxWatch(inbox: StorePaths(configuration.storePath).inbox)
+        let inboxWatch = InboxWatch(inbox: configuration.storePaths.inbox)
         inboxWatch.attach(to: processor.storeExecutor)
         let applier = ChangeApplier(
             store: conditions, host: processor, publisher: client, topics: topics, logger: logger,
@@ -160,7 +160,7 @@ struct AgentBuild {
         let loops: [any Service] = [
             ReportingService(
                 processor: processor, applier: applier, reporter: reporter,
-                inbox: StorePaths(configuration.storePath).inbox, publisher: publisher, inboxWatch: inboxWatch),
+                inbox: configuration.storePaths.inbox, publisher: publisher, inboxWatch: inboxWatch),
             ConnectionService(
                 client: client, reporter: reporter, outputs: outputs, announcementRequests: announcementRequests,
                 logger: logger),

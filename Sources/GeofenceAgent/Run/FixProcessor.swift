@@ -276,17 +276,18 @@ actor FixProcessor: MonitorHost, SnapshotSource {
     /// Queues the trip events' messages with the phase they leave, in one commit; while a trip goes on,
     /// its phase every `tripPhaseInterval`.
     private func queueTrips(_ events: [TripEvent], at location: Location) {
-        let places = self.places
-        let items = events.flatMap { event in
-            outputs.messages(for: .trip(TripHappening(event: event, places: places))).compactMap(\.outboxItem)
-        }
         let due: Bool
         if case .driving = monitors.trips.phase {
             due = location.timestamp.timeIntervalSince(tripPhaseStoredAt ?? .distantPast) >= Self.tripPhaseInterval
         } else {
             due = false
         }
+        // Most fixes: nothing to queue, and no closure over the places (a copy of an existential) is made.
         guard !events.isEmpty || due else { return }
+        let places = self.places
+        let items = events.flatMap { event in
+            outputs.messages(for: .trip(TripHappening(event: event, places: places))).compactMap(\.outboxItem)
+        }
         pending.append(tripPhaseCommit(items: items))
         tripPhaseStoredAt = location.timestamp
     }
@@ -385,15 +386,19 @@ actor FixProcessor: MonitorHost, SnapshotSource {
     func snapshot(listing limit: Int) async -> AgentSnapshot {
         AgentSnapshot(
             generation: generation, monitors: monitors.names.map { monitors[$0]!.summary(listing: limit) },
-            gps: gpsStatus, storeProblem: storeProblem, waitingStateChanges: pending.count,
+            gps: gpsStatus, storeProblem: storeProblem, waitingStateChanges: waitingStateChanges,
             liveUpdates: liveUpdatesStarted,
             outbox: await outbox.stats)
     }
 
+    /// State changes that wait for a store that refused them. A commit in flight between two of this actor's
+    /// awaits is not waiting: counted, it would change the status twice a transition, and rewrite its file.
+    private var waitingStateChanges: Int { storeProblem == nil ? 0 : pending.count }
+
     func statusInputs() async -> StatusInputs {
         StatusInputs(
             gps: gpsStatus, monitors: monitors.names, conditions: monitors.conditionCounts,
-            storeProblem: storeProblem, waitingStateChanges: pending.count, liveUpdates: liveUpdatesStarted,
+            storeProblem: storeProblem, waitingStateChanges: waitingStateChanges, liveUpdates: liveUpdatesStarted,
             outbox: await outbox.stats)
     }
 

@@ -47,6 +47,8 @@ actor StateReporter {
     private static let statusFileNanoseconds = nanoseconds(statusFileInterval)
     /// Set once the agent's services run: before that, a status file would say "running" too early.
     private var running = false
+    /// Why the status file was last not written, once logged.
+    private var statusFileProblem: String?
 
     /// The largest `state` or detail message: a dashboard's MQTT client and the broker's limits stay
     /// comfortable whatever the number of conditions.
@@ -64,7 +66,7 @@ actor StateReporter {
         self.publisher = publisher
         self.topics = topics
         self.configuration = configuration
-        paths = StorePaths(configuration.storePath)
+        paths = configuration.storePaths
         self.logger = logger
         self.brokerDescription = brokerDescription
         self.geofenceSync = geofenceSync
@@ -96,9 +98,16 @@ actor StateReporter {
             place: place)
     }
 
-    /// The agent's services run from now on: the status file is kept from here.
+    /// The agent's services run from now on: the status file is kept from here. Its directory is made if it
+    /// is missing and its parent is there (`/run/geofence-agent` for an agent that is not under systemd).
     func start() {
         running = true
+        let directory = (paths.status as NSString).deletingLastPathComponent
+        if !directory.isEmpty, access(directory, F_OK) != 0, mkdir(directory, 0o755) != 0, errno != EEXIST {
+            logger.warning(
+                "status file's directory not made",
+                metadata: ["path": "\(directory)", "error": "\(String(cString: strerror(errno)))"])
+        }
     }
 
     /// Conditions changed: the status file shows the new counts at once (a sync's progress).
@@ -235,8 +244,13 @@ actor StateReporter {
         }
         do {
             try ReplacedFile.write(try statusFileEncoder.encode(status), to: paths.status)
+            statusFileProblem = nil
         } catch {
-            logger.warning("status file not written", metadata: ["path": "\(paths.status)", "error": "\(error)"])
+            // Said once, not every 30 s, until the file is written again.
+            let problem = "\(error)"
+            guard problem != statusFileProblem else { return }
+            statusFileProblem = problem
+            logger.warning("status file not written", metadata: ["path": "\(paths.status)", "error": "\(problem)"])
         }
     }
 
