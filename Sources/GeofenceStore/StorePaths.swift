@@ -1,5 +1,5 @@
-/// The files that belong to one store: the database, and the side paths beside it that the running
-/// agent and the CLI share. Named here once, so that the agent, `status` and `conditions` cannot
+/// The files that belong to one store: the database, and the side paths the running agent and the CLI
+/// share (beside it, but for a status file configured elsewhere). Named here once, so that the agent, `status` and `conditions` cannot
 /// disagree about where they are.
 public struct StorePaths: Sendable, Equatable {
     /// The SQLite database.

@@ -8,7 +8,7 @@ import Logging
 import Mosquitto
 import Synchronization
 
-/// Reports what the agent is doing: the status file beside the store (every second, broker or not),
+/// Reports what the agent is doing: the status file (beside the store, or `store.statusFile`; broker or not),
 /// the retained `status` and the retained `state` summary (when connected), and the full state per
 /// monitor on request. Reads the present through `SnapshotSource`, in bounded size, never on the fix
 /// path's own schedule: a fix only bumps a generation number.
@@ -98,15 +98,14 @@ actor StateReporter {
             place: place)
     }
 
-    /// The agent's services run from now on: the status file is kept from here. Its directory is made if it
-    /// is missing and its parent is there (`/run/geofence-agent` for an agent that is not under systemd).
+    /// The agent's services run from now on: the status file is kept from here, its directory made as the
+    /// store's is (`/run/geofence-agent` for an agent that is not under systemd).
     func start() {
         running = true
         let directory = (paths.status as NSString).deletingLastPathComponent
-        if !directory.isEmpty, access(directory, F_OK) != 0, mkdir(directory, 0o755) != 0, errno != EEXIST {
-            logger.warning(
-                "status file's directory not made",
-                metadata: ["path": "\(directory)", "error": "\(String(cString: strerror(errno)))"])
+        guard !directory.isEmpty, !FileManager.default.fileExists(atPath: directory) else { return }
+        do { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) } catch {
+            logger.warning("status file's directory not made", metadata: ["path": "\(directory)", "error": "\(error)"])
         }
     }
 
