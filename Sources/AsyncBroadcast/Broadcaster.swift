@@ -1,11 +1,13 @@
 import Synchronization
 
-/// Hands every element to every current listener. Each listener's queue is unbounded, so a slow consumer
-/// delays nothing and loses nothing. Listeners are `AsyncStream`s, or `UnboundedChannel`s where a hand-over
-/// must cost little (the fix path); `@inlinable`, so that both are specialized for the element.
+/// Hands every element to every current listener. Listeners are `AsyncStream`s and `UnboundedChannel`s, each
+/// with an unbounded queue (a slow consumer delays nothing and loses nothing), or sinks that take an element
+/// on the yielding thread (`ElementSink`: the fix path). `@inlinable`, so that all are specialized for the
+/// element.
 public final class Broadcaster<Element: Sendable>: Sendable {
     @usableFromInline let continuations = Mutex<[Int: AsyncStream<Element>.Continuation]>([:])
     @usableFromInline let channels = Mutex<[UnboundedChannel<Element>]>([])
+    @usableFromInline let sinks = Mutex<[any ElementSink<Element>]>([])
     private let nextID = Atomic<Int>(0)
 
     public init() {}
@@ -28,6 +30,11 @@ public final class Broadcaster<Element: Sendable>: Sendable {
         return channel
     }
 
+    /// Hands every element yielded from now on to `sink`, on the yielding thread, until it is finished.
+    public func attach(_ sink: any ElementSink<Element>) {
+        sinks.withLock { $0.append(sink) }
+    }
+
     @inlinable
     public func yield(_ element: Element) {
         // Copied out of the locks, so that no consumer is resumed under them; an empty dictionary costs no
@@ -37,8 +44,13 @@ public final class Broadcaster<Element: Sendable>: Sendable {
             list.removeAll { $0.isFinished }
             return list
         }
+        let direct = sinks.withLock { list in
+            list.removeAll { $0.isFinished }
+            return list
+        }
         for c in streams { c.yield(element) }
         for c in listeners { c.yield(element) }
+        for s in direct { s.accept(element) }
     }
 
     /// Ends every stream and channel.
@@ -51,7 +63,12 @@ public final class Broadcaster<Element: Sendable>: Sendable {
             defer { list.removeAll() }
             return list
         }
+        let direct = sinks.withLock { list in
+            defer { list.removeAll() }
+            return list
+        }
         for c in current { c.finish() }
         for c in listeners { c.finish() }
+        for s in direct { s.finish() }
     }
 }

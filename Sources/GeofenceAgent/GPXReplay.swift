@@ -56,12 +56,28 @@ package struct GPXReplay: Sendable {
     /// timer thread, a pool thread, then the consumer's: on a vehicle every thread switch costs battery.)
     /// Ending the stream stops the pacing at once.
     package func stream(after: Date? = nil, pacedOn executor: ThreadExecutor? = nil) -> UnboundedChannel<Location> {
-        let locations = after.map { t in self.locations.filter { $0.timestamp > t } } ?? self.locations
-        let schedule = ReplaySchedule(locations, speedFactor: speedFactor)
+        let schedule = schedule(after: after)
         guard let executor else { return Self.paceOnOwnThread(schedule) }
-        let source = ReplaySource(schedule, executor: executor)
-        if !executor.attach(source) { source.channel.finish() }
-        return source.channel
+        let channel = UnboundedChannel<Location>(onConsumerCancelled: { [weak executor] in executor?.wake() })
+        deliver(schedule, on: executor, to: channel)
+        return channel
+    }
+
+    /// Delivers the locations in (scaled) real time to `sink`, on `executor`'s thread between its jobs, and
+    /// finishes it after the last point (or at once when the executor has ended). With `after`, as `stream`.
+    /// The pacing stops once the sink is finished; whoever finishes it from another thread then wakes the
+    /// executor.
+    package func deliver(after: Date? = nil, on executor: ThreadExecutor, to sink: any ElementSink<Location>) {
+        deliver(schedule(after: after), on: executor, to: sink)
+    }
+
+    private func deliver(_ schedule: ReplaySchedule, on executor: ThreadExecutor, to sink: any ElementSink<Location>) {
+        if !executor.attach(ReplaySource(schedule, into: sink)) { sink.finish() }
+    }
+
+    private func schedule(after: Date?) -> ReplaySchedule {
+        let locations = after.map { t in self.locations.filter { $0.timestamp > t } } ?? self.locations
+        return ReplaySchedule(locations, speedFactor: speedFactor)
     }
 
     private static func paceOnOwnThread(_ schedule: ReplaySchedule) -> UnboundedChannel<Location> {
@@ -99,23 +115,24 @@ struct ReplaySchedule: Sendable {
 }
 
 /// A replay paced by a `ThreadExecutor`'s thread: each fix is due at a deadline that thread waits for
-/// between its jobs, and the consumer's job that the fix wakes is enqueued from that thread.
+/// between its jobs, and is handed to the sink there (a channel enqueues its consumer's job from that
+/// thread; the fix processor's delivery decides the fix at once).
 private final class ReplaySource: ThreadExecutorSource, @unchecked Sendable {
-    let channel: UnboundedChannel<Location>
+    private let sink: any ElementSink<Location>
     private let schedule: ReplaySchedule
     /// The next location to deliver; read and written on the executor's thread only.
     private var next = 0
     /// When the first fix is due (the executor's clock), set at the first wait.
     private var start: UInt64?
 
-    init(_ schedule: ReplaySchedule, executor: ThreadExecutor) {
+    init(_ schedule: ReplaySchedule, into sink: any ElementSink<Location>) {
         self.schedule = schedule
-        // A cancelled consumer finishes the channel: the next wait detaches the source.
-        channel = UnboundedChannel<Location>(onConsumerCancelled: { [weak executor] in executor?.wake() })
+        self.sink = sink
     }
 
     func nextWait() -> ThreadExecutorWait? {
-        guard next < schedule.locations.count, !channel.isFinished else { return nil }
+        // A finished sink (its consumer gone) detaches the source.
+        guard next < schedule.locations.count, !sink.isFinished else { return nil }
         let start = self.start ?? ThreadExecutor.now()
         self.start = start
         return ThreadExecutorWait(deadline: start + schedule.offsets[next])
@@ -123,11 +140,12 @@ private final class ReplaySource: ThreadExecutorSource, @unchecked Sendable {
 
     func fire(readable: Bool) {
         guard next < schedule.locations.count else { return }
-        channel.yield(schedule.locations[next])
+        let location = schedule.locations[next]
         next += 1
+        sink.accept(location)
     }
 
-    func detached() { channel.finish() }
+    func detached() { sink.finish() }
 }
 
 /// Sleeps the replay's thread until a fix is due, or until the stream has ended.

@@ -36,6 +36,9 @@ public final class ThreadExecutor: SerialExecutor, TaskExecutor, @unchecked Send
     }
     private let state = Mutex(State())
     private let wakePipe = WakePipe()
+    /// The thread that runs the loop (`pthread_self()`), 0 while none does: what `isCurrentThread` and the
+    /// runtime's isolation checks compare with.
+    private let loopThread = Atomic<UInt>(0)
     private let name: String
     /// This executor as the runtime's references, made once: each job runs isolated to both, and making
     /// them per job looked up the conformances' witness tables every time.
@@ -109,6 +112,18 @@ public final class ThreadExecutor: SerialExecutor, TaskExecutor, @unchecked Send
         wakePipe.wake()
     }
 
+    /// Whether the caller runs on this executor's thread: in one of its jobs, or in a source's `fire`
+    /// between them. Either way nothing else it runs can run meanwhile.
+    public var isCurrentThread: Bool { loopThread.load(ordering: .relaxed) == UInt(pthread_self()) }
+
+    /// On the executor's thread the caller is isolated to it, inside a job or not: a source's `fire` may
+    /// then enter an actor on this executor with `assumeIsolated`.
+    public func isIsolatingCurrentContext() -> Bool? { isCurrentThread }
+
+    public func checkIsolated() {
+        precondition(isCurrentThread, "not on the thread of the executor \(name)")
+    }
+
     /// The clock of the sources' deadlines: `CLOCK_MONOTONIC` in nanoseconds.
     public static func now() -> UInt64 { SourceWaiter.now() }
 
@@ -175,6 +190,10 @@ public final class ThreadExecutor: SerialExecutor, TaskExecutor, @unchecked Send
         // Foundation does not pass `Thread.name` to the kernel on Linux (and Swift does not import
         // pthread_setname_np); the kernel's name is what `ps -L`, top and gdb show.
         try? String(name.prefix(15)).write(toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)
+        let me = UInt(pthread_self())
+        loopThread.store(me, ordering: .relaxed)
+        // A thread started for a job enqueued after `finish()` may have taken over already.
+        defer { _ = loopThread.compareExchange(expected: me, desired: 0, ordering: .relaxed) }
         var waiter = SourceWaiter(wakeDescriptor: wakePipe.readEnd)
         while true {
             let next = state.withLock { s -> Next in

@@ -45,6 +45,10 @@ public final class GPSLocationSource: Service, Sendable {
     /// path follows, where an `AsyncStream` cost a type metadata lookup per hand-over.
     public func locationChannel() -> UnboundedChannel<Location> { locationBroadcast.channel() }
 
+    /// Hands every location from now on to `sink` on the thread that reads it (the executor's, while
+    /// connected), until the sink is finished; the source finishes it when it stops.
+    public func deliverLocations(to sink: any ElementSink<Location>) { locationBroadcast.attach(sink) }
+
     /// Every status change from now on.
     public func statusUpdates() -> AsyncStream<GPSStatus> { statusBroadcast.stream() }
 

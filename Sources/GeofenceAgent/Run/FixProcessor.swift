@@ -61,6 +61,7 @@ actor FixProcessor: MonitorHost, SnapshotSource {
         self.store = store
         self.outbox = outbox
         unownedExecutor = outbox.unownedExecutor
+        storeExecutor = store.taskExecutor
         self.logger = logger
         (stateChanges, stateChangesContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         liveFilter = LiveUpdateFilter(configuration: configuration.liveUpdates.configuration)
@@ -198,22 +199,49 @@ actor FixProcessor: MonitorHost, SnapshotSource {
     private var flushing = false
     static let maximumPendingCommits = 100_000
 
-    /// Handles every location of a stream, in a task that prefers the store's thread: a location wakes
-    /// that thread directly. (A stream resumes its reader on the cooperative pool, which would then hop to
-    /// the processor: two more thread switches a fix.)
-    nonisolated func follow<Locations: AsyncSequence<Location, Never> & Sendable>(_ locations: Locations) async {
-        await withTaskExecutorPreference(storeExecutor) { await self.handleEach(locations) }
-    }
-
     /// The store's thread, where the processor runs: the agent's other loops prefer it too, so that what a
     /// fix sets going (a message to issue, the state to report) runs on without waking another thread.
-    nonisolated var storeExecutor: ThreadExecutor { store.taskExecutor }
+    nonisolated let storeExecutor: ThreadExecutor
 
-    private func handleEach<Locations: AsyncSequence<Location, Never> & Sendable>(_ locations: Locations) async {
-        for await location in locations { await handle(location) }
+    /// Handles a fix whole: its decision, then what must wait for the store and the publisher.
+    func handle(_ fix: Location) async {
+        if decide(fix) { await complete() }
     }
 
-    func handle(_ fix: Location) async {
+    /// Follows the fixes a source delivers on the store's thread (`FixDelivery`): most are decided there as
+    /// they come; this task takes the steps that wait, in order, until the delivery is finished.
+    nonisolated func follow(_ delivery: FixDelivery) async {
+        await withTaskExecutorPreference(storeExecutor) { await self.takeSteps(of: delivery) }
+    }
+
+    private func takeSteps(of delivery: FixDelivery) async {
+        for await step in delivery.steps {
+            switch step {
+            case .fix(let fix): await handle(fix)
+            case .complete: await complete()
+            }
+            delivery.outstanding.subtract(1, ordering: .relaxed)
+        }
+    }
+
+    /// `decide(fix)` from the store's thread outside a job: a source's `fire`, between jobs, where nothing else
+    /// of the processor's can run. What `assumeIsolated` does, with the thread compared directly: the
+    /// runtime's check (whether the main executor is meant, then the executor's) cost as much as a fix's
+    /// task resumption it saves.
+    nonisolated func decideOnStoreThread(_ fix: Location) -> Bool {
+        precondition(storeExecutor.isCurrentThread, "a fix decided off the store's thread")
+        typealias Isolated = (isolated FixProcessor, Location) -> Bool
+        typealias Plain = (FixProcessor, Location) -> Bool
+        let decide: Isolated = { processor, fix in processor.decide(fix) }
+        return unsafeBitCast(decide, to: Plain.self)(self, fix)
+    }
+
+    /// A live update that `decide` found due, for `complete` to queue.
+    private var dueLiveUpdate: LiveUpdate?
+
+    /// The fix's decision, made without a suspension: the monitors, the commits it needs, the live update it
+    /// makes. True when `complete()` must follow: something to commit or to queue.
+    func decide(_ fix: Location) -> Bool {
         // The status's fix age counts from the last fix handled (a replay has no receiver to say so).
         gpsStatus.lastFixAtNanoseconds = fix.receivedAtNanoseconds ?? MonotonicClock.now()
         if fix.horizontalAccuracy > 0 { gpsStatus.lastHorizontalAccuracy = fix.horizontalAccuracy }
@@ -262,12 +290,22 @@ actor FixProcessor: MonitorHost, SnapshotSource {
                     removing: step.expired, items: items))
         }
         queueTrips(result.tripEvents, at: location)
-        await flushPending()
         if liveUpdatesStarted, let update = liveFilter.update(location) {
             lastStationary = update.isStationary
+            dueLiveUpdate = update
+        }
+        return !pending.isEmpty || dueLiveUpdate != nil || reportRequestedAt != nil
+    }
+
+    /// The rest of the last fix decided: its commits (the publisher sends their events before anything else
+    /// of the fix), its live update, and the answer to a `reportLocation`.
+    private func complete() async {
+        await flushPending()
+        if let update = dueLiveUpdate {
+            dueLiveUpdate = nil
             await enqueueLocation(update, reason: .liveUpdate)
         }
-        if reportRequestedAt != nil {
+        if reportRequestedAt != nil, let location = lastLocation {
             reportRequestedAt = nil
             await enqueueLocation(LiveUpdate(location: location, isStationary: lastStationary), reason: .requested)
         }
@@ -395,9 +433,17 @@ actor FixProcessor: MonitorHost, SnapshotSource {
     /// awaits is not waiting: counted, it would change the status twice a transition, and rewrite its file.
     private var waitingStateChanges: Int { storeProblem == nil ? 0 : pending.count }
 
+    /// The monitors' names and condition counts as of a generation: the round reads them every second, and
+    /// reading them from the monitors copied the whole set (an outlined copy of every engine's references).
+    /// Both change only with the generation (a condition added, removed or expired).
+    private var countsCache: (generation: Int, names: [String], counts: [Int]) = (-1, [], [])
+
     func statusInputs() async -> StatusInputs {
-        StatusInputs(
-            gps: gpsStatus, monitors: monitors.names, conditions: monitors.conditionCounts,
+        if countsCache.generation != generation {
+            countsCache = (generation, monitors.names, monitors.conditionCounts)
+        }
+        return StatusInputs(
+            gps: gpsStatus, monitors: countsCache.names, conditions: countsCache.counts,
             storeProblem: storeProblem, waitingStateChanges: waitingStateChanges, liveUpdates: liveUpdatesStarted,
             outbox: await outbox.stats)
     }

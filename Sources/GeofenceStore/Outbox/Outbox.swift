@@ -1,6 +1,7 @@
 import GeofenceCore
 import Logging
 import Synchronization
+import ThreadExecution
 
 /// The one owner of the outbox, after GRDB's `DatabaseWriter`: it numbers the rows, makes their payloads,
 /// applies the caps, counts, hands fresh rows to the publisher and deletes what the broker acknowledged.
@@ -33,7 +34,9 @@ public actor Outbox {
     /// Rows in the repository the broker acknowledged, no longer counted: deleted with the next write, or
     /// on their own after `OutboxLimits.acknowledgedDeletionSeconds` without one (`groupCommit`).
     var acknowledgedStored: [OutboxEntry] = []
-    var lastGroupCommit = ContinuousClock.now
+    /// When the last write was made (`ThreadExecutor.now()`, nanoseconds): whole numbers, as the tick compares
+    /// them every second while a row waits (`ContinuousClock`'s durations were 128-bit arithmetic).
+    var lastGroupCommit = ThreadExecutor.now()
     /// Acknowledgements were taken in since the tick last let the repository checkpoint.
     var acknowledgedSinceMaintenance = false
 
@@ -225,7 +228,7 @@ public actor Outbox {
             buffered = []
             let deleted = Set(write.dropping)
             acknowledgedStored.removeAll { deleted.contains($0.sequence) }
-            lastGroupCommit = ContinuousClock.now
+            lastGroupCommit = ThreadExecutor.now()
             let kept = Set(write.rows.map(\.sequence))
             let stored = prepared.droppable.filter { kept.contains($0.sequence) }
             fresh = (write.rows.filter { $0.kind == .transition } + stored).sorted { $0.sequence < $1.sequence }

@@ -36,7 +36,9 @@ final class FixService: Service, Sendable {
     func run() async throws {
         switch source {
         case .gpsd(let gps):
-            let locations = gps.locationChannel()
+            // Decided on the store's thread as gpsd's reports are read there.
+            let delivery = FixDelivery(processor: processor)
+            gps.deliverLocations(to: delivery)
             let statuses = gps.statusUpdates()
             let processor = self.processor
             let reporter = self.reporter
@@ -48,7 +50,7 @@ final class FixService: Service, Sendable {
                             await reporter.publishStatus()
                         }
                     }
-                    group.addTask { await processor.follow(locations) }
+                    group.addTask { await processor.follow(delivery) }
                 }
             }
             await processor.recordLastFixes()
@@ -59,9 +61,12 @@ final class FixService: Service, Sendable {
                     device: "gpx"))
             let resumeAfter = await processor.lastAcceptedFixTime
             let processor = self.processor
-            // Paced and followed on the processor's own thread: a fix wakes that thread alone.
-            let locations = replay.stream(after: resumeAfter, pacedOn: processor.storeExecutor)
-            await cancelWhenGracefulShutdown { await processor.follow(locations) }
+            // Paced and decided on the processor's own thread: a fix wakes that thread alone.
+            let executor = processor.storeExecutor
+            let delivery = FixDelivery(
+                processor: processor, onConsumerCancelled: { [weak executor] in executor?.wake() })
+            replay.deliver(after: resumeAfter, on: executor, to: delivery)
+            await cancelWhenGracefulShutdown { await processor.follow(delivery) }
             await processor.recordLastFixes()
             await processor.gps(GPSStatus(state: .noData, detail: "the replay ended", device: "gpx"))
             if exitAtReplayEnd {

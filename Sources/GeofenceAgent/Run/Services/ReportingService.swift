@@ -1,5 +1,6 @@
 import Logging
 import ServiceLifecycle
+import ThreadExecution
 
 /// The reporter's loops. Every second, broker or not: retry waiting commits, answer a `reportLocation` no
 /// fix has answered, tick the outbox (its acknowledgements and group commit), apply the CLI's inbox, write
@@ -42,11 +43,12 @@ final class ReportingService: Service, Sendable {
         }
     }
 
-    /// A round comes this long after the last one at the earliest: a little less than a second, so that the
-    /// fix due a second after the one the last round rode on still takes it.
-    static let roundInterval: Duration = .milliseconds(900)
+    /// A round comes this long after the last one at the earliest (nanoseconds, the executor's clock: no
+    /// `Duration` arithmetic a round): a little less than a second, so that the fix due a second after the one
+    /// the last round rode on still takes it.
+    static let roundInterval: UInt64 = 900_000_000
     /// And at the latest this much later, with no fix to ride on.
-    static let roundTolerance: Duration = .milliseconds(200)
+    static let roundTolerance: UInt64 = 200_000_000
 
     /// Isolated to the processor, whose executor is the store's thread and the outbox's: its calls, the
     /// outbox's tick and the sleep run inline, where a nonisolated round hopped to the processor and back
@@ -64,7 +66,8 @@ final class ReportingService: Service, Sendable {
             // within the tolerance, so the round wakes nothing of its own (its own wake-up only when the
             // receiver is silent).
             do {
-                try await processor.storeExecutor.sleep(for: Self.roundInterval, tolerance: Self.roundTolerance)
+                try await processor.storeExecutor.sleep(
+                    until: ThreadExecutor.now() + Self.roundInterval, tolerance: Self.roundTolerance)
             } catch { return }
         }
     }
