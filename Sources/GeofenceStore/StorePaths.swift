@@ -1,6 +1,6 @@
 /// The files that belong to one store: the database, and the side paths the running agent and the CLI
-/// share (beside it, but for a status file configured elsewhere). Named here once, so that the agent, `status` and `conditions` cannot
-/// disagree about where they are.
+/// share (beside it, but for a status file configured elsewhere). Named here once, so that the agent,
+/// `status` and `conditions` cannot disagree about where they are.
 public struct StorePaths: Sendable, Equatable {
     /// The SQLite database.
     public let database: String
