@@ -18,21 +18,18 @@ final class FixDelivery: ElementSink, Sendable {
 
     let steps: UnboundedChannel<Step>
     private let processor: FixProcessor
-    /// The processor's thread, kept: asked at every fix.
-    private let executor: ThreadExecutor
     /// Steps handed to the follower that it has not finished: while any are, a fix joins them.
     let outstanding = Atomic<Int>(0)
 
     init(processor: FixProcessor, onConsumerCancelled: (@Sendable () -> Void)? = nil) {
         self.processor = processor
-        executor = processor.storeExecutor
         steps = UnboundedChannel(onConsumerCancelled: onConsumerCancelled)
     }
 
     func accept(_ fix: Location) {
         // The follower is gone (the agent stops): nothing more is decided.
         guard !steps.isFinished else { return }
-        guard executor.isCurrentThread, outstanding.load(ordering: .relaxed) == 0 else {
+        guard processor.storeExecutor.isCurrentThread, outstanding.load(ordering: .relaxed) == 0 else {
             handOver(.fix(fix))
             return
         }

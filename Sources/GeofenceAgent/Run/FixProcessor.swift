@@ -49,6 +49,14 @@ actor FixProcessor: MonitorHost, SnapshotSource {
         generationCounter.add(1, ordering: .relaxed)
         stateChangesContinuation.yield()
     }
+    /// A fix's state change, told to the reporter once its commit is made: woken earlier, the reporter's
+    /// status write would run on this thread between the decision and the commit, and delay the events.
+    private var stateChangeToSignal = false
+    private func signalStateChange() {
+        guard stateChangeToSignal else { return }
+        stateChangeToSignal = false
+        stateChangesContinuation.yield()
+    }
 
     /// Restores every monitor the store holds (and the default one) before any fix is evaluated.
     init(
@@ -253,7 +261,8 @@ actor FixProcessor: MonitorHost, SnapshotSource {
         for step in result.steps {
             let name = step.monitor
             let engine = monitors[name]!
-            bumpGeneration()
+            generationCounter.add(1, ordering: .relaxed)
+            stateChangeToSignal = true
             // Only the conditions that had events: reading every record would cost O(n) per fix at 100k.
             var seen: Set<String> = []
             let records = step.events.compactMap { e -> (identifier: String, record: MonitorRecord)? in
@@ -294,13 +303,16 @@ actor FixProcessor: MonitorHost, SnapshotSource {
             lastStationary = update.isStationary
             dueLiveUpdate = update
         }
-        return !pending.isEmpty || dueLiveUpdate != nil || reportRequestedAt != nil
+        let completionNeeded = !pending.isEmpty || dueLiveUpdate != nil || reportRequestedAt != nil
+        if !completionNeeded { signalStateChange() }
+        return completionNeeded
     }
 
     /// The rest of the last fix decided: its commits (the publisher sends their events before anything else
     /// of the fix), its live update, and the answer to a `reportLocation`.
     private func complete() async {
         await flushPending()
+        signalStateChange()
         if let update = dueLiveUpdate {
             dueLiveUpdate = nil
             await enqueueLocation(update, reason: .liveUpdate)

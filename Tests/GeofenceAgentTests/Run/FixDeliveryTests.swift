@@ -31,6 +31,19 @@ import Testing
         return (processor, store)
     }
 
+    func temporaryDirectory() throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("delivery-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
+    /// The events queued for the events topic, in order: `enter`, `exit`.
+    func eventNames(in store: AgentStore) async throws -> [String] {
+        try await store.pending(after: 0, limit: 1_000).filter { $0.topic == testTopics.events }.compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.payload)) as? [String: Any])?["event"] as? String
+        }
+    }
+
     /// A GPX file in `directory`: 61 fixes a second apart, driving east through the circle at 10 m/s, or
     /// parked 300 m west of it.
     func drive(in directory: URL, parked: Bool) throws -> String {
@@ -52,8 +65,7 @@ import Testing
     }
 
     @Test func aFixThatChangesNothingIsDecidedInTheSourcesWakeUpWithoutAJob() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("delivery-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let (processor, store) = try await processor(in: directory, liveUpdates: false)
         let replay = try GPXReplay(path: try drive(in: directory, parked: true), speedFactor: 200)
@@ -75,8 +87,7 @@ import Testing
     }
 
     @Test func whatMustWaitGoesToTheFollowerAndEveryFixKeepsItsOrder() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("delivery-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         // Live updates on: every fix has a live update to queue after its decision.
         let (processor, store) = try await processor(in: directory, liveUpdates: true)
@@ -86,11 +97,7 @@ import Testing
         replay.deliver(on: processor.storeExecutor, to: delivery)
         await processor.follow(delivery)
 
-        let rows = try await store.pending(after: 0, limit: 1_000)
-        let events = rows.filter { $0.topic == testTopics.events }.compactMap {
-            (try? JSONSerialization.jsonObject(with: Data($0.payload)) as? [String: Any])?["event"] as? String
-        }
-        #expect(events == ["enter", "exit"])
+        #expect(try await eventNames(in: store) == ["enter", "exit"])
         #expect(await processor.lastAcceptedFixTime == replay.locations.last?.timestamp)
         #expect(delivery.outstanding.load(ordering: .relaxed) == 0, "the follower took every step")
         await store.close()
@@ -99,8 +106,7 @@ import Testing
     /// A fix handed over on another thread (gpsd's reader, once the store's thread has gone) is not decided
     /// there: the follower decides it on the store's thread, in the order given.
     @Test func aFixFromAnotherThreadIsDecidedByTheFollower() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("delivery-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let (processor, store) = try await processor(in: directory, liveUpdates: false)
         let replay = try GPXReplay(path: try drive(in: directory, parked: false), speedFactor: 200)
@@ -111,11 +117,7 @@ import Testing
         delivery.finish()
         await processor.follow(delivery)
 
-        let rows = try await store.pending(after: 0, limit: 100)
-        let events = rows.filter { $0.topic == testTopics.events }.compactMap {
-            (try? JSONSerialization.jsonObject(with: Data($0.payload)) as? [String: Any])?["event"] as? String
-        }
-        #expect(events == ["enter", "exit"])
+        #expect(try await eventNames(in: store) == ["enter", "exit"])
         #expect(await processor.lastAcceptedFixTime == replay.locations.last?.timestamp)
         await store.close()
     }
