@@ -38,13 +38,13 @@ package final class AgentMetrics: Sendable {
 
     package init() {
         let r = registry
-        fixesReceived = r.makeCounter(
+        fixesReceived = r.counter(
             name: "geofence_agent_fixes_received_total", help: "Fixes offered to the monitors.")
         fixesRejected = Dictionary(
             uniqueKeysWithValues: FixRejection.allCases.map { reason in
                 (
                     reason,
-                    r.makeCounter(
+                    r.counter(
                         name: "geofence_agent_fixes_rejected_total", labels: [("reason", reason.rawValue)],
                         help: "Fixes that never reached the conditions, by reason.")
                 )
@@ -53,34 +53,34 @@ package final class AgentMetrics: Sendable {
             uniqueKeysWithValues: EventKind.allCases.filter { $0 != .initial }.map { kind in
                 (
                     kind,
-                    r.makeCounter(
+                    r.counter(
                         name: "geofence_agent_events_total", labels: [("kind", kind.rawValue)],
                         help: "Events published, by kind.")
                 )
             })
         trips = (
-            r.makeCounter(name: "geofence_agent_trips_total", help: "Trips ended (docs/trips.md)."),
-            r.makeCounter(name: "geofence_agent_stops_total", help: "Stops begun (docs/trips.md)."),
-            r.makeCounter(
+            r.counter(name: "geofence_agent_trips_total", help: "Trips ended (docs/trips.md)."),
+            r.counter(name: "geofence_agent_stops_total", help: "Stops begun (docs/trips.md)."),
+            r.counter(
                 name: "geofence_agent_trip_distance_metres_total", help: "Metres driven on the trips ended.")
         )
-        commitLatency = r.makeDurationHistogram(
+        commitLatency = r.durationHistogram(
             name: "geofence_agent_store_commit_seconds", buckets: Self.latencyBuckets,
             help: "SQLite commit of a fix's state changes and events.")
-        acknowledgementLatency = r.makeDurationHistogram(
+        acknowledgementLatency = r.durationHistogram(
             name: "geofence_agent_outbox_ack_seconds", buckets: Self.latencyBuckets,
             help: "From handing an outbox entry to the MQTT client to the broker's acknowledgement.")
-        brokerConnected = r.makeGauge(name: "geofence_agent_broker_connected", help: "1 while connected to the broker.")
-        brokerConnections = r.makeCounter(
+        brokerConnected = r.gauge(name: "geofence_agent_broker_connected", help: "1 while connected to the broker.")
+        brokerConnections = r.counter(
             name: "geofence_agent_broker_connections_total",
             help: "Connections made to the broker; more than one means reconnects.")
-        outboxRows = r.makeGauge(name: "geofence_agent_outbox_rows", help: "Entries waiting in the outbox.")
-        outboxBytes = r.makeGauge(name: "geofence_agent_outbox_bytes", help: "Bytes waiting in the outbox.")
+        outboxRows = r.gauge(name: "geofence_agent_outbox_rows", help: "Entries waiting in the outbox.")
+        outboxBytes = r.gauge(name: "geofence_agent_outbox_bytes", help: "Bytes waiting in the outbox.")
         dropped = (
-            r.makeCounter(
+            r.counter(
                 name: "geofence_agent_outbox_dropped_total", labels: [("kind", "location")],
                 help: "Outbox entries dropped at its caps."),
-            r.makeCounter(
+            r.counter(
                 name: "geofence_agent_outbox_dropped_total", labels: [("kind", "transition")],
                 help: "Outbox entries dropped at its caps.")
         )
@@ -88,17 +88,17 @@ package final class AgentMetrics: Sendable {
             uniqueKeysWithValues: GPSStatus.State.allCases.map { state in
                 (
                     state,
-                    r.makeGauge(
+                    r.gauge(
                         name: "geofence_agent_gps_state", labels: [("state", state.rawValue)],
                         help: "1 for the receiver's present state.")
                 )
             })
-        fixAge = r.makeGauge(
+        fixAge = r.gauge(
             name: "geofence_agent_gps_fix_age_seconds", help: "Seconds since the last fix (NaN before the first).")
         // Not `process_resident_memory_bytes`: node_exporter has its own, and a textfile of ours would collide.
-        residentBytes = r.makeGauge(
+        residentBytes = r.gauge(
             name: "geofence_agent_resident_memory_bytes", help: "The agent's resident memory size in bytes.")
-        running = r.makeGauge(name: "geofence_agent_running", help: "1 while the agent runs; 0 once it has stopped.")
+        running = r.gauge(name: "geofence_agent_running", help: "1 while the agent runs; 0 once it has stopped.")
         fixAge.set(Double.nan)
         running.set(to: 1.0)
     }
@@ -148,10 +148,10 @@ package final class AgentMetrics: Sendable {
             m.dropped = (max(locations, m.dropped.0), max(transitions, m.dropped.1))
             for monitor in status.monitors {
                 if m.conditions[monitor.name] == nil {
-                    m.conditions[monitor.name] = r.makeGauge(
+                    m.conditions[monitor.name] = r.gauge(
                         name: "geofence_agent_conditions", labels: [("monitor", monitor.name)],
                         help: "Conditions per monitor.")
-                    m.satisfied[monitor.name] = r.makeGauge(
+                    m.satisfied[monitor.name] = r.gauge(
                         name: "geofence_agent_conditions_satisfied", labels: [("monitor", monitor.name)],
                         help: "Conditions the vehicle is inside, per monitor.")
                 }

@@ -49,7 +49,7 @@ final class PageDriver {
         }
         try FileManager.default.createDirectory(at: Self.outputDirectory, withIntermediateDirectories: true)
         log = Self.outputDirectory.appendingPathComponent("driver-\(UUID().uuidString.prefix(8)).log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        try Data().write(to: log)
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [
             "python3", Self.repository.appendingPathComponent("Tests/GeofenceAgentTests/Browser/page_driver.py").path,

@@ -72,15 +72,15 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
         let truncated = directory.appendingPathComponent("truncated.bin").path
-        FileManager.default.createFile(atPath: truncated, contents: bytes.prefix(bytes.count / 2))
+        try bytes.prefix(bytes.count / 2).write(to: URL(fileURLWithPath: truncated))
         #expect(loadError(truncated).contains(truncated) && loadError(truncated).contains("truncated"))
         var older = bytes
         older[4] = 3
         let version3 = directory.appendingPathComponent("version3.bin").path
-        FileManager.default.createFile(atPath: version3, contents: older)
+        try older.write(to: URL(fileURLWithPath: version3))
         #expect(loadError(version3).contains("gazetteer version 3; this agent reads version 4"))
         let empty = directory.appendingPathComponent("empty.bin").path
-        FileManager.default.createFile(atPath: empty, contents: Data())
+        try Data().write(to: URL(fileURLWithPath: empty))
         #expect(loadError(empty).contains("not a gazetteer file"))
         let missing = directory.appendingPathComponent("missing.bin").path
         #expect(loadError(missing).contains("cannot read \(missing): No such file or directory"))
