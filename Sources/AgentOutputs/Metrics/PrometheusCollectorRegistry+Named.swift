@@ -1,7 +1,7 @@
 import Prometheus
 
-/// The registry's collectors by their whole name: the agent's names (`docs/metrics.md`) are fixed strings, not
-/// put together from a namespace and a unit as `MetricNameDescriptor` would have them.
+/// The registry's collectors by their whole name: the agent's names (docs/integrations.md) are fixed strings,
+/// not put together from a namespace and a unit as `MetricNameDescriptor` would have them.
 extension PrometheusCollectorRegistry {
     func counter(name: String, labels: [(String, String)] = [], help: String) -> Counter {
         makeCounter(descriptor: Self.descriptor(name, help: help), labels: labels)

@@ -248,3 +248,29 @@ func parseMetrics(_ text: String) throws -> [String: Double] {
         #expect(text.contains("geofence_agent_trip_distance_metres_total 1234"))
     }
 }
+
+/// The metrics' contract: every metric docs/integrations.md lists is served under its documented name and
+/// type, with a help line (the agent's names are whole strings, not made from a namespace and a unit).
+@Suite(.offTheCooperativePool(.computing)) struct MetricsContractTests {
+    @Test func everyDocumentedMetricIsServedWithItsTypeAndHelp() throws {
+        var repository = URL(fileURLWithPath: #filePath)
+        for _ in 0..<5 { repository.deleteLastPathComponent() }
+        let docs = try String(
+            contentsOf: repository.appendingPathComponent("docs/integrations.md"), encoding: .utf8)
+        let rows = docs.split(separator: "\n").filter { $0.hasPrefix("| `geofence_agent_") }
+        #expect(rows.count >= 15, "the table of metrics in docs/integrations.md")
+        let text = AgentMetrics().text()
+        for row in rows {
+            let cells = row.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            let type = cells[1]
+            let names = cells[0].split(separator: ",").map {
+                $0.trimmingCharacters(in: CharacterSet(charactersIn: " `"))
+            }
+            // Per monitor: made at the first status that names one.
+            for name in names where !name.hasPrefix("geofence_agent_conditions") {
+                #expect(text.contains("# TYPE \(name) \(type)\n"), "\(name) as a \(type)")
+                #expect(text.contains("# HELP \(name) "), "\(name)'s help")
+            }
+        }
+    }
+}
