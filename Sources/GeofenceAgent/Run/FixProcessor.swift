@@ -45,13 +45,17 @@ actor FixProcessor: MonitorHost, SnapshotSource {
     /// Yields when the generation moves: the reporter waits on it rather than looking on a timer.
     nonisolated let stateChanges: AsyncStream<Void>
     private nonisolated let stateChangesContinuation: AsyncStream<Void>.Continuation
-    private func bumpGeneration() {
-        generationCounter.add(1, ordering: .relaxed)
-        stateChangesContinuation.yield()
-    }
-    /// A fix's state change, told to the reporter once its commit is made: woken earlier, the reporter's
-    /// status write would run on this thread between the decision and the commit, and delay the events.
+    /// Moved since the state loop was last told.
     private var stateChangeToSignal = false
+    /// Moves the generation, which the round's gate reads at once; the state loop waits for
+    /// `signalStateChange`.
+    private func markStateChanged() {
+        generationCounter.add(1, ordering: .relaxed)
+        stateChangeToSignal = true
+    }
+    /// Tells the state loop. A fix's change is told once its commit is made (`complete`): told at the
+    /// decision, the loop's job would run on this thread before the commit and the publisher's, and delay the
+    /// events.
     private func signalStateChange() {
         guard stateChangeToSignal else { return }
         stateChangeToSignal = false
@@ -136,7 +140,9 @@ actor FixProcessor: MonitorHost, SnapshotSource {
                 monitors.remove(identifier, monitor: monitor)
             }
         }
-        if !changes.isEmpty { bumpGeneration() }
+        guard !changes.isEmpty else { return }
+        markStateChanged()
+        signalStateChange()
     }
 
     func setLiveUpdates(_ started: Bool) {
@@ -261,8 +267,7 @@ actor FixProcessor: MonitorHost, SnapshotSource {
         for step in result.steps {
             let name = step.monitor
             let engine = monitors[name]!
-            generationCounter.add(1, ordering: .relaxed)
-            stateChangeToSignal = true
+            markStateChanged()
             // Only the conditions that had events: reading every record would cost O(n) per fix at 100k.
             var seen: Set<String> = []
             let records = step.events.compactMap { e -> (identifier: String, record: MonitorRecord)? in
@@ -303,9 +308,8 @@ actor FixProcessor: MonitorHost, SnapshotSource {
             lastStationary = update.isStationary
             dueLiveUpdate = update
         }
-        let completionNeeded = !pending.isEmpty || dueLiveUpdate != nil || reportRequestedAt != nil
-        if !completionNeeded { signalStateChange() }
-        return completionNeeded
+        // A state change always has a commit pending, so `complete` follows to tell it.
+        return !pending.isEmpty || dueLiveUpdate != nil || reportRequestedAt != nil
     }
 
     /// The rest of the last fix decided: its commits (the publisher sends their events before anything else

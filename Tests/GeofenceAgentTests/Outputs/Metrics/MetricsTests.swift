@@ -1,5 +1,6 @@
 import Foundation
 import GeofenceCore
+import GeofenceStore
 import LocalServers
 import Logging
 import ServiceLifecycleTestKit
@@ -259,15 +260,23 @@ func parseMetrics(_ text: String) throws -> [String: Double] {
             contentsOf: repository.appendingPathComponent("docs/integrations.md"), encoding: .utf8)
         let rows = docs.split(separator: "\n").filter { $0.hasPrefix("| `geofence_agent_") }
         #expect(rows.count >= 15, "the table of metrics in docs/integrations.md")
-        let text = AgentMetrics().text()
+        let metrics = AgentMetrics()
+        // The per-monitor gauges are made at the first status that names a monitor.
+        metrics.observe(
+            AgentStatus(
+                status: "online", fleet: "f", vehicle: "v", version: "test", pid: 0, updated: "", startedAt: "",
+                broker: "connected", gps: .init(state: "fix"),
+                monitors: [.init(name: "default", conditions: 2, satisfied: 1)],
+                conditions: 2, outbox: OutboxStats(), outboxCaps: OutboxLimits(), store: "ok", waitingStateChanges: 0,
+                liveUpdates: true, heartbeatSeconds: 900))
+        let text = metrics.text()
         for row in rows {
             let cells = row.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
             let type = cells[1]
             let names = cells[0].split(separator: ",").map {
                 $0.trimmingCharacters(in: CharacterSet(charactersIn: " `"))
             }
-            // Per monitor: made at the first status that names one.
-            for name in names where !name.hasPrefix("geofence_agent_conditions") {
+            for name in names {
                 #expect(text.contains("# TYPE \(name) \(type)\n"), "\(name) as a \(type)")
                 #expect(text.contains("# HELP \(name) "), "\(name)'s help")
             }
