@@ -1,10 +1,10 @@
 import Foundation
 import Geocoding
+import TestSupport
 
 /// The gazetteer scripts/setup builds (gazetteer/gazetteer.bin at the repository's root), loaded once.
 enum TestGazetteer {
-    static let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("gazetteer/gazetteer.bin").path
+    static let path = Repository.url("gazetteer/gazetteer.bin").path
 
     static let shared: Gazetteer = {
         guard let data = FileManager.default.contents(atPath: path) else {

@@ -6,8 +6,7 @@ import Testing
 /// mosquitto at the real agent replaying a drive. The run checks itself (every refusal answered, the
 /// drive's transitions exact, good geofences held and deleted, a clean stop); the test reads its verdict.
 @Suite(.offTheCooperativePool(.waiting)) struct AgentFuzzTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
+    static let root = Repository.root
 
     @Test func anAgentUnderMutatedMessagesAnswersEachAndKeepsWorking() throws {
         let run = try BenchBinary.run(

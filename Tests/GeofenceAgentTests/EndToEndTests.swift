@@ -12,11 +12,8 @@ import Testing
 /// The product as a fleet runs it: a real gpsd replaying a real sail, a real mosquitto, the agent, an
 /// operator pushing geofences over MQTT (one of them malformed) and a dashboard.
 @Suite(.offTheCooperativePool(.waiting)) struct EndToEndTests {
-    static let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-        .appendingPathComponent("examples")
-    static let log = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("GPSDTests/Fixtures/gpsd-logs/bundg_zeus_9.log")
+    static let examples = Repository.url("examples")
+    static let log = Repository.url("Tests/GPSDTests/Fixtures/gpsd-logs/bundg_zeus_9.log")
 
     @Test func geofencesPushedOverMQTTGiveEventsFromARealGpsd() async throws {
         let broker = try LocalMosquitto()

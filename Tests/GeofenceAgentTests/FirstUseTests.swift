@@ -12,8 +12,7 @@ import Testing
 /// What a new user met on the CLI, each as the binary runs: every one ends, with a reason and a
 /// documented exit status.
 @Suite(.offTheCooperativePool(.waiting)) struct FirstUseTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
+    static let root = Repository.root
 
     /// A configuration whose broker and gpsd ports have nothing listening, and whose store does not exist.
     static func lonelyConfiguration() throws -> String {

@@ -12,8 +12,7 @@ import Testing
 /// `geofence-agent locations` as a technician runs it, against a gpsd of our own.
 @Suite(.offTheCooperativePool(.waiting)) struct LocationsCommandTests {
     /// A receiver log bundled with the gpsd tests (gpsd project, BSD-2-Clause, see its COPYING.gpsd).
-    static let log = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("GPSDTests/Fixtures/gpsd-logs/nmea-rtk.log")
+    static let log = Repository.url("Tests/GPSDTests/Fixtures/gpsd-logs/nmea-rtk.log")
 
     @Test func printsLocationsAsJSONLines() throws {
         let feed = try NMEAFeed(log: Self.log)

@@ -129,8 +129,7 @@ import Testing
             #expect(result.stdout.contains("geofence-agent \(command[0])"), "\(command): \(result.stdout.prefix(200))")
             #expect(result.stdout.lowercased().contains("example"), "\(command) --help has an example")
             // Every example file a help text names is in the repository.
-            let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-                .deletingLastPathComponent()
+            let root = Repository.root
             for word in result.stdout.split(whereSeparator: { $0 == " " || $0 == "\n" })
             where word.hasPrefix("examples/") {
                 #expect(
@@ -143,9 +142,7 @@ import Testing
 
 /// deploy/: the broker's ACL confines each vehicle, and the unit passes systemd's own check.
 @Suite(.offTheCooperativePool(.waiting)) struct DeployTests {
-    static let deploy = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-        .appendingPathComponent("deploy")
+    static let deploy = Repository.url("deploy")
 
     @Test func theFleetACLConfinesEachVehicleToItsSubtree() async throws {
         // The fleet ACL and password file, on a plain listener (TLS is covered by the MQTT client's tests).

@@ -45,8 +45,7 @@ import Testing
     }
 
     @Test func theBundledConfigurationIsValid() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
+        let root = Repository.root
         for file in ["config.json", "deploy/config.json"] {
             // `status` parses the configuration without starting anything.
             let result = try AgentBinary.run(["status", "--config", root.appendingPathComponent(file).path, "--json"])

@@ -3,13 +3,12 @@ import Foundation
 import LocalServers
 import Logging
 import Mosquitto
+import TestSupport
 
 /// The example sail (examples/): its geofences pushed as an operator would, and the agent replaying it,
 /// for the tests that watch the agent as a consumer does (dashboard, OwnTracks, Home Assistant).
 enum Sail {
-    static let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-        .appendingPathComponent("examples")
+    static let examples = Repository.url("examples")
     static var track: String { examples.appendingPathComponent("ijsselmeer-sail.gpx").path }
 
     /// A broker of the test's own, started, with the example geofences pushed by an operator, whose client

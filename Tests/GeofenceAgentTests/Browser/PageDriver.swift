@@ -1,5 +1,6 @@
 import Foundation
 import LocalServers
+import TestSupport
 
 /// One page in headless Chromium (Debian's chromium-headless-shell), driven by Playwright through
 /// `page_driver.py`: the test sends a command and blocks for its answer, so it decides what happens
@@ -11,8 +12,7 @@ final class PageDriver {
         var description: String
     }
 
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent()
+    static let repository = Repository.root
     static let browser = "/usr/lib/chromium/chromium-headless-shell"
     /// Where the screenshots go: beside the build, kept after the run for a person to look at.
     static let outputDirectory = repository.appendingPathComponent(".build/test-output/dashboard")

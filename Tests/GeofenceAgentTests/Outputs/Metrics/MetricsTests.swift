@@ -254,10 +254,7 @@ func parseMetrics(_ text: String) throws -> [String: Double] {
 /// type, with a help line (the agent's names are whole strings, not made from a namespace and a unit).
 @Suite(.offTheCooperativePool(.computing)) struct MetricsContractTests {
     @Test func everyDocumentedMetricIsServedWithItsTypeAndHelp() throws {
-        var repository = URL(fileURLWithPath: #filePath)
-        for _ in 0..<5 { repository.deleteLastPathComponent() }
-        let docs = try String(
-            contentsOf: repository.appendingPathComponent("docs/integrations.md"), encoding: .utf8)
+        let docs = try String(contentsOf: Repository.url("docs/integrations.md"), encoding: .utf8)
         let rows = docs.split(separator: "\n").filter { $0.hasPrefix("| `geofence_agent_") }
         #expect(rows.count >= 15, "the table of metrics in docs/integrations.md")
         let metrics = AgentMetrics()
