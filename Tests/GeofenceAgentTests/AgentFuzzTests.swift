@@ -6,15 +6,13 @@ import Testing
 /// mosquitto at the real agent replaying a drive. The run checks itself (every refusal answered, the
 /// drive's transitions exact, good geofences held and deleted, a clean stop); the test reads its verdict.
 @Suite(.offTheCooperativePool(.waiting)) struct AgentFuzzTests {
-    static let root = Repository.root
-
     @Test func anAgentUnderMutatedMessagesAnswersEachAndKeepsWorking() throws {
         let run = try BenchBinary.run(
             [
                 "agent-fuzz", "--seconds", "15", "--rate", "20", "--seed", "7",
-                "--conditions", Self.root.appendingPathComponent("examples/ijsselmeer.geojson").path,
-                "--track", Self.root.appendingPathComponent("examples/ijsselmeer-sail.gpx").path,
-                "--corpus", Self.root.appendingPathComponent("Fuzz/Corpus/GeoJSON").path,
+                "--conditions", Repository.url("examples/ijsselmeer.geojson").path,
+                "--track", Repository.url("examples/ijsselmeer-sail.gpx").path,
+                "--corpus", Repository.url("Fuzz/Corpus/GeoJSON").path,
             ], within: 240)
         let result = run.result
         #expect(result["passed"] as? Bool == true, "\(run.line) \(run.log.suffix(2000))")

@@ -203,7 +203,7 @@ import Testing
 
     @Test func theOfflineBasemapDrawsLakesAsWater() async throws {
         // The IJsselmeer (Natural Earth's lakes) is water, with Flevoland cut out of it as land.
-        let data = try Data(contentsOf: PageDriver.repository.appendingPathComponent("dashboard/basemap.geojson"))
+        let data = try Data(contentsOf: Repository.url("dashboard/basemap.geojson"))
         let basemap = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         let lakes = (basemap["features"] as? [[String: Any]] ?? []).filter {
             ($0["properties"] as? [String: Any])?["water"] as? Bool == true

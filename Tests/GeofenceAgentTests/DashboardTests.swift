@@ -14,7 +14,7 @@ import Testing
 /// WebSocket listener serves, with the real agent replaying a sail and geofences pushed over MQTT.
 /// Every assertion reads the page's state (its DOM, and the model it draws from).
 @Suite(.offTheCooperativePool(.waiting), .serialized) struct DashboardTests {
-    static let site = PageDriver.repository.appendingPathComponent("dashboard").path
+    static let site = Repository.url("dashboard").path
     /// A circle only vehicle v1 holds, on the sail's way out: entered and left.
     static let harbour =
         #"{"type":"Feature","id":"harbour","geometry":{"type":"Point","coordinates":[5.30941,52.8483]},"properties":{"radius":40,"name":"Harbour approach"}}"#
@@ -313,7 +313,7 @@ import Testing
         let wssPort = try LocalProcess.freePort()
         let pagePort = try LocalProcess.freePort()
         // deploy/mosquitto-fleet.conf as shipped, with this test's paths and loopback ports.
-        let deploy = PageDriver.repository.appendingPathComponent("deploy")
+        let deploy = Repository.url("deploy")
         var conf = try String(contentsOf: deploy.appendingPathComponent("mosquitto-fleet.conf"), encoding: .utf8)
         for (from, to) in [
             ("/etc/mosquitto/fleet.passwd", passwd),

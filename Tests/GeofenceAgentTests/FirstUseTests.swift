@@ -12,8 +12,6 @@ import Testing
 /// What a new user met on the CLI, each as the binary runs: every one ends, with a reason and a
 /// documented exit status.
 @Suite(.offTheCooperativePool(.waiting)) struct FirstUseTests {
-    static let root = Repository.root
-
     /// A configuration whose broker and gpsd ports have nothing listening, and whose store does not exist.
     static func lonelyConfiguration() throws -> String {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("first-use-\(UUID().uuidString)")
@@ -52,7 +50,7 @@ import Testing
     @Test func pushWithNoBrokerGivesTheReasonAndExits1() throws {
         let result = try AgentBinary.run([
             "push", "--config", try Self.lonelyConfiguration(),
-            "--conditions", Self.root.appendingPathComponent("examples/ijsselmeer.geojson").path,
+            "--conditions", Repository.url("examples/ijsselmeer.geojson").path,
         ])
         #expect(result.status == 1)
         #expect(
@@ -67,7 +65,7 @@ import Testing
         let line = try #require(
             text.split(separator: "\n").map(String.init).first { $0.contains("geofence-agent evaluate --conditions") })
         let arguments = line.split(separator: " ").dropFirst().map { word in
-            word.hasPrefix("examples/") ? Self.root.appendingPathComponent(String(word)).path : String(word)
+            word.hasPrefix("examples/") ? Repository.url(String(word)).path : String(word)
         }
         let result = try AgentBinary.run(Array(arguments))
         #expect(result.status == 0, "\(line): \(result.stderr)")
@@ -84,7 +82,7 @@ import Testing
     }
 
     @Test func aCSVGivenAsGeoJSONIsCalledACSV() throws {
-        let csv = Self.root.appendingPathComponent("examples/points.csv").path
+        let csv = Repository.url("examples/points.csv").path
         let result = try AgentBinary.run(["evaluate", "--conditions", csv, "--points", csv])
         #expect(result.status == 2)
         #expect(

@@ -129,11 +129,10 @@ import Testing
             #expect(result.stdout.contains("geofence-agent \(command[0])"), "\(command): \(result.stdout.prefix(200))")
             #expect(result.stdout.lowercased().contains("example"), "\(command) --help has an example")
             // Every example file a help text names is in the repository.
-            let root = Repository.root
             for word in result.stdout.split(whereSeparator: { $0 == " " || $0 == "\n" })
             where word.hasPrefix("examples/") {
                 #expect(
-                    FileManager.default.fileExists(atPath: root.appendingPathComponent(String(word)).path),
+                    FileManager.default.fileExists(atPath: Repository.url(String(word)).path),
                     "\(command) --help names \(word), which does not exist")
             }
         }

@@ -45,10 +45,9 @@ import Testing
     }
 
     @Test func theBundledConfigurationIsValid() throws {
-        let root = Repository.root
         for file in ["config.json", "deploy/config.json"] {
             // `status` parses the configuration without starting anything.
-            let result = try AgentBinary.run(["status", "--config", root.appendingPathComponent(file).path, "--json"])
+            let result = try AgentBinary.run(["status", "--config", Repository.url(file).path, "--json"])
             // No agent runs with it: exit 3 and that reason, never a configuration error (exit 2).
             #expect(result.status == 3, "\(file): \(result.stderr)")
             #expect(

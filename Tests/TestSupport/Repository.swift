@@ -4,9 +4,9 @@ import Foundation
 /// examples, deploy files, docs and fixtures where they are checked in.
 public enum Repository {
     /// The checkout's root.
-    public static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    private static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
-    /// A file or folder by its path from the root, such as `examples/demo-zones.geojson`.
+    /// A file or folder by its path from the root, such as `examples/ijsselmeer.geojson`.
     public static func url(_ relativePath: String) -> URL { root.appendingPathComponent(relativePath) }
 }

@@ -12,10 +12,9 @@ final class PageDriver {
         var description: String
     }
 
-    static let repository = Repository.root
     static let browser = "/usr/lib/chromium/chromium-headless-shell"
     /// Where the screenshots go: beside the build, kept after the run for a person to look at.
-    static let outputDirectory = repository.appendingPathComponent(".build/test-output/dashboard")
+    static let outputDirectory = Repository.url(".build/test-output/dashboard")
 
     /// What is missing to run a browser test, or nil. `scripts/setup --test` installs all of it.
     static var missing: String? {
@@ -23,7 +22,7 @@ final class PageDriver {
             return "\(browser) (Debian's chromium-headless-shell)"
         }
         if !FileManager.default.fileExists(
-            atPath: repository.appendingPathComponent("dashboard/vendor/mqtt.min.js").path)
+            atPath: Repository.url("dashboard/vendor/mqtt.min.js").path)
         {
             return "dashboard/vendor/ (scripts/dashboard)"
         }
@@ -52,7 +51,7 @@ final class PageDriver {
         try Data().write(to: log)
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [
-            "python3", Self.repository.appendingPathComponent("Tests/GeofenceAgentTests/Browser/page_driver.py").path,
+            "python3", Repository.url("Tests/GeofenceAgentTests/Browser/page_driver.py").path,
         ]
         process.standardInput = input
         process.standardOutput = output
@@ -146,7 +145,7 @@ extension LocalMosquitto {
         let broker = try LocalMosquitto()
         broker.logsEveryMessage = logsEveryMessage
         let port = try broker.addWebSocketListener(
-            httpDirectory: PageDriver.repository.appendingPathComponent("dashboard").path)
+            httpDirectory: Repository.url("dashboard").path)
         try broker.start()
         return (broker, port)
     }
