@@ -45,13 +45,12 @@ struct SourceWaiter {
     }
 
     /// Fires each source whose descriptor became readable (or failed: its read says how) or whose
-    /// deadline has come.
+    /// deadline, or earliest time, has come.
     func fireDue() {
         let now = Self.now()
         for (i, source) in sources.enumerated() where i < waits.count {
             let readable = descriptors[i + 1].revents != 0
-            let due = waits[i].deadline.map { $0 <= now } ?? false
-            if readable || due { source.fire(readable: readable) }
+            if readable || waits[i].isDue(at: now) { source.fire(readable: readable) }
         }
     }
 

@@ -9,7 +9,7 @@ public protocol ThreadExecutorSource: AnyObject, Sendable {
     /// called). Another thread that changes the answer calls the executor's `wake()`.
     func nextWait() -> ThreadExecutorWait?
 
-    /// The descriptor is readable (`readable`), or the deadline has come, or both.
+    /// The descriptor is readable (`readable`), or the deadline (or the earliest time) has come, or both.
     func fire(readable: Bool)
 
     /// The source is no longer waited for: it asked to be, or the executor's thread has ended.
@@ -22,9 +22,20 @@ public struct ThreadExecutorWait: Sendable, Equatable {
     public var descriptor: Int32
     /// When to call `fire` anyway, in `CLOCK_MONOTONIC` nanoseconds; nil: never.
     public var deadline: UInt64?
+    /// From this time on (before `deadline`), `fire` is called at whatever wakes the thread first: a
+    /// timer once a second then rides on another source's wake-up and wakes the thread itself only at
+    /// `deadline`. Nil: at `deadline`.
+    public var earliest: UInt64?
 
-    public init(descriptor: Int32 = -1, deadline: UInt64? = nil) {
+    public init(descriptor: Int32 = -1, earliest: UInt64? = nil, deadline: UInt64? = nil) {
         self.descriptor = descriptor
+        self.earliest = earliest
         self.deadline = deadline
+    }
+
+    /// Whether `fire` is due at `now` for its time (a readable descriptor aside).
+    func isDue(at now: UInt64) -> Bool {
+        guard let due = earliest ?? deadline else { return false }
+        return due <= now
     }
 }

@@ -233,6 +233,54 @@ import ThreadExecution
         #expect(ThreadExecutor.now() >= latest - 20_000_000)
     }
 
+    /// Fires once, in the window from `earliest` to `deadline`, and records when.
+    final class WindowSource: ThreadExecutorSource, Sendable {
+        let earliest: UInt64
+        let deadline: UInt64
+        let firedAt = Mutex<UInt64?>(nil)
+
+        init(earliest: UInt64, deadline: UInt64) {
+            self.earliest = earliest
+            self.deadline = deadline
+        }
+
+        func nextWait() -> ThreadExecutorWait? {
+            firedAt.withLock { $0 } == nil ? ThreadExecutorWait(earliest: earliest, deadline: deadline) : nil
+        }
+
+        func fire(readable: Bool) { firedAt.withLock { $0 = ThreadExecutor.now() } }
+
+        func detached() {}
+    }
+
+    /// A source with an earliest time rides on another's wake-up after it (the reporter's round on a fix's),
+    /// and wakes the thread itself only at its deadline; never before its earliest time. No time limit, as
+    /// above: a lost fire shows as a source that ran to its deadline, five minutes on.
+    @Test func aSourceFiresAtTheFirstWakeAfterItsEarliestTimeOrAtItsDeadline() async throws {
+        let executor = ThreadExecutor(name: "te-earliest")
+        defer { executor.finish() }
+        let late: UInt64 = 300_000_000_000
+        let earliest = ThreadExecutor.now() + 300_000_000
+        let round = WindowSource(earliest: earliest, deadline: earliest + late)
+        let fix = RecordingSource(count: 1, interval: 600_000_000)
+        #expect(executor.attach(round))
+        #expect(executor.attach(fix))
+        #expect(try await Self.waitUntil(600) { round.firedAt.withLock { $0 } != nil })
+        let fired = try #require(round.firedAt.withLock { $0 })
+        #expect(fired >= earliest, "fired \(Double(earliest - fired) / 1e6) ms before its earliest time")
+        #expect(fired < earliest + late, "ran to its deadline: the fix's wake-up did not fire it")
+        #expect(fix.record.withLock { $0.fires.count } == 1)
+
+        // Nothing else wakes the thread (its wake-up for the attachment comes long before the earliest time):
+        // it fires at its deadline.
+        let start = ThreadExecutor.now()
+        let alone = WindowSource(earliest: start + 1_000_000_000, deadline: start + 1_500_000_000)
+        #expect(executor.attach(alone))
+        #expect(try await Self.waitUntil(600) { alone.firedAt.withLock { $0 } != nil })
+        let aloneFired = try #require(alone.firedAt.withLock { $0 })
+        #expect(aloneFired >= alone.deadline, "fired \(Double(alone.deadline - aloneFired) / 1e6) ms early")
+    }
+
     @Test func aSleepFromAnotherThreadShortensTheThreadsWait() async throws {
         let executor = ThreadExecutor(name: "te-sleep2")
         defer { executor.finish() }

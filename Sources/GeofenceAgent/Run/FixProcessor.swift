@@ -243,11 +243,15 @@ actor FixProcessor: MonitorHost, SnapshotSource {
     /// runtime's check (whether the main executor is meant, then the executor's) cost as much as a fix's
     /// task resumption it saves.
     nonisolated func decideOnStoreThread(_ fix: Location) -> Bool {
-        precondition(storeExecutor.isCurrentThread, "a fix decided off the store's thread")
-        typealias Isolated = (isolated FixProcessor, Location) -> Bool
-        typealias Plain = (FixProcessor, Location) -> Bool
-        let decide: Isolated = { processor, fix in processor.decide(fix) }
-        return unsafeBitCast(decide, to: Plain.self)(self, fix)
+        onStoreThread { $0.decide(fix) }
+    }
+
+    /// Runs `body` isolated to the processor from the store's thread outside a job (a source's `fire`), as
+    /// `decideOnStoreThread` does.
+    nonisolated func onStoreThread(_ body: (isolated FixProcessor) -> Bool) -> Bool {
+        precondition(storeExecutor.isCurrentThread, "the processor entered off the store's thread")
+        typealias Plain = (FixProcessor) -> Bool
+        return withoutActuallyEscaping(body) { unsafeBitCast($0, to: Plain.self)(self) }
     }
 
     /// A live update that `decide` found due, for `complete` to queue.
@@ -455,14 +459,28 @@ actor FixProcessor: MonitorHost, SnapshotSource {
     private var countsCache: (generation: Int, names: [String], counts: [Int]) = (-1, [], [])
 
     func statusInputs() async -> StatusInputs {
+        statusInputs(outbox: await outbox.stats)
+    }
+
+    /// `statusInputs()` without entering the outbox: its figures as of its last operation. The round's gate
+    /// reads them so when no acknowledgement waits to be taken in, which is when they are the same.
+    func statusInputsWithoutEnteringTheOutbox() -> StatusInputs {
+        statusInputs(outbox: outbox.statsWithoutWaitingAcknowledgements)
+    }
+
+    private func statusInputs(outbox stats: OutboxStats) -> StatusInputs {
         if countsCache.generation != generation {
             countsCache = (generation, monitors.names, monitors.conditionCounts)
         }
         return StatusInputs(
             gps: gpsStatus, monitors: countsCache.names, conditions: countsCache.counts,
             storeProblem: storeProblem, waitingStateChanges: waitingStateChanges, liveUpdates: liveUpdatesStarted,
-            outbox: await outbox.stats)
+            outbox: stats)
     }
+
+    /// Whether the round has the processor's own work to do: changes waiting for the store to take them
+    /// (`flushPending`), or a `reportLocation` waiting for its answer (`answerOverdueReport`).
+    var roundHasWork: Bool { !pending.isEmpty || reportRequestedAt != nil }
 
     func lastPlace() -> PlaceSummary? {
         lastLocation.flatMap { location in places?.place(at: location.coordinate) }

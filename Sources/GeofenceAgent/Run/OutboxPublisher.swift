@@ -60,6 +60,10 @@ package final class OutboxPublisher: Service, Sendable {
         }
     }
 
+    /// Whether a `tick()` now may do anything (the outbox's `tickMayHaveWork`): the round's gate asks every
+    /// second, and enters nothing when the answer is no.
+    package var tickMayHaveWork: Bool { outbox.tickMayHaveWork }
+
     private func tickEverySecond() async {
         while !Task.isCancelled {
             do { try await Task.sleep(for: .seconds(1)) } catch { return }

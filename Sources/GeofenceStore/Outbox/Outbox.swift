@@ -19,7 +19,15 @@ public actor Outbox {
     /// The number the next row gets.
     var nextSequence: Int64 = 1
     /// What the outbox holds and has dropped, as of the last acknowledgements taken in.
-    var counts = OutboxStats()
+    var counts = OutboxStats() {
+        didSet { countsMirror.withLock { $0 = counts } }
+    }
+    /// `counts`, for a reader that must not enter the actor (the reporter's round, every second).
+    private nonisolated let countsMirror = Mutex(OutboxStats())
+
+    /// What the outbox holds and has dropped as of its last operation, read without entering the actor:
+    /// `stats` less the acknowledgements that came since (`acknowledgedWaiting`).
+    public nonisolated var statsWithoutWaitingAcknowledgements: OutboxStats { countsMirror.withLock { $0 } }
 
     /// What the outbox holds and has dropped, every acknowledgement received so far taken in.
     public var stats: OutboxStats {
@@ -30,15 +38,52 @@ public actor Outbox {
     /// Droppable rows numbered and handed to the publisher but not stored: the broker's acknowledgement
     /// usually comes first, and then they are never written. The rest go to the repository at the next
     /// group commit (`OutboxLimits.groupCommitSeconds`), with any write made before it, and at the stop.
-    var buffered: [OutboxEntry] = []
+    var buffered: [OutboxEntry] = [] {
+        didSet { noteTickWork() }
+    }
     /// Rows in the repository the broker acknowledged, no longer counted: deleted with the next write, or
     /// on their own after `OutboxLimits.acknowledgedDeletionSeconds` without one (`groupCommit`).
-    var acknowledgedStored: [OutboxEntry] = []
+    var acknowledgedStored: [OutboxEntry] = [] {
+        didSet { noteTickWork() }
+    }
     /// When the last write was made (`ThreadExecutor.now()`, nanoseconds): whole numbers, as the tick compares
     /// them every second while a row waits (`ContinuousClock`'s durations were 128-bit arithmetic).
-    var lastGroupCommit = ThreadExecutor.now()
+    var lastGroupCommit = ThreadExecutor.now() {
+        didSet { noteTickWork() }
+    }
     /// Acknowledgements were taken in since the tick last let the repository checkpoint.
-    var acknowledgedSinceMaintenance = false
+    var acknowledgedSinceMaintenance = false {
+        didSet { noteTickWork() }
+    }
+    /// When the tick (`deleteAcknowledged`) has work, as of the outbox's last operation: at once (0) for a
+    /// checkpoint owed, when the group commit falls due (`groupCommitDue`) for rows waiting, never (`.max`)
+    /// with nothing waiting. Read every second by the round's gate without entering the actor.
+    private nonisolated let tickWorkFrom = Atomic<UInt64>(.max)
+
+    private func noteTickWork() {
+        let from: UInt64
+        if acknowledgedSinceMaintenance {
+            from = 0
+        } else {
+            let storing = buffered.isEmpty ? .max : lastGroupCommit &+ Self.nanoseconds(limits.groupCommitSeconds)
+            let deleting =
+                acknowledgedStored.isEmpty
+                ? .max
+                : lastGroupCommit
+                    &+ Self.nanoseconds(max(limits.groupCommitSeconds, limits.acknowledgedDeletionSeconds))
+            from = min(storing, deleting)
+        }
+        tickWorkFrom.store(from, ordering: .relaxed)
+    }
+
+    private static func nanoseconds(_ seconds: Double) -> UInt64 { UInt64(max(0, seconds) * 1e9) }
+
+    /// Whether `deleteAcknowledged` may have something to do now: acknowledgements to take in, a group commit
+    /// due, or a checkpoint owed. False: a tick now would change nothing (a parked vehicle's second, or a
+    /// driving one whose acknowledged rows wait for the next write). Read from any thread.
+    public nonisolated var tickMayHaveWork: Bool {
+        acknowledgedWaiting > 0 || tickWorkFrom.load(ordering: .relaxed) <= ThreadExecutor.now()
+    }
 
     public nonisolated let wakes: AsyncStream<Void>
     private nonisolated let wakeContinuation: AsyncStream<Void>.Continuation

@@ -223,6 +223,44 @@ import Testing
         await p.store.close()
     }
 
+    /// A second with nothing to do costs the round a look on the store's thread and no job; a change in
+    /// what the status says makes a round, and the status file shows it.
+    @Test func theReportingServicesRoundRunsOnlyWhenItHasWork() async throws {
+        let p = try await parts()
+        let paths = StorePaths(p.configuration.storePath)
+        // Told by the kernel whether the inbox may hold a request, as in the agent: without it every round
+        // lists the inbox.
+        let inboxWatch = InboxWatch(inbox: paths.inbox)
+        try #require(inboxWatch.attach(to: p.processor.storeExecutor), "inotify watches the store's directory")
+        let applier = ChangeApplier(
+            store: FakeConditionStore(), host: p.processor, publisher: FakePublisher(), topics: testTopics,
+            logger: logger, inboxWatch: inboxWatch)
+        let service = ReportingService(
+            processor: p.processor, applier: applier, reporter: p.reporter, inbox: paths.inbox,
+            inboxWatch: inboxWatch)
+        func looks() -> Int { service.roundsLooked.load(ordering: .relaxed) }
+        func liveUpdatesInTheStatusFile() -> Bool? {
+            let data = try? Data(contentsOf: URL(fileURLWithPath: paths.status))
+            let status = data.flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
+            return status?["liveUpdates"] as? Bool
+        }
+        await testGracefulShutdown { trigger in
+            let running = Task { await service.run() }
+            #expect(await eventually(120) { looks() >= 1 })
+            let jobs = p.processor.storeExecutor.enqueuedJobs
+            #expect(await eventually(120) { looks() >= 3 })
+            #expect(service.roundsRun.load(ordering: .relaxed) == 1, "the round at the start, and no other")
+            #expect(p.processor.storeExecutor.enqueuedJobs == jobs, "a look enqueued a job")
+            #expect(liveUpdatesInTheStatusFile() == false)
+            await p.processor.setLiveUpdates(true)
+            #expect(await eventually(120) { liveUpdatesInTheStatusFile() == true }, "the change reached the file")
+            #expect(service.roundsRun.load(ordering: .relaxed) >= 2)
+            trigger.triggerGracefulShutdown()
+            await running.value
+        }
+        await p.store.close()
+    }
+
     /// Against a real broker: at the connection the outputs' announcements go out retained (Home
     /// Assistant's discovery), and again when Home Assistant says `online`.
     @Test func theConnectionServiceAnnouncesAtEachConnectionAndOnRequest() async throws {
