@@ -24,7 +24,8 @@ public struct Crossing: Sendable {
         /// The margin each transition's evidence needed.
         public var margins: [Double]
         /// For each transition: whether it came with the first fix that was past the boundary by its margin
-        /// (within a centimetre), neither earlier nor later: the rule itself then adds no delay.
+        /// (within a centimetre) and taken as evidence (not an excursion), neither earlier nor later: the rule
+        /// itself then adds no delay.
         public var atFirstConfidentFix: [Bool] = []
         /// Whether it behaved: one enter on the way in, one exit on the way out.
         public var isExact: Bool { transitions == [.enter, .exit] }
@@ -120,10 +121,15 @@ public struct Crossing: Sendable {
             let fix = receiver.fix(
                 truth: truth, velocity: (velocity * direction.east, velocity * direction.north), at: time)
             let leg = inbound ? 0 : 1
-            let past = sign * depth(of: fix.coordinate) - rule.margin(forAccuracy: fix.horizontalAccuracy)
-            if firstMaybe[leg] == nil, past > -0.01 { firstMaybe[leg] = time }
-            if firstSure[leg] == nil, past > 0.01 { firstSure[leg] = time }
-            for event in monitors.process(fix).steps.flatMap(\.events) where event.kind != .initial {
+            let processed = monitors.process(fix)
+            // Only a fix the monitors take is evidence: one the motion check calls an excursion (or the filter
+            // refuses) is none, however far past the boundary it is.
+            if processed.rejection == nil {
+                let past = sign * depth(of: fix.coordinate) - rule.margin(forAccuracy: fix.horizontalAccuracy)
+                if firstMaybe[leg] == nil, past > -0.01 { firstMaybe[leg] = time }
+                if firstSure[leg] == nil, past > 0.01 { firstSure[leg] = time }
+            }
+            for event in processed.steps.flatMap(\.events) where event.kind != .initial {
                 result.transitions.append(event.kind)
                 let entering = event.kind == .enter
                 let truthThen = truths[event.date] ?? truth

@@ -71,6 +71,19 @@ import Testing
         }
     }
 
+    /// Found by the property above (seed `yc/GAxeHYatmrx+eT0PnO69c+tei3OagbvsbFL+Udgk=`, shrunk): on the way
+    /// out of a polygon at 1 m/s, a fix 0.01 m past its margin that the motion check calls an excursion is
+    /// no evidence, so the exit rightly waits for the next fix that is; the check counted it as the first.
+    @Test func aFixPastTheMarginThatIsAnExcursionIsNotTheFirstConfidentOne() {
+        let profile = SimulatedReceiver.Profile(
+            accuracy: 5.191808457516581, correlationTime: 27.318449225674566, underReportingRate: 0.1)
+        for shape in [Crossing.Shape.polygon, .corridor] {
+            let result = Crossing(shape: shape, speed: 1, angle: 20).run(profile, seed: 1_806_561_059)
+            #expect(result.isExact)
+            #expect(result.atFirstConfidentFix == [true, true], "\(shape)")
+        }
+    }
+
     @Test func aRestIsDecidedOnItsMeanWhoseUncertaintyShrinksOnlyAsCorrelationAllows() throws {
         // Parked 3 m inside a circle with a 3.5 m receiver: no single fix is confident (the margin is
         // 7.65 m), the rest's mean becomes so once it has averaged enough correlated error.
