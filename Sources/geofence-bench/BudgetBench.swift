@@ -26,11 +26,16 @@ struct BudgetBench: ParsableCommand {  // blocking waits for processes: not on t
             free of the start and the stop, and its CPU a second is what a fix at 1 Hz costs in all. Before each \
             run, 100 bare timed wakes of a thread at the run's interval between fixes (20 s of them at a slower \
             pace) give what one wake costs this machine at that moment (`reference_wake_us`): on a VM it moves \
-            with the host's load, and an agent pays at least one a fix.
+            with the host's load, and an agent pays at least one a fix. Before each real-time run, 40 s of the \
+            same drive decided by the pure core alone (the monitors, the motion check, the trip detector) on a \
+            thread that sleeps in poll between fixes give the floor of a fix at 1 Hz (`reference_decision_us`, \
+            its wake included): what deciding costs at that pace before anything is stored, sent or reported.
 
             {"scenario": "budget", "motion": "driving", "live_updates": true, "fixes": 1800, \
             "cpu_us_per_fix": ..., "storage_bytes_per_fix": ..., "wire_up_bytes_per_fix": ..., \
             "reference_wake_us": ..., ...}
+            {"scenario": "budget-real-time", "motion": "driving", "live_updates": false, \
+            "cpu_us_per_second": ..., "reference_wake_us": ..., "reference_decision_us": ...}
             {"scenario": "budget-idle", "seconds": 900, "cpu_us_per_second": ..., "wire_kb_per_hour": ..., ...}
 
             Example:
@@ -158,6 +163,8 @@ struct BudgetBench: ParsableCommand {  // blocking waits for processes: not on t
         throws -> [(String, Any)]
     {
         let wake = Self.referenceWake(at: 1)
+        let decision = try ReferenceDecision.cpuMicrosecondsPerSecond(
+            driving: driving, seconds: Self.referenceDecisionSeconds)
         let window = Self.realTimeWarmUp...(Self.realTimeWarmUp + Double(realTimeSeconds))
         let run = try BudgetRun(
             agentPath: agentPath, fixes: Int(window.upperBound) + 10, driving: driving, liveUpdates: live,
@@ -171,8 +178,12 @@ struct BudgetBench: ParsableCommand {  // blocking waits for processes: not on t
             ("seconds", rounded(sample.seconds, 1)),
             ("cpu_us_per_second", rounded(sample.cpuMicroseconds / sample.seconds, 1)),
             ("reference_wake_us", rounded(wake, 1)),
+            ("reference_decision_us", rounded(decision.microseconds, 1)),
         ]
     }
+
+    /// Fixes a second apart that the pure core decides before each real-time run (`reference_decision_us`).
+    static let referenceDecisionSeconds = 40
 
     /// The short parked run, subtracted from the long one.
     static let shortIdleSeconds = 60

@@ -1,0 +1,52 @@
+import AgentFormats
+import Foundation
+import GeofenceAgent
+import GeofenceCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What the pure core's decision of a fix costs at a vehicle's pace, with no agent around it: a thread that
+/// sleeps in `poll` between fixes, as the agent's does, wakes and gives the next fix of the budget's drive
+/// to a `MonitorSet` holding the budget's circles (the monitors, the motion check, the trip detector).
+/// Beside the reference wake it is the floor of a fix at 1 Hz on this machine: what any agent in Swift pays
+/// to decide, before it stores, publishes or reports anything.
+enum ReferenceDecision {
+    /// CPU microseconds a second over `seconds` fixes a second apart, after `warmUp` fixes, and the monitors'
+    /// steps (fixes with events) they made.
+    static func cpuMicrosecondsPerSecond(driving: Bool, seconds: Int, warmUp: Int = 5) throws
+        -> (microseconds: Double, steps: Int)
+    {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("decision-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let gpx = directory.appendingPathComponent("drive.gpx")
+        let zones = directory.appendingPathComponent("zones.geojson")
+        try BudgetRoutes.gpx(fixes: seconds + warmUp + 60, driving: driving).write(
+            to: gpx, atomically: true, encoding: .utf8)
+        try BudgetRoutes.conditions.write(to: zones, atomically: true, encoding: .utf8)
+        let file = try ConditionFile.load(zones.path)
+        let locations = try GPXReplay(path: gpx.path).locations
+        var monitors = MonitorSet()
+        for d in file.definitions {
+            monitors.add(d.condition, identifier: d.identifier, monitor: d.monitor ?? MonitorSet.defaultMonitor)
+        }
+        // The steps are counted and returned so that no decision can be optimised away.
+        var steps = 0
+        var start = 0.0
+        for (index, location) in locations.prefix(seconds + warmUp).enumerated() {
+            if index == warmUp { start = threadCPUMicroseconds() }
+            _ = poll(nil, 0, 1000)
+            steps &+= monitors.process(location).steps.count
+        }
+        let spent = threadCPUMicroseconds() - start
+        return (spent / Double(seconds), steps)
+    }
+
+    private static func threadCPUMicroseconds() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+        return Double(time.tv_sec) * 1e6 + Double(time.tv_nsec) / 1e3
+    }
+}
