@@ -36,17 +36,11 @@ enum ReferenceDecision {
         var steps = 0
         var start = 0.0
         for (index, location) in locations.prefix(seconds + warmUp).enumerated() {
-            if index == warmUp { start = threadCPUMicroseconds() }
+            if index == warmUp { start = ReferenceWake.threadCPUMicroseconds() }
             _ = poll(nil, 0, 1000)
             steps &+= monitors.process(location).steps.count
         }
-        let spent = threadCPUMicroseconds() - start
+        let spent = ReferenceWake.threadCPUMicroseconds() - start
         return (spent / Double(seconds), steps)
-    }
-
-    private static func threadCPUMicroseconds() -> Double {
-        var time = timespec()
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
-        return Double(time.tv_sec) * 1e6 + Double(time.tv_nsec) / 1e3
     }
 }

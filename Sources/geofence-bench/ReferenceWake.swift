@@ -16,7 +16,8 @@ enum ReferenceWake {
         return (threadCPUMicroseconds() - start) / Double(max(wakes, 1))
     }
 
-    private static func threadCPUMicroseconds() -> Double {
+    /// The calling thread's CPU time so far, in microseconds.
+    static func threadCPUMicroseconds() -> Double {
         var time = timespec()
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
         return Double(time.tv_sec) * 1e6 + Double(time.tv_nsec) / 1e3
