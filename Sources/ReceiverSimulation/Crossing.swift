@@ -73,13 +73,22 @@ public struct Crossing: Sendable {
         }
     }
 
+    /// Whether a position is past the boundary, on the side the vehicle is heading for, by more than
+    /// `margin`: measured by the fence itself, as the monitor measures its evidence. `depth(of:)` is flat
+    /// about the crossing point's meridian, which is a centimetre off the ellipsoid 2 km from the corridor's
+    /// line: enough to put a fix on the wrong side of a centimetre's tolerance.
+    static func isPast(_ c: Coordinate, of fence: Region, inbound: Bool, by margin: Double) -> Bool {
+        fence.classify(PreparedPoint(c), margin: margin) == (inbound ? .inside : .outside)
+    }
+
     /// Drives in and out once with this receiver.
     public func run(
         _ profile: SimulatedReceiver.Profile, seed: UInt64, configuration: MonitorConfiguration = MonitorConfiguration()
     ) -> Result {
         // Through the agent's loop, motion check included.
         var monitors = MonitorSet(configuration: configuration)
-        monitors.add(condition, identifier: "fence", monitor: "crossing")
+        let fence = condition
+        monitors.add(fence, identifier: "fence", monitor: "crossing")
         var receiver = SimulatedReceiver(profile, seed: seed)
         let rule = DecisionRule(configuration)
         // Far enough that the approach is well clear of any margin, and a minute of driving at least.
@@ -114,7 +123,6 @@ public struct Crossing: Sendable {
                 (s, velocity) = (leg - (t - cruise - turn) * speed, -speed)
             }
             let inbound = t <= cruise + turn / 2
-            let sign = inbound ? 1.0 : -1.0
             let truth = Offsets.moved(crossingPoint, east: s * direction.east, north: s * direction.north)
             let time = start.addingTimeInterval(t)
             truths[time] = truth
@@ -125,9 +133,10 @@ public struct Crossing: Sendable {
             // Only a fix the monitors take is evidence: one the motion check calls an excursion (or the filter
             // refuses) is none, however far past the boundary it is.
             if processed.rejection == nil {
-                let past = sign * depth(of: fix.coordinate) - rule.margin(forAccuracy: fix.horizontalAccuracy)
-                if firstMaybe[leg] == nil, past > -0.01 { firstMaybe[leg] = time }
-                if firstSure[leg] == nil, past > 0.01 { firstSure[leg] = time }
+                let margin = rule.margin(forAccuracy: fix.horizontalAccuracy)
+                let past = { Self.isPast(fix.coordinate, of: fence.region, inbound: inbound, by: $0) }
+                if firstMaybe[leg] == nil, past(margin - 0.01) { firstMaybe[leg] = time }
+                if firstSure[leg] == nil, past(margin + 0.01) { firstSure[leg] = time }
             }
             for event in processed.steps.flatMap(\.events) where event.kind != .initial {
                 result.transitions.append(event.kind)
