@@ -6,8 +6,9 @@ extension ThreadExecutor {
     /// ends: nothing would wake the sleeper).
     ///
     /// With a `tolerance` (nanoseconds) the sleep ends at the first time the thread is awake anyway after
-    /// `deadline` (a fix, a job), and wakes the thread itself only at `deadline + tolerance`: a round once a
-    /// second then rides on a fix's wake-up instead of paying one of its own.
+    /// `deadline` (a fix, a job), and wakes the thread itself only at `deadline + tolerance`: a periodic task
+    /// then rides on another's wake-up instead of paying one of its own. (A periodic check that needs no task
+    /// at all is cheaper as a source with an earliest time: `ThreadExecutorWait(earliest:deadline:)`.)
     ///
     /// It sleeps in the caller's isolation: an actor on this executor that sleeps is resumed on it directly,
     /// with no hop to the generic executor and back.
