@@ -5,6 +5,7 @@ import GeofenceCore
 import GeofenceStore
 import Mosquitto
 import Synchronization
+import ThreadExecution
 
 @testable import GeofenceAgent
 
@@ -115,10 +116,16 @@ final class FakePublisher: MessagePublishing, Sendable {
     func publish(_ topic: String, payload: [UInt8], retain: Bool) async throws(MQTTError) {
         let connected = state.withLock { $0.connected }
         guard connected else { throw .notConnected }
+        let now = ThreadExecutor.now()
         state.withLock { $0.messages.append((topic, payload, retain)) }
+        publishedAt.withLock { $0.append((topic, now)) }
     }
 
     var messages: [(topic: String, payload: [UInt8], retain: Bool)] { state.withLock { $0.messages } }
+
+    /// When each message on `topic` was published, on `ThreadExecutor`'s clock (nanoseconds).
+    func times(on topic: String) -> [UInt64] { publishedAt.withLock { $0.filter { $0.topic == topic }.map(\.at) } }
+    private let publishedAt = Mutex<[(topic: String, at: UInt64)]>([])
 
     /// The JSON objects published on a topic.
     func objects(on topic: String) -> [[String: Any]] {

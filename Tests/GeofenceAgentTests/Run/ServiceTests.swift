@@ -261,6 +261,43 @@ import Testing
         await p.store.close()
     }
 
+    /// The state goes out when the conditions' state moves, and never sooner than 250 ms after the last
+    /// one: the changes of that wait go in one message, and the last change is always told. Only the lower
+    /// bound is checked: a busy machine makes every wait longer, never shorter.
+    @Test func theStateFollowsEveryChangeAndKeepsItsSpacing() async throws {
+        let publisher = FakePublisher()
+        let p = try await parts(publisher: publisher)
+        let applier = ChangeApplier(
+            store: FakeConditionStore(), host: p.processor, publisher: publisher, topics: testTopics,
+            logger: logger)
+        let inbox = StorePaths(p.configuration.storePath).inbox
+        let service = ReportingService(processor: p.processor, applier: applier, reporter: p.reporter, inbox: inbox)
+        func conditionsInTheLastState() -> Int? {
+            publisher.objects(on: testTopics.state).last?["conditions"] as? Int
+        }
+        let circles = try (1...6).map { k in
+            try Condition.circle(center: Coordinate(latitude: 52, longitude: 5 + Double(k)), radius: 100)
+        }
+        await testGracefulShutdown { trigger in
+            let running = Task { await service.run() }
+            #expect(await eventually(120) { conditionsInTheLastState() == 0 }, "the state at the start")
+            for (k, circle) in circles.enumerated() {
+                await p.processor.apply([.add(monitor: "default", identifier: "c\(k)", condition: circle)])
+                // Three changes at once, then three more after the spacing.
+                if k == 2 { try? await Task.sleep(for: .milliseconds(400)) }
+            }
+            #expect(await eventually(120) { conditionsInTheLastState() == 6 }, "the last change told")
+            let times = publisher.times(on: testTopics.state)
+            #expect(times.count >= 2, "the state at the start, and the last one")
+            for (earlier, later) in zip(times, times.dropFirst()) {
+                #expect(later - earlier >= 250_000_000, "\(later - earlier) ns apart")
+            }
+            trigger.triggerGracefulShutdown()
+            await running.value
+        }
+        await p.store.close()
+    }
+
     /// Against a real broker: at the connection the outputs' announcements go out retained (Home
     /// Assistant's discovery), and again when Home Assistant says `online`.
     @Test func theConnectionServiceAnnouncesAtEachConnectionAndOnRequest() async throws {

@@ -7,8 +7,8 @@ import ThreadExecution
 /// fix has answered, tick the outbox (its acknowledgements and group commit), apply the CLI's inbox, write
 /// the status file and publish the status when they changed (or their heartbeats are due); a second with
 /// none of these to do costs a look. The round rides on the first fix's wake-up 0.9 s after the last one,
-/// or wakes the thread itself at 1.1 s. When the conditions' state moves: the state, at most four times a
-/// second. Nothing else wakes it: on a vehicle every wakeup costs battery.
+/// or wakes the thread itself at 1.1 s. When the conditions' state moves: the state, at once and at most four
+/// times a second. Nothing else wakes it: on a vehicle every wakeup costs battery.
 final class ReportingService: Service, Sendable {
     let processor: FixProcessor
     let applier: ChangeApplier
@@ -99,15 +99,27 @@ final class ReportingService: Service, Sendable {
             || reporter.needsRound(reporter.roundInputs(processor.statusInputsWithoutEnteringTheOutbox()))
     }
 
-    /// The state 250 ms after it moves, not at once: the transition that moved it goes out first, alone,
-    /// and the changes of those 250 ms go in one message.
+    /// The state when it moves, 250 ms after the last one at the earliest: the changes of that wait go in one
+    /// message. A transition's state follows the transition in the same wake-up of this thread, right behind
+    /// it on the wire (the commit lets the publisher send the event first), and a dashboard has it 250 ms
+    /// sooner. Against a broker on loopback a transition then costs about 0.4 ms less CPU (libmosquitto's
+    /// thread writes and reads both at once); over a link the difference was within the runs' spread.
     private func stateLoop() async {
         var changes = processor.stateChanges.makeAsyncIterator()
         await reporter.publishStateIfChanged()
+        var lastEnded = ThreadExecutor.now()
         while !Task.isCancelled {
             guard await changes.next() != nil else { return }
-            do { try await processor.storeExecutor.sleep(for: .milliseconds(250)) } catch { return }
+            let earliest = lastEnded &+ Self.stateSpacing
+            if ThreadExecutor.now() < earliest {
+                do { try await processor.storeExecutor.sleep(until: earliest) } catch { return }
+            }
             await reporter.publishStateIfChanged()
+            lastEnded = ThreadExecutor.now()
         }
     }
+
+    /// The least time from one state's end (its PUBACK, or its failure) to the next one's start, in the
+    /// executor's nanoseconds: four a second at most, and no more on a slow link than one per round trip.
+    static let stateSpacing: UInt64 = 250_000_000
 }
