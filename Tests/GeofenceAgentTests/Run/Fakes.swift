@@ -116,9 +116,9 @@ final class FakePublisher: MessagePublishing, Sendable {
     func publish(_ topic: String, payload: [UInt8], retain: Bool) async throws(MQTTError) {
         let connected = state.withLock { $0.connected }
         guard connected else { throw .notConnected }
-        let now = ThreadExecutor.now()
+        // The time first: a test that sees the message sees its time.
+        publishedAt.withLock { $0.append((topic, ThreadExecutor.now())) }
         state.withLock { $0.messages.append((topic, payload, retain)) }
-        publishedAt.withLock { $0.append((topic, now)) }
     }
 
     var messages: [(topic: String, payload: [UInt8], retain: Bool)] { state.withLock { $0.messages } }
