@@ -41,21 +41,19 @@ public struct FixFilter: Sendable {
         if accuracy > configuration.maximumHorizontalAccuracy { return .poorAccuracy }
         // The last fix's fields are read in place: binding it, or comparing it with nil (`Equatable`'s `==`),
         // copied the whole fix, its device's name retained and released, on every fix.
-        if let lastTimestamp = lastAccepted?.timestamp {
-            let dt = fix.timestamp.timeIntervalSince(lastTimestamp)
+        if let last = lastPosition {
+            let dt = fix.timestamp.timeIntervalSince(last.timestamp)
             if dt <= 0 { return .outOfOrder }
             if fix.motionVerdict == .excursion {
                 excursionSinceAccepted = true
                 return .excursion
             }
-            if dt <= configuration.speedCheckMaximumGap, let lastCoordinate = lastAccepted?.coordinate,
-                let lastAccuracy = lastAccepted?.horizontalAccuracy
-            {
+            if dt <= configuration.speedCheckMaximumGap, let lastAccuracy = lastAccepted?.horizontalAccuracy {
                 // Both fixes may be off by their accuracies; only the rest of the jump needs explaining.
                 let allowance = configuration.maximumSpeed * dt + accuracy + configuration.usableAccuracy(lastAccuracy)
                 // A bound from the degrees alone settles an ordinary jump without a geodesic.
-                let surelyWithin = Geodesic.upperBound(degreesBetween: lastCoordinate, fix.coordinate) <= allowance
-                if !surelyWithin, Geodesic.distance(lastCoordinate, fix.coordinate) > allowance {
+                let surelyWithin = Geodesic.upperBound(degreesBetween: last.coordinate, fix.coordinate) <= allowance
+                if !surelyWithin, Geodesic.distance(last.coordinate, fix.coordinate) > allowance {
                     speedRejections += 1
                     if speedRejections <= configuration.speedRejectionsBeforeReanchor { return .impossibleSpeed }
                 }

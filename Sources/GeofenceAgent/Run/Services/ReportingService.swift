@@ -102,8 +102,8 @@ final class ReportingService: Service, Sendable {
     /// The state when it moves, 250 ms after the last one at the earliest: the changes of that wait go in one
     /// message. A transition's state follows the transition in the same wake-up of this thread, right behind
     /// it on the wire (the commit lets the publisher send the event first), and a dashboard has it 250 ms
-    /// sooner. Against a broker on loopback a transition then costs about 0.4 ms less CPU (libmosquitto's
-    /// thread writes and reads both at once); over a link the difference was within the runs' spread.
+    /// sooner. Against a broker on loopback a transition then costs 0.3–0.4 ms less CPU (fewer wake-ups of
+    /// libmosquitto's thread and of this one); over a link the difference was within the runs' spread.
     private func stateLoop() async {
         var changes = processor.stateChanges.makeAsyncIterator()
         await reporter.publishStateIfChanged()
@@ -119,7 +119,8 @@ final class ReportingService: Service, Sendable {
         }
     }
 
-    /// The least time from one state's end (its PUBACK, or its failure) to the next one's start, in the
-    /// executor's nanoseconds: four a second at most, and no more on a slow link than one per round trip.
+    /// The least time from one state's end (its PUBACK, its failure, or nothing to send) to the next one's
+    /// start, in the executor's nanoseconds: four a second at most, and on a slow link no more than one per
+    /// round trip.
     static let stateSpacing: UInt64 = 250_000_000
 }
