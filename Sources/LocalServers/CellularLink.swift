@@ -73,6 +73,8 @@ public final class CellularLink: @unchecked Sendable {
     private let wake: (read: Int32, write: Int32)
     private let state = Mutex(RelayState())
     private let finished = DispatchSemaphore(value: 0)
+    /// The namespaces' deletion, should a signal end the process before `stop()`.
+    private let undo: Int
 
     struct RelayState {
         var stopping = false
@@ -96,17 +98,27 @@ public final class CellularLink: @unchecked Sendable {
         // A point-to-point pair inside our own namespaces; nothing outside them is ever addressed.
         vehicleAddress = "10.77.0.1"
         brokerAddress = "10.77.0.2"
-        for (ns, address, peer) in [(vehicle, vehicleAddress, brokerAddress), (broker, brokerAddress, vehicleAddress)] {
-            try Self.ip(["netns", "add", ns])
-            try Self.ip(["netns", "exec", ns, "ip", "link", "set", "lo", "up"])
-            try Self.ip(["netns", "exec", ns, "ip", "tuntap", "add", "dev", Self.device, "mode", "tun"])
-            try Self.ip(["netns", "exec", ns, "ip", "addr", "add", address, "peer", peer, "dev", Self.device])
-            try Self.ip(["netns", "exec", ns, "ip", "link", "set", Self.device, "up"])
+        let namespaces = [vehicle, broker]
+        let deleteNamespaces: @Sendable () -> Void = {
+            for ns in namespaces { _ = try? Self.ip(["netns", "del", ns]) }
         }
+        guard let undo = UndoOnSignal.register(deleteNamespaces) else {
+            throw LinkError("no link made: this process is stopping on a signal")
+        }
+        self.undo = undo
         do {
+            let sides = [(vehicle, vehicleAddress, brokerAddress), (broker, brokerAddress, vehicleAddress)]
+            for (ns, address, peer) in sides {
+                try Self.ip(["netns", "add", ns])
+                try Self.ip(["netns", "exec", ns, "ip", "link", "set", "lo", "up"])
+                try Self.ip(["netns", "exec", ns, "ip", "tuntap", "add", "dev", Self.device, "mode", "tun"])
+                try Self.ip(["netns", "exec", ns, "ip", "addr", "add", address, "peer", peer, "dev", Self.device])
+                try Self.ip(["netns", "exec", ns, "ip", "link", "set", Self.device, "up"])
+            }
             fds = (try Self.attach(namespace: vehicle), try Self.attach(namespace: broker))
         } catch {
-            for ns in [vehicle, broker] { _ = try? Self.ip(["netns", "del", ns]) }
+            deleteNamespaces()
+            UndoOnSignal.forget(undo)
             throw error
         }
         var pipeFDs: [Int32] = [0, 0]
@@ -158,6 +170,7 @@ public final class CellularLink: @unchecked Sendable {
         finished.wait()
         for fd in [fds.vehicle, fds.broker, wake.read, wake.write] { close(fd) }
         for ns in [vehicle, broker] { _ = try? Self.ip(["netns", "del", ns]) }
+        UndoOnSignal.forget(undo)
     }
 
     // MARK: The relay
@@ -239,7 +252,9 @@ public final class CellularLink: @unchecked Sendable {
 
     // MARK: Devices and commands
 
-    static let ipTool = FileManager.default.isExecutableFile(atPath: "/usr/sbin/ip") ? "/usr/sbin/ip" : "/sbin/ip"
+    /// iproute2's `ip`, wherever this system keeps it.
+    public static let ipTool =
+        FileManager.default.isExecutableFile(atPath: "/usr/sbin/ip") ? "/usr/sbin/ip" : "/sbin/ip"
 
     /// Runs `ip` and returns what it printed; throws with its error output when it fails.
     /// Spawned and reaped here (Foundation's `Process` was seen noticing an exit tens of seconds late on a
@@ -248,7 +263,8 @@ public final class CellularLink: @unchecked Sendable {
     static func ip(_ arguments: [String]) throws -> String {
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("gfa-ip-\(UUID().uuidString)").path
         defer { for suffix in [".out", ".err"] { unlink(base + suffix) } }
-        let pid = try LocalProcess.spawn(ipTool, arguments, standardOutput: base + ".out", standardError: base + ".err")
+        let pid = try LocalProcess.spawnHelper(
+            ipTool, arguments, standardOutput: base + ".out", standardError: base + ".err")
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         let output = (try? String(contentsOfFile: base + ".out", encoding: .utf8)) ?? ""

@@ -11,7 +11,24 @@ public enum LocalProcess {
     /// posix_spawn with an empty signal mask and default signal actions: the test runner blocks SIGTERM
     /// in its threads, and a child inheriting that would ignore a graceful stop.
     /// `environment` replaces the inherited one when given.
+    /// The child is stopped, and reaped, should a signal end this process first (`UndoOnSignal`).
     public static func spawn(
+        _ tool: String, _ arguments: [String], standardInput: String = "/dev/null",
+        standardOutput: String = "/dev/null",
+        standardError: String = "/dev/null", environment: [String: String]? = nil
+    ) throws -> pid_t {
+        let pid = try spawnHelper(
+            tool, arguments, standardInput: standardInput, standardOutput: standardOutput,
+            standardError: standardError, environment: environment)
+        guard UndoOnSignal.started(child: pid) else {
+            terminate(pid)
+            throw LocalServerError("\(tool) not started: this process is stopping on a signal")
+        }
+        return pid
+    }
+
+    /// `spawn` for a short helper its caller waits for at once (`ip`), which undoing on a signal may need.
+    static func spawnHelper(
         _ tool: String, _ arguments: [String], standardInput: String = "/dev/null",
         standardOutput: String = "/dev/null",
         standardError: String = "/dev/null", environment: [String: String]? = nil
@@ -78,6 +95,7 @@ public enum LocalProcess {
         var status: Int32 = 0
         repeat {
             let r = waitpid(pid, &status, WNOHANG)
+            if r != 0 { UndoOnSignal.ended(child: pid) }
             if r < 0 { return -1 }
             if r == pid {
                 let signal = status & 0x7F

@@ -54,6 +54,7 @@ struct AgentFuzzBench: AsyncParsableCommand {
     @OptionGroup var agent: AgentExecutable
 
     func run() async throws {
+        UndoOnSignal.install()  // a stopped bench leaves none of its processes, namespaces or files
         let agentPath = try agent.path()
         let result = try await AgentFuzzRun(options: self, agentPath: agentPath).run()
         print(result.line)

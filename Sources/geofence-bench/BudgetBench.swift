@@ -79,6 +79,7 @@ struct BudgetBench: ParsableCommand {  // blocking waits for processes: not on t
     @OptionGroup var agent: AgentExecutable
 
     func run() throws {
+        UndoOnSignal.install()  // a stopped bench leaves none of its processes, namespaces or files
         let agentPath = try agent.path()
         let extra =
             try agentConfig.map { text -> [String: Any] in

@@ -50,7 +50,11 @@ struct BudgetRun {
     func measure() throws -> Result {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("budget-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let removeDirectory = UndoOnSignal.remove(directory.path)
+        defer {
+            try? FileManager.default.removeItem(at: directory)
+            UndoOnSignal.forget(removeDirectory)
+        }
         try BudgetRoutes.gpx(fixes: fixes, driving: driving).write(
             to: directory.appendingPathComponent("drive.gpx"), atomically: true, encoding: .utf8)
         try BudgetRoutes.conditions.write(
@@ -89,7 +93,11 @@ struct BudgetRun {
         // The status file in RAM, as deploy/ sets a vehicle up (`/run/geofence-agent`): on flash it would be
         // most of a parked hour's writes.
         let statusDirectory = "/dev/shm/geofence-bench-\(getpid())-\(UUID().uuidString.prefix(8))"
-        defer { try? FileManager.default.removeItem(atPath: statusDirectory) }
+        let removeStatusDirectory = UndoOnSignal.remove(statusDirectory)
+        defer {
+            try? FileManager.default.removeItem(atPath: statusDirectory)
+            UndoOnSignal.forget(removeStatusDirectory)
+        }
         var config: [String: Any] = [
             "fleet": "budget", "vehicle": "v1",
             "mqtt": ["host": host, "port": broker.port],

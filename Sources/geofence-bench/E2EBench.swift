@@ -47,6 +47,7 @@ struct E2EBench: AsyncParsableCommand {
     }
 
     func run() async throws {
+        UndoOnSignal.install()  // a stopped bench leaves none of its processes, namespaces or files
         let agentPath = try agent.path()
         // As configured by default (places on), without the early close, and without places: the last is the
         // same-run cost of naming each event's place.

@@ -52,6 +52,7 @@ struct GPSDBench: ParsableCommand {
     }
 
     func run() throws {
+        UndoOnSignal.install()  // a stopped bench leaves none of its processes, namespaces or files
         let agentPath = try agent.path()
         var agentCPU: [Double] = []
         var pipeCPU: [Double] = []

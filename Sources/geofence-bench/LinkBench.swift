@@ -55,6 +55,7 @@ struct LinkBench: ParsableCommand {  // blocking waits for processes: not on the
     }
 
     func run() throws {
+        UndoOnSignal.install()  // a stopped bench leaves none of its processes, namespaces or files
         let agentPath = try agent.path()
         let known: [String: CellularLink.Profile] = ["clean": .clean, "cellular": .cellular, "bad": .bad]
         // The transitions a clean run hears: what every profile must deliver.

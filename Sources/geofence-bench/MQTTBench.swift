@@ -35,6 +35,7 @@ struct MQTTBench: AsyncParsableCommand {
     var roundTrips = 2_000
 
     func run() async throws {
+        UndoOnSignal.install()  // a stopped bench leaves none of its processes, namespaces or files
         let broker = try LocalMosquitto()
         try broker.start()
         defer { broker.stop() }

@@ -72,6 +72,7 @@ struct SoakBench: AsyncParsableCommand {
     }
 
     func run() async throws {
+        UndoOnSignal.install()  // a stopped bench leaves none of its processes, namespaces or files
         let soak = try Soak(options: self, agentPath: try agent.path())
         let result = try await soak.run()
         print(result.line)

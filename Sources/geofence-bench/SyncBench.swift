@@ -44,6 +44,7 @@ struct SyncBench: AsyncParsableCommand {
     var keep = false
 
     func run() async throws {
+        UndoOnSignal.install()  // a stopped bench leaves none of its processes, namespaces or files
         let agentPath = try agent.path()
         for count in counts.split(separator: ",").compactMap({ Int($0.trimmingCharacters(in: .whitespaces)) }) {
             print(try await measure(count: count, agentPath: agentPath))

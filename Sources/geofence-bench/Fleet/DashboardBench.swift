@@ -44,6 +44,7 @@ struct DashboardBench: AsyncParsableCommand {
     var output = ".build/bench-output/dashboard"
 
     func run() async throws {
+        UndoOnSignal.install()  // a stopped bench leaves none of its processes, namespaces or files
         try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
         var runs = try Self.sizes(vehicles, "--vehicles").map { ($0, 1) }
         if fanOut > 1 { runs += try Self.sizes(fanOutVehicles, "--fan-out-vehicles").map { ($0, fanOut) } }

@@ -50,6 +50,7 @@ struct FleetBench: AsyncParsableCommand {
     var subscribers = 0
 
     func run() async throws {
+        UndoOnSignal.install()  // a stopped bench leaves none of its processes, namespaces or files
         var settings = FleetSimulationSettings(vehicles: vehicles, geofences: geofences)
         settings.fleet = fleet
         var broker: LocalMosquitto?
