@@ -292,6 +292,9 @@ struct CellTable: Sendable {
     @inline(__always)
     func forEach(in key: UInt64, u: UInt8, v: UInt8, bit: UInt64, _ body: (UInt32, _ surelyInside: Bool) -> Void) {
         guard let b = span(of: key) else { return }
+        // Locals, as above: a closure reading `self.masks` took a copy of the whole table on every query.
+        let pool = self.pool
+        let masks = self.masks
         pool.withUnsafeBufferPointer { p in
             masks.withUnsafeBufferPointer { m in
                 let (s, d) = StepOctagon.diagonals(u: u, v: v)
