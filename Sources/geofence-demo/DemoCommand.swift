@@ -43,6 +43,8 @@ struct DemoCommand: AsyncParsableCommand {
     var linger: Int?
 
     func run() async throws {
+        // Stopped by Ctrl-C or SIGTERM, the demo stops its broker, gpsd and agent and removes its files.
+        UndoOnSignal.install()
         let rootURL = URL(fileURLWithPath: root)
         let agentPath =
             try agent
@@ -51,7 +53,11 @@ struct DemoCommand: AsyncParsableCommand {
         let logger = Logger(label: "demo") { _ in SwiftLogNoOpLogHandler() }
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("geofence-demo-\(getpid())")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: work) }
+        let removeWork = UndoOnSignal.remove(work.path)
+        defer {
+            try? FileManager.default.removeItem(at: work)
+            UndoOnSignal.forget(removeWork)
+        }
 
         say("1. a local mosquitto on a free port, serving the dashboard too (MQTT over WebSockets)")
         let broker = try LocalMosquitto()
