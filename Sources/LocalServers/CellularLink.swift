@@ -99,10 +99,7 @@ public final class CellularLink: @unchecked Sendable {
         vehicleAddress = "10.77.0.1"
         brokerAddress = "10.77.0.2"
         let namespaces = [vehicle, broker]
-        let deleteNamespaces: @Sendable () -> Void = {
-            for ns in namespaces { _ = try? Self.ip(["netns", "del", ns]) }
-        }
-        guard let undo = UndoOnSignal.register(deleteNamespaces) else {
+        guard let undo = UndoOnSignal.register({ Self.delete(namespaces) }) else {
             throw LinkError("no link made: this process is stopping on a signal")
         }
         self.undo = undo
@@ -117,7 +114,7 @@ public final class CellularLink: @unchecked Sendable {
             }
             fds = (try Self.attach(namespace: vehicle), try Self.attach(namespace: broker))
         } catch {
-            deleteNamespaces()
+            Self.delete(namespaces)
             UndoOnSignal.forget(undo)
             throw error
         }
@@ -169,7 +166,7 @@ public final class CellularLink: @unchecked Sendable {
         _ = write(wake.write, &byte, 1)
         finished.wait()
         for fd in [fds.vehicle, fds.broker, wake.read, wake.write] { close(fd) }
-        for ns in [vehicle, broker] { _ = try? Self.ip(["netns", "del", ns]) }
+        Self.delete([vehicle, broker])
         UndoOnSignal.forget(undo)
     }
 
@@ -255,6 +252,11 @@ public final class CellularLink: @unchecked Sendable {
     /// iproute2's `ip`, wherever this system keeps it.
     public static let ipTool =
         FileManager.default.isExecutableFile(atPath: "/usr/sbin/ip") ? "/usr/sbin/ip" : "/sbin/ip"
+
+    /// Deletes namespaces, and their devices with them; one that is not there is no error.
+    static func delete(_ namespaces: [String]) {
+        for ns in namespaces { _ = try? ip(["netns", "del", ns]) }
+    }
 
     /// Runs `ip` and returns what it printed; throws with its error output when it fails.
     /// Spawned and reaped here (Foundation's `Process` was seen noticing an exit tens of seconds late on a

@@ -16,7 +16,7 @@ public final class LocalGPSD: @unchecked Sendable {
     public let directory: URL
     private var sources: [String]
     private var pid: pid_t?
-    private let removeOnSignal: Int?
+    private let removeDirectory: UndoOnSignal.Removal
 
     public static let executable = "/usr/sbin/gpsd"
     public static var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: executable) }
@@ -27,13 +27,12 @@ public final class LocalGPSD: @unchecked Sendable {
         self.sources = sources
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("gpsd-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        removeOnSignal = UndoOnSignal.remove(directory.path)
+        removeDirectory = UndoOnSignal.removal(of: directory.path)
     }
 
     deinit {
         stop()
-        try? FileManager.default.removeItem(at: directory)
-        UndoOnSignal.forget(removeOnSignal)
+        removeDirectory.now()
     }
 
     public var controlSocket: String { directory.appendingPathComponent("control.sock").path }

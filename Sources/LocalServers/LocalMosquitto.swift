@@ -16,7 +16,7 @@ public final class LocalMosquitto: @unchecked Sendable {
     public private(set) var webSocketPort: Int?
     private var webSocketLines = ""
     private var pid: pid_t?
-    private let removeOnSignal: Int?
+    private let removeDirectory: UndoOnSignal.Removal
     /// Run inside a network namespace of a `CellularLink`, listening on that side's address; set before
     /// `start()`.
     public var namespace: (name: String, address: String)?
@@ -29,14 +29,13 @@ public final class LocalMosquitto: @unchecked Sendable {
         self.port = try port ?? LocalProcess.freePort()
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("mosquitto-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        removeOnSignal = UndoOnSignal.remove(directory.path)
+        removeDirectory = UndoOnSignal.removal(of: directory.path)
         self.settings = settings
     }
 
     deinit {
         stop()
-        try? FileManager.default.removeItem(at: directory)
-        UndoOnSignal.forget(removeOnSignal)
+        removeDirectory.now()
     }
 
     /// Whether this broker was started and not stopped since.

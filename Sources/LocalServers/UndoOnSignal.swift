@@ -54,9 +54,22 @@ public enum UndoOnSignal {
         }
     }
 
-    /// Registers the removal of a directory (or file) made for this run only.
-    public static func remove(_ path: String) -> Int? {
-        register { unlinkTree(path) }
+    /// A directory (or file) made for this run only: removed by `now()`, or by the undo if a signal comes
+    /// first.
+    public struct Removal: Sendable {
+        public let path: String
+        let token: Int?
+
+        /// Removes the path and forgets the undo.
+        public func now() {
+            try? FileManager.default.removeItem(atPath: path)
+            UndoOnSignal.forget(token)
+        }
+    }
+
+    /// Registers the removal of `path`, for a signal or for `Removal.now()`, whichever comes first.
+    public static func removal(of path: String) -> Removal {
+        Removal(path: path, token: register { removeTree(path) })
     }
 
     /// Forgets an action its owner has run (or no longer needs).
@@ -86,7 +99,7 @@ public enum UndoOnSignal {
     }
 
     /// Removes `path`, again if the bench's own thread removing it at the same time made a walk fail.
-    private static func unlinkTree(_ path: String) {
+    private static func removeTree(_ path: String) {
         for _ in 0..<20 where FileManager.default.fileExists(atPath: path) {
             if (try? FileManager.default.removeItem(atPath: path)) == nil { usleep(10_000) }
         }

@@ -50,11 +50,8 @@ struct BudgetRun {
     func measure() throws -> Result {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("budget-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let removeDirectory = UndoOnSignal.remove(directory.path)
-        defer {
-            try? FileManager.default.removeItem(at: directory)
-            UndoOnSignal.forget(removeDirectory)
-        }
+        let removeDirectory = UndoOnSignal.removal(of: directory.path)
+        defer { removeDirectory.now() }
         try BudgetRoutes.gpx(fixes: fixes, driving: driving).write(
             to: directory.appendingPathComponent("drive.gpx"), atomically: true, encoding: .utf8)
         try BudgetRoutes.conditions.write(
@@ -93,11 +90,8 @@ struct BudgetRun {
         // The status file in RAM, as deploy/ sets a vehicle up (`/run/geofence-agent`): on flash it would be
         // most of a parked hour's writes.
         let statusDirectory = "/dev/shm/geofence-bench-\(getpid())-\(UUID().uuidString.prefix(8))"
-        let removeStatusDirectory = UndoOnSignal.remove(statusDirectory)
-        defer {
-            try? FileManager.default.removeItem(atPath: statusDirectory)
-            UndoOnSignal.forget(removeStatusDirectory)
-        }
+        let removeStatusDirectory = UndoOnSignal.removal(of: statusDirectory)
+        defer { removeStatusDirectory.now() }
         var config: [String: Any] = [
             "fleet": "budget", "vehicle": "v1",
             "mqtt": ["host": host, "port": broker.port],

@@ -53,11 +53,8 @@ struct DemoCommand: AsyncParsableCommand {
         let logger = Logger(label: "demo") { _ in SwiftLogNoOpLogHandler() }
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("geofence-demo-\(getpid())")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
-        let removeWork = UndoOnSignal.remove(work.path)
-        defer {
-            try? FileManager.default.removeItem(at: work)
-            UndoOnSignal.forget(removeWork)
-        }
+        let removeWork = UndoOnSignal.removal(of: work.path)
+        defer { removeWork.now() }
 
         say("1. a local mosquitto on a free port, serving the dashboard too (MQTT over WebSockets)")
         let broker = try LocalMosquitto()
