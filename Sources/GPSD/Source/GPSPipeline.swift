@@ -16,6 +16,8 @@ struct GPSPipeline {
     private var lastMessageAt: UInt64 = 0
     private var connected = false
     private(set) var status = GPSStatus(state: .connecting)
+    /// The device of the last fix told in the status (compared by name: no path looked up a fix).
+    private var statusFixDevice: DeviceName?
 
     init(configuration: GPSSourceConfiguration) {
         coalescer = EpochCoalescer(
@@ -108,7 +110,8 @@ struct GPSPipeline {
             var out = [GPSOutput.location(location)]
             status.lastFixAtNanoseconds = location.receivedAtNanoseconds
             status.lastHorizontalAccuracy = location.horizontalAccuracy
-            if status.state != .fix || status.device != location.device {
+            if status.state != .fix || statusFixDevice != location.deviceName {
+                statusFixDevice = location.deviceName
                 out += setStatus(.fix, detail: nil, device: location.device)
             }
             return out

@@ -35,11 +35,24 @@ public struct Location: Sendable, Equatable, Codable {
     public var receivedAtNanoseconds: UInt64?
     public var mode: FixMode
     public var satellitesUsed: Int?
-    /// The receiver's device path, as gpsd names it.
-    public var device: String?
+    /// The receiver's device, by its path as gpsd names it (a number, so that a location copies as plain bytes).
+    public var deviceName: DeviceName?
     /// What the motion-consistency check made of the fix, once a `MonitorSet` has checked it; nil before, or
     /// when the check is off or could not use the fix.
     public var motionVerdict: MotionVerdict?
+
+    /// The receiver's device path, as gpsd names it.
+    public var device: String? {
+        get { deviceName?.path }
+        set { deviceName = newValue.map(DeviceName.init) }
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case coordinate, altitudeHAE, altitudeMSL, horizontalAccuracy, verticalAccuracy, speed, speedAccuracy
+        case course, courseAccuracy, climb, timestamp, gpsTime, receivedAtNanoseconds, mode, satellitesUsed
+        case deviceName = "device"
+        case motionVerdict
+    }
 
     public init(
         coordinate: Coordinate, altitudeHAE: Double? = nil, altitudeMSL: Double? = nil,
@@ -63,6 +76,6 @@ public struct Location: Sendable, Equatable, Codable {
         self.receivedAtNanoseconds = receivedAtNanoseconds
         self.mode = mode
         self.satellitesUsed = satellitesUsed
-        self.device = device
+        self.deviceName = device.map(DeviceName.init)
     }
 }

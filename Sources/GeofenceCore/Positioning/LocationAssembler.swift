@@ -28,6 +28,8 @@ public struct LocationAssembler: Sendable {
         var noises: [PseudorangeNoise] = []
         var satellitesUsed: Int?
         var lastEpochTime: Date?
+        /// The device's name, made once rather than at every fix.
+        var name: DeviceName?
     }
 
     private var devices: [String: DeviceState] = [:]
@@ -91,7 +93,8 @@ public struct LocationAssembler: Sendable {
         // A course is an angle from north, 0 up to 360 (which is 0); anything else is no course.
         let course = report.track.flatMap { (0...360).contains($0) ? ($0 == 360 ? 0 : $0) : nil }
         let speed = state.speeds.filter(speed: report.speed, hasCourse: course != nil, at: timestamp)
-        let location = Location(
+        if state.name == nil, let device = report.device { state.name = DeviceName(device) }
+        var location = Location(
             coordinate: Coordinate(latitude: latitude, longitude: longitude),
             altitudeHAE: report.altitudeHAE.flatMap { $0.isFinite ? $0 : nil },
             altitudeMSL: report.altitudeMSL.flatMap { $0.isFinite ? $0 : nil },
@@ -106,9 +109,9 @@ public struct LocationAssembler: Sendable {
             gpsTime: report.time,
             receivedAtNanoseconds: report.receivedAtNanoseconds,
             mode: report.mode >= 3 ? .threeD : .twoD,
-            satellitesUsed: state.satellitesUsed,
-            device: report.device
+            satellitesUsed: state.satellitesUsed
         )
+        location.deviceName = state.name
         return .location(location)
     }
 
