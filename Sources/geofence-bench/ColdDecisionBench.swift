@@ -48,22 +48,8 @@ struct ColdDecisionBench: ParsableCommand {
     }
 
     func run() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cold-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let gpx = directory.appendingPathComponent("drive.gpx")
-        let zones = directory.appendingPathComponent("zones.geojson")
-        try BudgetRoutes.gpx(fixes: fixes, driving: true).write(to: gpx, atomically: true, encoding: .utf8)
-        try BudgetRoutes.conditions.write(to: zones, atomically: true, encoding: .utf8)
-        let definitions = try ConditionFile.load(zones.path).definitions
-        let locations = try GPXReplay(path: gpx.path).locations
-        func monitors() -> MonitorSet {
-            var set = MonitorSet()
-            for d in definitions {
-                set.add(d.condition, identifier: d.identifier, monitor: d.monitor ?? MonitorSet.defaultMonitor)
-            }
-            return set
-        }
+        let (definitions, locations) = try ReferenceDecision.drive(fixes: fixes, driving: true)
+        func monitors() -> MonitorSet { ReferenceDecision.monitors(definitions) }
 
         var times: [Caches: [UInt64]] = [:]
         // The steps are counted and printed so that no decision can be optimised away.

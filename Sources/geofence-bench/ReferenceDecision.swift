@@ -2,6 +2,7 @@ import AgentFormats
 import Foundation
 import GeofenceAgent
 import GeofenceCore
+import LocalServers
 
 #if canImport(Glibc)
     import Glibc
@@ -18,20 +19,8 @@ enum ReferenceDecision {
     static func cpuMicrosecondsPerSecond(driving: Bool, seconds: Int, warmUp: Int = 5) throws
         -> (microseconds: Double, steps: Int)
     {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("decision-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let gpx = directory.appendingPathComponent("drive.gpx")
-        let zones = directory.appendingPathComponent("zones.geojson")
-        try BudgetRoutes.gpx(fixes: seconds + warmUp + 60, driving: driving).write(
-            to: gpx, atomically: true, encoding: .utf8)
-        try BudgetRoutes.conditions.write(to: zones, atomically: true, encoding: .utf8)
-        let file = try ConditionFile.load(zones.path)
-        let locations = try GPXReplay(path: gpx.path).locations
-        var monitors = MonitorSet()
-        for d in file.definitions {
-            monitors.add(d.condition, identifier: d.identifier, monitor: d.monitor ?? MonitorSet.defaultMonitor)
-        }
+        let (definitions, locations) = try drive(fixes: seconds + warmUp + 60, driving: driving)
+        var monitors = monitors(definitions)
         // The steps are counted and returned so that no decision can be optimised away.
         var steps = 0
         var start = 0.0
@@ -42,5 +31,28 @@ enum ReferenceDecision {
         }
         let spent = ReferenceWake.threadCPUMicroseconds() - start
         return (spent / Double(seconds), steps)
+    }
+
+    /// The budget's circles and `fixes` fixes of its drive (or its parked vehicle), as the agent reads them:
+    /// written to a directory of the run's own, loaded, and the directory removed (at a signal too).
+    static func drive(fixes: Int, driving: Bool) throws -> (definitions: [ConditionDefinition], locations: [Location]) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("decision-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let removeDirectory = UndoOnSignal.removal(of: directory.path)
+        defer { removeDirectory.now() }
+        let gpx = directory.appendingPathComponent("drive.gpx")
+        let zones = directory.appendingPathComponent("zones.geojson")
+        try BudgetRoutes.gpx(fixes: fixes, driving: driving).write(to: gpx, atomically: true, encoding: .utf8)
+        try BudgetRoutes.conditions.write(to: zones, atomically: true, encoding: .utf8)
+        return (try ConditionFile.load(zones.path).definitions, try GPXReplay(path: gpx.path).locations)
+    }
+
+    /// A `MonitorSet` holding `definitions`, each in its monitor.
+    static func monitors(_ definitions: [ConditionDefinition]) -> MonitorSet {
+        var set = MonitorSet()
+        for d in definitions {
+            set.add(d.condition, identifier: d.identifier, monitor: d.monitor ?? MonitorSet.defaultMonitor)
+        }
+        return set
     }
 }
