@@ -65,8 +65,9 @@ import Testing
         var paths: [String]
     }
 
-    /// Waits until one agent of the bench's has run for 3 s (the short base run's lasts under one) and has
-    /// written its status file, then lists what the bench has made.
+    /// Waits until one agent of the bench's has run for 15 s (the short base run's lasts about one, a few on
+    /// a loaded machine) and has written its status file, then lists what the bench has made, with that
+    /// agent still among its children.
     static func waitForTheLongRun(of bench: pid_t) -> Made? {
         let deadline = Date().addingTimeInterval(300)
         var agent: (pid: pid_t, since: Date)?
@@ -77,7 +78,9 @@ import Testing
         while Date() < deadline {
             let current = children(of: bench).first { $0.command.contains("geofence-agent") }
             if let current, agent?.pid == current.pid {
-                if let since = agent?.since, Date().timeIntervalSince(since) >= 3, !statusDirectories().isEmpty {
+                if let since = agent?.since, Date().timeIntervalSince(since) >= 15, !statusDirectories().isEmpty,
+                    children(of: bench).contains(where: { $0.pid == current.pid })
+                {
                     break
                 }
             } else {
