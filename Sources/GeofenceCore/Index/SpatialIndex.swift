@@ -470,8 +470,8 @@ public struct SpatialIndex: Sendable {
         let levels = self.levels
         levels.withUnsafeBufferPointer { tables in
             for level in activeLevels {
-                Self.walk(
-                    tables.baseAddress.unsafelyUnwrapped + level, inverse: inverseSizes[level],
+                tables[level].walk(
+                    inverse: inverseSizes[level],
                     columns: columnCounts[level], rows: rowCounts[level],
                     from: (x0, y0), to: (x1, y1)
                 ) { visit($0) }
@@ -481,14 +481,16 @@ public struct SpatialIndex: Sendable {
     }
 }
 
-extension SpatialIndex {
-    /// Calls `visit` with the entries of one level's table that may meet the lon/lat-straight segment from
+extension CellTable {
+    /// Calls `visit` with the entries of this level's table that may meet the lon/lat-straight segment from
     /// `a` to `b` (longitudes unwrapped, within a turn of each other): the columns the segment passes, and
-    /// in each the rows between its entry and exit. Static, so that the caller's `visit` may mutate the
-    /// index without a copy of it.
+    /// in each the rows between its entry and exit. A method of the table, called on it in place (an
+    /// element of the levels' buffer): a copy of the table, as `pointee` made, retained and released its four
+    /// arrays at every cell. The caller's `visit` may mutate the index, which holds its own reference to
+    /// the levels.
     @inline(__always)
-    fileprivate static func walk(
-        _ table: UnsafePointer<CellTable>, inverse: Double, columns: Int, rows: Int,
+    fileprivate func walk(
+        inverse: Double, columns: Int, rows: Int,
         from a: (Double, Double), to b: (Double, Double), _ visit: (Int) -> Void
     ) {
         let u0 = (a.0 + 180) * inverse
@@ -515,16 +517,16 @@ extension SpatialIndex {
             let rLast = min(max(floorInt(vHigh), 0), rows - 1)
             // The segment's longitudes are within a turn of the grid's, so one wrap either way suffices.
             let column = c < 0 ? c + columns : c >= columns ? c - columns : c
-            let (uMin, uMax) = Self.stepRange(uLow - Double(c), uHigh - Double(c))
+            let (uMin, uMax) = SpatialIndex.stepRange(uLow - Double(c), uHigh - Double(c))
             for r in rFirst...rLast {
                 // Only entries whose outer box meets the segment's box in this cell, and whose region reaches
                 // into a sub-cell of that box: most do not, and they are answered from the entry and its mask,
                 // without reading the slot's box or region.
-                let (vMin, vMax) = Self.stepRange(vLow - Double(r), vHigh - Double(r))
+                let (vMin, vMax) = SpatialIndex.stepRange(vLow - Double(r), vHigh - Double(r))
                 let n = CellEntry.stepsPerSubcell
                 let reach = CellMask.rectangle(
                     columns: Int(uMin) / n...Int(uMax) / n, rows: Int(vMin) / n...Int(vMax) / n)
-                table.pointee.forEach(in: Self.key(column: column, row: r)) { e, mask in
+                forEach(in: SpatialIndex.key(column: column, row: r)) { e, mask in
                     let o = e.outer
                     if o.minU <= uMax, o.maxU >= uMin, o.minV <= vMax, o.maxV >= vMin, o.minU <= o.maxU,
                         (mask.inside | mask.boundary) & reach != 0
