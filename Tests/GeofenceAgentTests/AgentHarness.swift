@@ -160,10 +160,11 @@ final class AgentFixture: @unchecked Sendable {
     }
 }
 
-/// A dashboard on a persistent session: every event the vehicle publishes, duplicates included.
+/// A dashboard on a persistent session: every event the vehicle publishes, duplicates included (or every
+/// message on `topic`, a filter, with the topic each came on).
 final class EventSubscriber: Sendable {
     let client: MQTTClient
-    private let received = Mutex<[Data]>([])
+    private let received = Mutex<[(topic: String, payload: Data)]>([])
     private let task = Mutex<Task<Void, Never>?>(nil)
 
     init(
@@ -184,20 +185,27 @@ final class EventSubscriber: Sendable {
         let t = Task { [self] in
             for await message in subscription {
                 let data = Data(message.payload)
-                received.withLock { $0.append(data) }
+                received.withLock { $0.append((message.topic, data)) }
             }
         }
         task.withLock { $0 = t }
     }
 
     var events: [[String: Any]] {
-        received.withLock { $0 }.compactMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
+        received.withLock { $0 }.compactMap { try? JSONSerialization.jsonObject(with: $0.payload) as? [String: Any] }
+    }
+
+    /// Every message in arrival order, its topic and its payload as a JSON object (nil if not one).
+    var messages: [(topic: String, object: [String: Any]?)] {
+        received.withLock { $0 }.map {
+            ($0.topic, try? JSONSerialization.jsonObject(with: $0.payload) as? [String: Any])
+        }
     }
 
     var count: Int { received.withLock { $0.count } }
 
     /// Each message's size in bytes, in arrival order.
-    var sizes: [Int] { received.withLock { $0.map(\.count) } }
+    var sizes: [Int] { received.withLock { $0.map(\.payload.count) } }
 
     /// First copy of each event id, in arrival order.
     var unique: [[String: Any]] {
