@@ -1,7 +1,5 @@
-import AgentFormats
 import ArgumentParser
 import Foundation
-import GeofenceAgent
 import GeofenceCore
 
 #if canImport(Glibc)
