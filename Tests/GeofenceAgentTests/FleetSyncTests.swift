@@ -27,7 +27,12 @@ import Testing
 
         let errors = try await EventSubscriber(port: broker.port, topic: "fleet/test/vehicles/v1/errors")
         let states = try await EventSubscriber(port: broker.port, topic: "fleet/test/vehicles/v1/state")
-        let agent = try AgentFixture(brokerPort: broker.port, speedFactor: 5) { $0["conditions"] = nil }
+        // The drive goes on after its end (no `exitAtEnd`): a sync slowed by a busy machine must not outlast
+        // the agent, which the replay's end (246 s at 5x) would otherwise stop before the live deletions.
+        let agent = try AgentFixture(brokerPort: broker.port, speedFactor: 5) {
+            $0["conditions"] = nil
+            $0["replay"] = ["gpx": "drive.gpx", "speedFactor": 5, "exitAtEnd": false]
+        }
         try agent.start()
         defer { agent.kill(signal: SIGTERM) }
         #expect(
@@ -41,6 +46,7 @@ import Testing
         #expect((refusal["reason"] as? String)?.contains("latitude 95") == true, "\(refusal)")
 
         // Deletions pushed live reach it too.
+        #expect(!agent.waitForExit(within: 0), "the agent still runs when the deletions are pushed")
         try await publishRetained(
             geofences.prefix(10).map { FleetGeofences.Geofence(identifier: $0.identifier, feature: "") },
             port: broker.port)
