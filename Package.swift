@@ -35,7 +35,7 @@ let package = Package(
         .target(name: "AsyncBroadcast"),
         // The executor on a thread of its own that the store runs on, and that waits for the fix sources
         // (gpsd's socket, a replay's timer) between its jobs.
-        .target(name: "ThreadExecution"),
+        .target(name: "ThreadExecution", dependencies: ["CEpoll"]),
         // libmosquitto, through a shim header; `Mosquitto` is the one typed Swift wrapper over it and
         // the async MQTT client with its supervisor.
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
@@ -83,6 +83,8 @@ let package = Package(
         .target(name: "Maps", dependencies: ["GeofenceCore"]),
         // The compiler's cache prefetch hint, which Swift lacks (header only, nothing linked).
         .systemLibrary(name: "CPrefetch"),
+        // epoll, which Swift's Glibc module leaves out (header only): the executor's thread waits through it.
+        .systemLibrary(name: "CEpoll"),
         // A simulated GNSS receiver (correlated Gaussian error, optimistic accuracies, Doppler speed) and the
         // parked and crossing scenarios that the decision tests and `geofence-bench decisions` share.
         .target(name: "ReceiverSimulation", dependencies: ["GeofenceCore"]),

@@ -12,7 +12,7 @@ import Synchronization
 /// code, and resumes after each suspension, on the same thread, so a value that wakes an actor on it (a
 /// fix for the store's thread) wakes that one thread, not a pool thread first.
 ///
-/// Between jobs the thread waits in `poll`, for its jobs and for the sources attached to it
+/// Between jobs the thread waits in `epoll_wait`, for its jobs and for the sources attached to it
 /// (`ThreadExecutorSource`): a source's socket or timer then wakes this thread alone, and a job enqueued
 /// from this thread wakes nothing.
 ///
@@ -25,7 +25,7 @@ public final class ThreadExecutor: SerialExecutor, TaskExecutor, @unchecked Send
         var head = 0
         var finished = false
         var threadRunning = false
-        /// The thread is in `poll`, or about to be: an enqueue wakes it (once).
+        /// The thread is in its wait, or about to be: an enqueue wakes it (once).
         var waiting = false
         /// Sources attached since the thread last looked.
         var attached: [any ThreadExecutorSource] = []
@@ -219,7 +219,7 @@ public final class ThreadExecutor: SerialExecutor, TaskExecutor, @unchecked Send
                 }
                 s.waiting = true
                 guard !s.sleepers.isEmpty else { return .wait(s.attached, sleeper: nil) }
-                // Awake already: a sleeper past its earliest end ends now (a poll that returns at once);
+                // Awake already: a sleeper past its earliest end ends now (a wait that returns at once);
                 // otherwise the thread wakes for the first latest end.
                 let now = Self.now()
                 if s.sleepers.contains(where: { $0.deadline <= now }) { return .wait(s.attached, sleeper: now) }
@@ -230,13 +230,13 @@ public final class ThreadExecutor: SerialExecutor, TaskExecutor, @unchecked Send
             case .run(let job):
                 job.runSynchronously(isolatedTo: unownedSerial, taskExecutor: unownedTask)
             case .wait(let attached, let sleeper):
-                waiter.sources += attached
+                waiter.attach(attached)
                 if waiter.wait(until: sleeper) { wakePipe.drain() }
                 state.withLock { $0.waiting = false }
                 waiter.fireDue()
                 wakeSleepers()
             case .exit(let attached, let sleepers):
-                waiter.sources += attached
+                waiter.attach(attached)
                 waiter.detachAll()
                 for sleeper in sleepers { sleeper.resume(throwing: CancellationError()) }
                 return

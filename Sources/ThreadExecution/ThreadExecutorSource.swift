@@ -6,7 +6,10 @@
 /// Every method is called on the executor's thread, one at a time; a source is attached to one executor.
 public protocol ThreadExecutorSource: AnyObject, Sendable {
     /// What to wait for next, asked before every wait; nil detaches the source (then `detached()` is
-    /// called). Another thread that changes the answer calls the executor's `wake()`.
+    /// called). Another thread that changes the answer calls the executor's `wake()`. The executor registers
+    /// a descriptor with the kernel once (epoll), so one that a wait names stays open until a later wait
+    /// names another, or until `detached()`: closed and opened again under the same number, it would not be
+    /// waited for.
     func nextWait() -> ThreadExecutorWait?
 
     /// The descriptor is readable (`readable`), or the deadline (or the earliest time) has come, or both.

@@ -2,7 +2,7 @@
     import Glibc
 #endif
 
-/// A pipe that wakes a thread waiting in `poll`: one byte written wakes it, and it drains what is there.
+/// A pipe that wakes a thread waiting in `epoll_wait`: one byte written wakes it, and it drains what is there.
 /// (Swift's Glibc module has neither `eventfd` nor `pipe2`.)
 final class WakePipe: Sendable {
     /// The end to wait on, non-blocking.
@@ -31,7 +31,7 @@ final class WakePipe: Sendable {
         _ = write(writeEnd, &byte, 1)
     }
 
-    /// Empties the pipe, after `poll` said it was readable.
+    /// Empties the pipe, after the wait said it was readable.
     func drain() {
         var bytes = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
         while withUnsafeMutableBytes(of: &bytes, { read(readEnd, $0.baseAddress, $0.count) }) > 0 {}

@@ -120,6 +120,110 @@ import ThreadExecution
         actor.executor.finish()
     }
 
+    /// A pipe, both ends non-blocking, closed when it goes.
+    final class Pipe: Sendable {
+        let readEnd: Int32
+        let writeEnd: Int32
+        init() {
+            var ends: [Int32] = [-1, -1]
+            precondition(pipe(&ends) == 0)
+            for fd in ends { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
+            (readEnd, writeEnd) = (ends[0], ends[1])
+        }
+        deinit {
+            close(readEnd)
+            close(writeEnd)
+        }
+        func send() {
+            var byte: UInt8 = 1
+            precondition(write(writeEnd, &byte, 1) == 1)
+        }
+    }
+
+    /// Waits on whichever descriptor it is told to, and counts its readable fires.
+    final class SwitchingSource: ThreadExecutorSource, Sendable {
+        let descriptor: Mutex<Int32>
+        let readableFires = Atomic<Int>(0)
+        init(_ descriptor: Int32) { self.descriptor = Mutex(descriptor) }
+        func nextWait() -> ThreadExecutorWait? { ThreadExecutorWait(descriptor: descriptor.withLock { $0 }) }
+        func fire(readable: Bool) {
+            guard readable else { return }
+            var buffer = [UInt8](repeating: 0, count: 16)
+            _ = read(descriptor.withLock { $0 }, &buffer, buffer.count)
+            readableFires.add(1, ordering: .relaxed)
+        }
+        func detached() {}
+    }
+
+    /// The executor registers a source's descriptor once (epoll): a source that moves to another descriptor
+    /// is woken by the new one, and no longer by the old one.
+    @Test func aSourceThatMovesToAnotherDescriptorIsWokenByThatOneOnly() async throws {
+        let executor = ThreadExecutor(name: "te-switch")
+        defer { executor.finish() }
+        let (first, second) = (Pipe(), Pipe())
+        let source = SwitchingSource(first.readEnd)
+        #expect(executor.attach(source))
+        first.send()
+        #expect(try await Self.waitUntil(30) { source.readableFires.load(ordering: .relaxed) == 1 })
+        source.descriptor.withLock { $0 = second.readEnd }
+        // A job makes the thread ask the source again before it waits.
+        _ = await OnItsThread(executor).thread()
+        first.send()
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(source.readableFires.load(ordering: .relaxed) == 1, "the old descriptor still woke it")
+        second.send()
+        #expect(try await Self.waitUntil(30) { source.readableFires.load(ordering: .relaxed) == 2 })
+    }
+
+    /// A descriptor epoll cannot wait for is waited for as `poll` would: a regular file is always readable,
+    /// and one descriptor two sources wait for wakes both. A pipe beside them still wakes its own.
+    @Test func descriptorsEpollRefusesAreWaitedForAsPollWould() async throws {
+        let executor = ThreadExecutor(name: "te-refused")
+        defer { executor.finish() }
+        let file = open("/proc/self/exe", O_RDONLY | O_CLOEXEC)
+        #expect(file >= 0)
+        defer { close(file) }
+        let regular = RecordingSource(count: 3, interval: nil, descriptor: file)
+        #expect(executor.attach(regular))
+        #expect(try await Self.waitUntil(30) { regular.isDetached }, "a regular file is ready at once")
+        #expect(regular.record.withLock { $0.fires.allSatisfy(\.readable) })
+
+        let shared = Pipe()
+        let (one, other) = (SwitchingSource(shared.readEnd), SwitchingSource(shared.readEnd))
+        let own = Pipe()
+        let beside = SwitchingSource(own.readEnd)
+        #expect(executor.attach(one) && executor.attach(other) && executor.attach(beside))
+        _ = await OnItsThread(executor).thread()
+        own.send()
+        #expect(try await Self.waitUntil(30) { beside.readableFires.load(ordering: .relaxed) == 1 })
+        shared.send()
+        #expect(try await Self.waitUntil(30) { one.readableFires.load(ordering: .relaxed) >= 1 })
+        #expect(try await Self.waitUntil(30) { other.readableFires.load(ordering: .relaxed) >= 1 })
+    }
+
+    /// A detached source's descriptor may be closed and its number given to the next source's: that one is
+    /// woken by its own.
+    @Test func aDescriptorNumberReusedAfterADetachWakesTheNewSource() async throws {
+        let executor = ThreadExecutor(name: "te-reuse")
+        defer { executor.finish() }
+        var numbers: Int32 = -1
+        do {
+            let first = Pipe()
+            numbers = first.readEnd
+            let source = RecordingSource(count: 1, interval: nil, descriptor: first.readEnd)
+            #expect(executor.attach(source))
+            first.send()
+            #expect(try await Self.waitUntil(30) { source.isDetached })
+        }
+        let second = Pipe()
+        #expect(second.readEnd == numbers || second.writeEnd == numbers, "the kernel gives the lowest free numbers")
+        let source = RecordingSource(count: 1, interval: nil, descriptor: second.readEnd)
+        #expect(executor.attach(source))
+        second.send()
+        #expect(try await Self.waitUntil(30) { source.isDetached })
+        #expect(source.record.withLock { $0.fires.count == 1 && $0.fires[0].readable && $0.bytes == 1 })
+    }
+
     @Test func whatAFireStartsRunsOnTheSameThread() async throws {
         let executor = ThreadExecutor(name: "te-chain")
         let thread = await OnItsThread(executor).thread()

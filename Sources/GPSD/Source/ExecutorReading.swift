@@ -2,7 +2,7 @@ import Foundation
 import ThreadExecution
 
 /// gpsd's reports read on a `ThreadExecutor`'s thread between its jobs, while the connection lasts: the
-/// executor waits for the socket and the pipeline's next deadline in the same `poll` as for its jobs. The
+/// executor waits for the socket and the pipeline's next deadline in the same wait as for its jobs. The
 /// reader thread hands the connection and the pipeline over, waits, and takes them back when the source is
 /// detached: one thread uses them at a time.
 final class ExecutorReading: ThreadExecutorSource, @unchecked Sendable {

@@ -60,7 +60,7 @@ final class GPSConnection {
         }
     }
 
-    /// The socket to gpsd, for a `poll` (-1 when closed).
+    /// The socket to gpsd, to wait for (-1 when closed).
     var descriptor: Int32 { isOpen ? gfa_fd(data) : -1 }
 
     func close() {

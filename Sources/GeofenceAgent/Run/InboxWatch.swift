@@ -8,7 +8,7 @@ import ThreadExecution
 
 /// Whether the CLI's inbox may hold something new, told by the kernel: inotify watches the store's
 /// directory (for the inbox's creation) and the inbox itself (for a request renamed in). Attached to the
-/// store's thread (`attach(to:)`), its descriptor is waited for in the same `poll` as the fixes, so that the
+/// store's thread (`attach(to:)`), its descriptor is waited for in the same `epoll_wait` as the fixes, so that the
 /// reporter's round every second costs no system call at all (a `stat` cost about 20 µs of a vehicle's
 /// second on a VM, a `read` 7). Not attached, the round reads the events itself. Where inotify cannot watch,
 /// the directory's time decides (`InboxScanGate`).
