@@ -10,18 +10,25 @@ import Foundation
 /// on a VM whose caches are cold after every sleep, `poll`'s two passes over the descriptors (each looked up,
 /// polled and queued on) were a tenth of a wake-up. Used only on that thread.
 struct SourceWaiter: ~Copyable {
-    private(set) var sources: [any ThreadExecutorSource] = []
+    /// An attached source and what the waiter keeps for it.
+    private struct Entry {
+        let source: any ThreadExecutorSource
+        /// Its mark in epoll's events (the wake-up descriptor's is 0).
+        let token: UInt64
+        /// The descriptor registered for it; -1: none.
+        var registered: Int32 = -1
+        /// epoll refused that descriptor (a regular file, or one another source waits for): the wait is then
+        /// a `poll` of it and of the epoll instance.
+        var refused = false
+        /// Its descriptor was ready at the last wait.
+        var ready = false
+        /// What it asked to wait for before the last wait.
+        var wait = ThreadExecutorWait()
+    }
+
+    private var entries: [Entry] = []
     private let epoll: Int32
-    /// Per source: its token in the events (the wake-up descriptor's is 0), the descriptor registered for it
-    /// (-1: none), whether epoll refused that descriptor (a regular file, or one another source waits for:
-    /// then the wait is a `poll` of it and of the epoll instance), and whether it was ready at the last wait.
-    private var tokens: [UInt64] = []
-    private var registered: [Int32] = []
-    private var unregistrable: [Bool] = []
-    private var ready: [Bool] = []
     private var nextToken: UInt64 = 1
-    /// Each source's wait, as asked before the last wait.
-    private var waits: [ThreadExecutorWait] = []
     private var events = [epoll_event](repeating: epoll_event(), count: 8)
 
     init(wakeDescriptor: Int32) {
@@ -38,14 +45,10 @@ struct SourceWaiter: ~Copyable {
     deinit { close(epoll) }
 
     /// Sources attached since the last wait: each waited for from the next one on.
-    mutating func attach(_ new: [any ThreadExecutorSource]) {
-        for source in new {
-            sources.append(source)
-            tokens.append(nextToken)
+    mutating func attach(_ sources: [any ThreadExecutorSource]) {
+        for source in sources {
+            entries.append(Entry(source: source, token: nextToken))
             nextToken += 1
-            registered.append(-1)
-            unregistrable.append(false)
-            ready.append(false)
         }
     }
 
@@ -53,29 +56,25 @@ struct SourceWaiter: ~Copyable {
     /// first) and waits for it, for the wake-up descriptor, or until `deadline`. True when the wake-up
     /// descriptor is readable.
     mutating func wait(until deadline: UInt64?) -> Bool {
-        waits.removeAll(keepingCapacity: true)
         var earliest = deadline ?? .max
         var refused = false
         var index = 0
-        while index < sources.count {
-            guard let wait = sources[index].nextWait() else {
-                register(index, descriptor: -1)
-                let source = sources.remove(at: index)
-                tokens.remove(at: index)
-                registered.remove(at: index)
-                unregistrable.remove(at: index)
-                ready.remove(at: index)
-                source.detached()
+        while index < entries.count {
+            guard let wait = entries[index].source.nextWait() else {
+                Self.register(&entries[index], descriptor: -1, in: epoll)
+                entries.remove(at: index).source.detached()
                 continue
             }
-            if wait.descriptor != registered[index] { register(index, descriptor: wait.descriptor) }
-            if unregistrable[index] { refused = true }
-            waits.append(wait)
+            if wait.descriptor != entries[index].registered {
+                Self.register(&entries[index], descriptor: wait.descriptor, in: epoll)
+            }
+            refused = refused || entries[index].refused
+            entries[index].wait = wait
+            entries[index].ready = false
             if let deadline = wait.deadline { earliest = min(earliest, deadline) }
             index += 1
         }
         var timeout = Self.timeout(until: earliest == .max ? nil : earliest)
-        for i in ready.indices { ready[i] = false }
         if refused {
             pollRefused(timeout: timeout)
             timeout = 0
@@ -89,8 +88,8 @@ struct SourceWaiter: ~Copyable {
             let token = e.data.u64
             if token == 0 {
                 woken = true
-            } else if let i = tokens.firstIndex(of: token) {
-                ready[i] = true
+            } else if let i = entries.firstIndex(where: { $0.token == token }) {
+                entries[i].ready = true
             }
         }
         return woken
@@ -100,49 +99,40 @@ struct SourceWaiter: ~Copyable {
     /// registered descriptor is), marking the refused ones that are ready; the caller then collects the
     /// registered ones without waiting.
     private mutating func pollRefused(timeout: Int32) {
+        let owners = entries.indices.filter { entries[$0].refused }
         var descriptors = [pollfd(fd: epoll, events: Int16(POLLIN), revents: 0)]
-        var owners: [Int] = []
-        for i in sources.indices where unregistrable[i] {
-            descriptors.append(pollfd(fd: registered[i], events: Int16(POLLIN), revents: 0))
-            owners.append(i)
-        }
+        descriptors += owners.map { pollfd(fd: entries[$0].registered, events: Int16(POLLIN), revents: 0) }
         guard poll(&descriptors, nfds_t(descriptors.count), timeout) > 0 else { return }
-        for (k, i) in owners.enumerated() where descriptors[k + 1].revents != 0 { ready[i] = true }
+        for (k, i) in owners.enumerated() where descriptors[k + 1].revents != 0 { entries[i].ready = true }
     }
 
-    /// Registers `descriptor` (-1: none) for the source at `index` in place of the one it had; one that epoll
+    /// Registers `descriptor` (-1: none) with `epoll` for `entry` in place of the one it had; one that epoll
     /// refuses is waited for by `poll` (`pollRefused`).
-    private mutating func register(_ index: Int, descriptor: Int32) {
-        let old = registered[index]
+    private static func register(_ entry: inout Entry, descriptor: Int32, in epoll: Int32) {
         // Unregistered before the source may close it; one closed already left epoll by itself.
-        if old >= 0, !unregistrable[index] { _ = epoll_ctl(epoll, EPOLL_CTL_DEL, old, nil) }
-        registered[index] = descriptor
-        unregistrable[index] = false
+        if entry.registered >= 0, !entry.refused { _ = epoll_ctl(epoll, EPOLL_CTL_DEL, entry.registered, nil) }
+        entry.registered = descriptor
+        entry.refused = false
         guard descriptor >= 0 else { return }
         var event = epoll_event()
         event.events = EPOLLIN.rawValue
-        event.data.u64 = tokens[index]
-        if epoll_ctl(epoll, EPOLL_CTL_ADD, descriptor, &event) != 0 { unregistrable[index] = true }
+        event.data.u64 = entry.token
+        if epoll_ctl(epoll, EPOLL_CTL_ADD, descriptor, &event) != 0 { entry.refused = true }
     }
 
     /// Fires each source whose descriptor became readable (or failed: its read says how) or whose
-    /// deadline, or earliest time, has come.
+    /// deadline, or earliest time, has come. Sources attached since the wait are not asked yet.
     func fireDue() {
         let now = Self.now()
-        for (i, source) in sources.enumerated() where i < waits.count {
-            let readable = ready[i]
-            if readable || waits[i].isDue(at: now) { source.fire(readable: readable) }
+        for entry in entries where entry.ready || entry.wait.isDue(at: now) {
+            entry.source.fire(readable: entry.ready)
         }
     }
 
     mutating func detachAll() {
-        for i in sources.indices { register(i, descriptor: -1) }
-        for source in sources { source.detached() }
-        sources.removeAll()
-        tokens.removeAll()
-        registered.removeAll()
-        unregistrable.removeAll()
-        ready.removeAll()
+        for i in entries.indices { Self.register(&entries[i], descriptor: -1, in: epoll) }
+        for entry in entries { entry.source.detached() }
+        entries.removeAll()
     }
 
     /// The wait's timeout in milliseconds, rounded up so that a deadline has passed when it returns; -1: none.

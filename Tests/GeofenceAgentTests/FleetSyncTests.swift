@@ -31,7 +31,9 @@ import Testing
         // the agent, which the replay's end (246 s at 5x) would otherwise stop before the live deletions.
         let agent = try AgentFixture(brokerPort: broker.port, speedFactor: 5) {
             $0["conditions"] = nil
-            $0["replay"] = ["gpx": "drive.gpx", "speedFactor": 5, "exitAtEnd": false]
+            var replay = $0["replay"] as? [String: Any] ?? [:]
+            replay["exitAtEnd"] = false
+            $0["replay"] = replay
         }
         try agent.start()
         defer { agent.kill(signal: SIGTERM) }

@@ -206,22 +206,20 @@ import ThreadExecution
     @Test func aDescriptorNumberReusedAfterADetachWakesTheNewSource() async throws {
         let executor = ThreadExecutor(name: "te-reuse")
         defer { executor.finish() }
-        var numbers: Int32 = -1
-        do {
-            let first = Pipe()
-            numbers = first.readEnd
-            let source = RecordingSource(count: 1, interval: nil, descriptor: first.readEnd)
-            #expect(executor.attach(source))
-            first.send()
-            #expect(try await Self.waitUntil(30) { source.isDetached })
-        }
-        let second = Pipe()
-        #expect(second.readEnd == numbers || second.writeEnd == numbers, "the kernel gives the lowest free numbers")
-        let source = RecordingSource(count: 1, interval: nil, descriptor: second.readEnd)
+        let (first, second) = (Pipe(), Pipe())
+        let number = first.readEnd
+        let source = RecordingSource(count: 1, interval: nil, descriptor: number)
         #expect(executor.attach(source))
-        second.send()
+        first.send()
         #expect(try await Self.waitUntil(30) { source.isDetached })
-        #expect(source.record.withLock { $0.fires.count == 1 && $0.fires[0].readable && $0.bytes == 1 })
+        // The number now names the second pipe's read end: `dup2` closes the first's and reuses the number in
+        // one step, so no other test of this process can take it in between.
+        #expect(dup2(second.readEnd, number) == number)
+        let next = RecordingSource(count: 1, interval: nil, descriptor: number)
+        #expect(executor.attach(next))
+        second.send()
+        #expect(try await Self.waitUntil(30) { next.isDetached })
+        #expect(next.record.withLock { $0.fires.count == 1 && $0.fires[0].readable && $0.bytes == 1 })
     }
 
     @Test func whatAFireStartsRunsOnTheSameThread() async throws {
