@@ -26,12 +26,14 @@ package enum GPXTrack {
         if let line = firstLineNotUTF8(bytes) {
             throw AgentError("\(name):\(line): not a readable GPX file: the text is not UTF-8")
         }
-        let events: [XMLEvents.Event]
-        do { events = try XMLEvents.read(bytes) } catch {
-            throw AgentError("\(name):\(error.line): not a readable GPX file: \(error.reason)")
-        }
+        var scanner = XMLEvents.Scanner(bytes: bytes)
         var reader = Reader(name: name)
-        for event in events {
+        while true {
+            let next: XMLEvents.Event?
+            do { next = try scanner.next() } catch {
+                throw AgentError("\(name):\(error.line): not a readable GPX file: \(error.reason)")
+            }
+            guard let event = next else { break }
             switch event {
             case .start(let element, let attributes, let line): try reader.start(element, attributes, line: line)
             case .text(let text): reader.text += text
@@ -45,8 +47,28 @@ package enum GPXTrack {
         throw AgentError("\(name): the GPX file has no track, route or waypoints")
     }
 
+    /// The text without the white space around it (Unicode's, as `CharacterSet.whitespacesAndNewlines`
+    /// has it: the same scalars, without Foundation's bridging through UTF-16 for every value).
+    static func trimmed(_ text: String) -> Substring {
+        let scalars = text.unicodeScalars
+        guard let first = scalars.firstIndex(where: { !isSpace($0) }) else { return "" }
+        let last = scalars.lastIndex(where: { !isSpace($0) }) ?? first
+        return text[first...last]
+    }
+
+    /// Unicode's white space, with ASCII answered without a look in the property tables, and the zero-width
+    /// space that Foundation's set still holds from when Unicode counted it as a space.
+    static func isSpace(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x09...0x0D, 0x20, 0x200B: true
+        case ..<0x80: false
+        default: scalar.properties.isWhitespace
+        }
+    }
+
     /// The 1-based line of the first byte that is not part of valid UTF-8, if any.
     static func firstLineNotUTF8(_ bytes: [UInt8]) -> Int? {
+        guard String(validating: bytes, as: UTF8.self) == nil else { return nil }  // the common case, fast
         var decoder = UTF8()
         var iterator = bytes.makeIterator()
         var line = 1
@@ -69,15 +91,20 @@ package enum GPXTrack {
 
         init(name: String) { self.name = name }
 
-        static func local(_ element: String) -> String {
-            element.split(separator: ":").last.map(String.init) ?? element
+        /// The element's name without its namespace prefix.
+        static func local(_ element: String) -> Substring {
+            guard let colon = element.utf8.lastIndex(of: UInt8(ascii: ":")) else { return element[...] }
+            return element[element.utf8.index(after: colon)...]
         }
+
+        /// Whether the element is a point of a track, a route or the waypoints.
+        static func isPoint(_ local: Substring) -> Bool { local == "trkpt" || local == "rtept" || local == "wpt" }
 
         mutating func start(_ element: String, _ attributes: [String: String], line: Int) throws(AgentError) {
             text = ""
             let local = Self.local(element)
             if local == "gpx" { sawGPX = true }
-            guard ["trkpt", "rtept", "wpt"].contains(local) else { return }
+            guard Self.isPoint(local) else { return }
             guard let latText = attributes["lat"], let lat = Double(latText), abs(lat) <= 90,
                 let lonText = attributes["lon"], let lon = Double(lonText), abs(lon) <= 180
             else {
@@ -85,13 +112,13 @@ package enum GPXTrack {
                     "\(name):\(line): <\(local)> needs lat in [-90, 90] and lon in [-180, 180], found lat=\(attributes["lat"]?.clipped ?? "none") lon=\(attributes["lon"]?.clipped ?? "none")"
                 )
             }
-            current = (local, GPXPoint(latitude: lat, longitude: lon, line: line))
+            current = (String(local), GPXPoint(latitude: lat, longitude: lon, line: line))
         }
 
         mutating func end(_ element: String, line: Int) throws(AgentError) {
-            let local = Self.local(element)
-            let value = text.trimmingCharacters(in: .whitespacesAndNewlines)
             guard var entry = current else { return }
+            let local = Self.local(element)
+            let value = GPXTrack.trimmed(text)
             switch local {
             case "ele", "speed", "course":
                 // Refused, not dropped: a replay would otherwise run on a value nobody wrote.
@@ -102,7 +129,7 @@ package enum GPXTrack {
                     default: (0...360, "a course in degrees from 0 to 360")
                     }
                 guard let number = Double(value), range.contains(number) else {
-                    throw AgentError("\(name):\(line): <\(local)> '\(value.clipped)' is not \(what)")
+                    throw AgentError("\(name):\(line): <\(local)> '\(String(value).clipped)' is not \(what)")
                 }
                 switch local {
                 case "ele": entry.point.elevation = number
@@ -110,11 +137,11 @@ package enum GPXTrack {
                 default: entry.point.course = number
                 }
             case "time":
-                guard let date = Self.time(value) else {
-                    throw AgentError("\(name):\(line): <time> '\(value.clipped)' is not an ISO 8601 time")
+                guard let date = Self.time(String(value)) else {
+                    throw AgentError("\(name):\(line): <time> '\(String(value).clipped)' is not an ISO 8601 time")
                 }
                 entry.point.time = date
-            case entry.kind:
+            case _ where local == entry.kind:
                 points[entry.kind, default: []].append(entry.point)
                 current = nil
                 return

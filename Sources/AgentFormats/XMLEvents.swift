@@ -16,38 +16,49 @@ enum XMLEvents {
         var reason: String
     }
 
+    /// The whole document's events, or its first fault.
     static func read(_ bytes: [UInt8]) throws(Failure) -> [Event] {
         var scanner = Scanner(bytes: bytes)
-        return try scanner.document()
+        var events: [Event] = []
+        while let event = try scanner.next() { events.append(event) }
+        return events
     }
 
-    private struct Scanner {
-        let bytes: [UInt8]
-        var at = 0
-        var line = 1
-        var open: [String] = []
-        var events: [Event] = []
-        var sawRoot = false
+    /// Reads a document an event at a time, so that a long file is not held as events as well as bytes.
+    struct Scanner {
+        private let bytes: [UInt8]
+        private var at = 0
+        private var line = 1
+        private var open: [String] = []
+        /// The end of a tag closed in itself (`<a/>`), given after its start.
+        private var pending: Event?
+        private var sawRoot = false
 
         init(bytes: [UInt8]) {
             self.bytes = bytes
             if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { at = 3 }  // a byte order mark
         }
 
-        func fail(_ reason: String) -> Failure { Failure(line: line, reason: reason) }
+        private func fail(_ reason: String) -> Failure { Failure(line: line, reason: reason) }
 
-        mutating func document() throws(Failure) -> [Event] {
+        /// The next event, or nil at the end of a well-formed document.
+        mutating func next() throws(Failure) -> Event? {
+            if let event = pending {
+                pending = nil
+                return event
+            }
             while at < bytes.count {
-                if bytes[at] == UInt8(ascii: "<") { try markup() } else { try text() }
+                let event = bytes[at] == UInt8(ascii: "<") ? try markup() : try text()
+                if let event { return event }
             }
             if let unclosed = open.last {
                 throw fail("the file ends before <\(unclosed.clipped)> is closed (truncated?)")
             }
             if !sawRoot { throw fail("the file is empty or not XML") }
-            return events
+            return nil
         }
 
-        mutating func markup() throws(Failure) {
+        private mutating func markup() throws(Failure) -> Event? {
             if starts("<?") {
                 try skip(past: "?>", what: "a processing instruction")
             } else if starts("<!--") {
@@ -55,17 +66,18 @@ enum XMLEvents {
             } else if starts("<![CDATA[") {
                 let start = at + 9
                 try skip(past: "]]>", what: "a CDATA section")
-                try content(String(decoding: bytes[start..<(at - 3)], as: UTF8.self))
+                return try content(String(decoding: bytes[start..<(at - 3)], as: UTF8.self))
             } else if starts("<!") {
                 try doctype()
             } else if starts("</") {
-                try closingTag()
+                return try closingTag()
             } else {
-                try openingTag()
+                return try openingTag()
             }
+            return nil
         }
 
-        mutating func openingTag() throws(Failure) {
+        private mutating func openingTag() throws(Failure) -> Event {
             let tagLine = line
             at += 1
             let name = try self.name()
@@ -80,10 +92,9 @@ enum XMLEvents {
                 }
                 if starts("/>") {
                     at += 2
-                    events.append(.start(name: name, attributes: attributes, line: tagLine))
-                    events.append(.end(name: name, line: line))
+                    pending = .end(name: name, line: line)
                     sawRoot = true
-                    return
+                    return .start(name: name, attributes: attributes, line: tagLine)
                 }
                 let key = try self.name()
                 skipSpace()
@@ -108,12 +119,12 @@ enum XMLEvents {
                 attributes[key] = try decoded(bytes[start..<at])
                 at += 1
             }
-            events.append(.start(name: name, attributes: attributes, line: tagLine))
             open.append(name)
             sawRoot = true
+            return .start(name: name, attributes: attributes, line: tagLine)
         }
 
-        mutating func closingTag() throws(Failure) {
+        private mutating func closingTag() throws(Failure) -> Event {
             at += 2
             let name = try self.name()
             skipSpace()
@@ -121,28 +132,28 @@ enum XMLEvents {
             at += 1
             guard open.last == name else { throw fail("a closing tag does not match its opening tag") }
             open.removeLast()
-            events.append(.end(name: name, line: line))
+            return .end(name: name, line: line)
         }
 
-        mutating func text() throws(Failure) {
+        private mutating func text() throws(Failure) -> Event? {
             let start = at
             while at < bytes.count, bytes[at] != UInt8(ascii: "<") {
                 if bytes[at] == UInt8(ascii: "\n") { line += 1 }
                 at += 1
             }
-            try content(try decoded(bytes[start..<at]))
+            return try content(try decoded(bytes[start..<at]))
         }
 
-        mutating func content(_ text: String) throws(Failure) {
+        private func content(_ text: String) throws(Failure) -> Event? {
             if open.isEmpty {
                 guard text.allSatisfy(\.isWhitespace) else { throw fail("text outside the root element") }
-                return
+                return nil
             }
-            events.append(.text(text))
+            return .text(text)
         }
 
         /// A DOCTYPE, with an internal subset in brackets if any.
-        mutating func doctype() throws(Failure) {
+        private mutating func doctype() throws(Failure) {
             var depth = 0
             while at < bytes.count {
                 switch bytes[at] {
@@ -159,7 +170,7 @@ enum XMLEvents {
             throw fail("a declaration is not closed")
         }
 
-        mutating func name() throws(Failure) -> String {
+        private mutating func name() throws(Failure) -> String {
             let start = at
             while at < bytes.count, !Self.endsName(bytes[at]) { at += 1 }
             guard at > start else {
@@ -168,28 +179,27 @@ enum XMLEvents {
             return String(decoding: bytes[start..<at], as: UTF8.self)
         }
 
-        static func endsName(_ b: UInt8) -> Bool {
+        private static func endsName(_ b: UInt8) -> Bool {
             b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D || b == UInt8(ascii: ">") || b == UInt8(ascii: "/")
                 || b == UInt8(ascii: "=") || b == UInt8(ascii: "<") || b == UInt8(ascii: "\"") || b == UInt8(ascii: "'")
         }
 
-        mutating func skipSpace() {
+        private mutating func skipSpace() {
             while at < bytes.count, bytes[at] == 0x20 || bytes[at] == 0x09 || bytes[at] == 0x0A || bytes[at] == 0x0D {
                 if bytes[at] == 0x0A { line += 1 }
                 at += 1
             }
         }
 
-        func starts(_ prefix: String) -> Bool {
-            let p = Array(prefix.utf8)
-            return bytes.count - at >= p.count && bytes[at..<(at + p.count)].elementsEqual(p)
+        /// Whether the bytes at `at` begin with `prefix` (static: no array made a test, as a `String`'s needs).
+        private func starts(_ prefix: StaticString) -> Bool {
+            prefix.withUTF8Buffer { p in bytes.count - at >= p.count && bytes[at..<(at + p.count)].elementsEqual(p) }
         }
 
-        mutating func skip(past end: String, what: String) throws(Failure) {
-            let e = Array(end.utf8)
+        private mutating func skip(past end: StaticString, what: String) throws(Failure) {
             while at < bytes.count {
                 if starts(end) {
-                    at += e.count
+                    at += end.utf8CodeUnitCount
                     return
                 }
                 if bytes[at] == 0x0A { line += 1 }
@@ -199,7 +209,7 @@ enum XMLEvents {
         }
 
         /// Text with its character and entity references replaced.
-        func decoded(_ raw: ArraySlice<UInt8>) throws(Failure) -> String {
+        private func decoded(_ raw: ArraySlice<UInt8>) throws(Failure) -> String {
             guard raw.contains(UInt8(ascii: "&")) else { return String(decoding: raw, as: UTF8.self) }
             var out = String.UnicodeScalarView()
             var i = raw.startIndex
