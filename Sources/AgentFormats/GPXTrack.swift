@@ -53,7 +53,7 @@ package enum GPXTrack {
         let scalars = text.unicodeScalars
         guard let first = scalars.firstIndex(where: { !isSpace($0) }) else { return "" }
         let last = scalars.lastIndex(where: { !isSpace($0) }) ?? first
-        return text[first...last]
+        return text[first..<scalars.index(after: last)]  // by scalars: a grapheme's bounds may hold a space
     }
 
     /// Unicode's white space, with ASCII answered without a look in the property tables, and the zero-width
