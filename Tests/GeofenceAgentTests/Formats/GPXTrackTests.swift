@@ -52,16 +52,19 @@ import Testing
                 == "drive.gpx:2: <ele> '2m' is not an elevation in metres")
     }
 
-    /// Trimmed by scalars, as Foundation did: a combining mark after the value stays with it, and a space a
-    /// mark follows is trimmed up to the mark.
+    /// Trimmed by scalars, as Foundation did: a combining mark after the value stays with it, a space a
+    /// mark follows is trimmed up to the mark, and a space that a prepended mark (U+0600) takes into its
+    /// grapheme is trimmed all the same (a bound stepped by Characters kept it).
     @Test func trimmingGoesByScalarsNotCharacters() {
         #expect(GPXTrack.trimmed(" 2\u{301} ") == "2\u{301}")
+        #expect(GPXTrack.trimmed(" 2\u{600} ") == "2\u{600}")
+        #expect(GPXTrack.trimmed("\u{600}\u{A0}") == "\u{600}")
         #expect(GPXTrack.trimmed(" \u{301}2\r\n") == "\u{301}2")
         #expect(GPXTrack.trimmed("\u{A0}\u{2003}") == "")
         #expect(GPXTrack.trimmed("") == "")
-        #expect(
-            GPXTrack.trimmed(" \u{301}2\r\n")
-                == Substring(" \u{301}2\r\n".trimmingCharacters(in: .whitespacesAndNewlines)))
+        for text in [" \u{301}2\r\n", " x\u{600}\u{A0}"] {
+            #expect(GPXTrack.trimmed(text) == Substring(text.trimmingCharacters(in: .whitespacesAndNewlines)))
+        }
     }
 
     /// The file is read in one pass: the fault nearest its start is the one named.
