@@ -175,65 +175,140 @@ let package = Package(
         .target(
             name: "FuzzChecks",
             dependencies: ["GeofenceCore", "AgentFormats", "AgentJobs", "AgentOutputs", "GeofenceAgent", "GPSD"]),
-        // Test helpers shared by several test targets.
+        // Tests live in three lanes, a folder each (docs/testing.md): Tests/Unit runs in process with no child
+        // process, socket or real sleep; Tests/Integration starts a broker, gpsd or the binary; Tests/System
+        // starts browsers, network namespaces, clusters, the soak and agent-fuzz. `scripts/test LANE` runs one.
+        // Test helpers shared by several test targets, in Tests/Support.
         .target(
             name: "TestSupport",
-            dependencies: ["GeofenceStore", "Deflate", .product(name: "Logging", package: "swift-log")],
-            path: "Tests/TestSupport"),
-        .testTarget(
-            name: "GeofenceCoreTests",
             dependencies: [
-                "GeofenceCore", "TestSupport", "ReceiverSimulation",
-                .product(name: "PropertyBased", package: "swift-property-based"),
+                "GeofenceStore", "Deflate", "Maps", "GeofenceCore", .product(name: "Logging", package: "swift-log"),
             ],
-            resources: [.copy("Fixtures")]
-        ),
-        .testTarget(
-            name: "MapsTests", dependencies: ["Maps", "GeofenceCore", "Deflate", "LocalServers", "TestSupport"]),
-        .testTarget(name: "FuzzChecksTests", dependencies: ["FuzzChecks", "GeofenceCore", "TestSupport"]),
-        .testTarget(
-            name: "GeocodingTests",
-            dependencies: ["Geocoding", "GeofenceCore", "TestSupport"]
-        ),
-        .testTarget(
-            name: "MosquittoTests",
+            path: "Tests/Support/TestSupport"),
+        // A real gpsd fed the bundled captures, and the oracles the source and the decoder are held to.
+        .target(
+            name: "GPSDTestSupport",
             dependencies: [
-                "Mosquitto", "LocalServers", "TestSupport", "ThreadExecution",
+                "CGPS", "GPSD", "GeofenceCore", "LocalServers", "ThreadExecution",
                 .product(name: "Logging", package: "swift-log"),
-            ]
-        ),
-        .testTarget(
-            name: "GeofenceStoreTests",
-            dependencies: [
-                "GeofenceStore", "GeofenceCore", "SQLite", "ThreadExecution", "AsyncBroadcast", "TestSupport",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "PropertyBased", package: "swift-property-based"),
-            ]
-        ),
-        .testTarget(
-            name: "GPSDTests",
-            dependencies: [
-                // CGPS: libgps's own reader, the oracle the agent's report decoder is held to.
-                "AsyncBroadcast", "CGPS", "GPSD", "GeofenceCore", "LocalServers", "TestSupport", "ThreadExecution",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "PropertyBased", package: "swift-property-based"),
             ],
-            resources: [.copy("Fixtures")]
-        ),
-        .testTarget(
-            name: "GeofenceAgentTests",
+            path: "Tests/Support/GPSDTestSupport",
+            resources: [.copy("Fixtures")]),
+        // The built binaries run as a technician would, the synthetic drive and the sail, and their fixtures.
+        .target(
+            name: "AgentTestSupport",
             dependencies: [
-                "AgentFormats", "AgentJobs", "AgentOutputs", "GeofenceAgent", "GeofenceCore", "GeofenceStore",
-                "Geocoding", "GPSD", "LocalServers", "Mosquitto", "ReceiverSimulation", "SQLite", "TestSupport",
-                "FleetSimulation", "Deflate", "geofence-agent",
+                "AgentFormats", "AgentOutputs", "GeofenceAgent", "GeofenceStore", "LocalServers", "Mosquitto",
+                "TestSupport", .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/Support/AgentTestSupport",
+            resources: [.copy("Fixtures")]),
+
+        // Unit lane.
+        unitTests(
+            "GeofenceCoreTests",
+            ["GeofenceCore", "ReceiverSimulation", .product(name: "PropertyBased", package: "swift-property-based")],
+            resources: [.copy("Fixtures")]),
+        unitTests("GeocodingTests", ["Geocoding", "GeofenceCore"]),
+        unitTests("MapsTests", ["Maps", "GeofenceCore"]),
+        unitTests("FuzzChecksTests", ["FuzzChecks", "GeofenceCore"]),
+        unitTests(
+            "ThreadExecutionTests",
+            ["ThreadExecution", "GeofenceStore", .product(name: "Logging", package: "swift-log")]),
+        unitTests(
+            "GeofenceStoreTests",
+            [
+                "GeofenceStore", "GeofenceCore", "SQLite", "ThreadExecution", "AsyncBroadcast",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]),
+        unitTests(
+            "GPSDTests",
+            [
+                "GPSD", "GPSDTestSupport", "GeofenceCore", "AsyncBroadcast", "ThreadExecution",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]),
+        unitTests("AgentFormatsTests", ["AgentFormats", "AgentTestSupport", "GeofenceCore", "Geocoding"]),
+        unitTests(
+            "AgentOutputsTests",
+            [
+                "AgentOutputs", "AgentFormats", "AgentTestSupport", "GeofenceAgent", "GeofenceCore", "GeofenceStore",
+                "GPSD", "Mosquitto",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
+            ]),
+        unitTests("FleetSimulationTests", ["FleetSimulation", "AgentOutputs", "GeofenceCore", "ReceiverSimulation"]),
+        unitTests(
+            "GeofenceAgentTests",
+            [
+                "GeofenceAgent", "AgentFormats", "AgentJobs", "AgentOutputs", "AgentTestSupport", "GeofenceCore",
+                "GeofenceStore", "GPSD", "LocalServers", "Mosquitto", "ThreadExecution",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
+            ]),
+
+        // Integration lane.
+        integrationTests(
+            "MosquittoIntegrationTests",
+            ["Mosquitto", "LocalServers", "ThreadExecution", .product(name: "Logging", package: "swift-log")]),
+        integrationTests(
+            "GPSDIntegrationTests",
+            [
+                "GPSD", "GPSDTestSupport", "GeofenceCore", "LocalServers", "ThreadExecution",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        integrationTests("MapsIntegrationTests", ["Maps", "GeofenceCore", "LocalServers"]),
+        integrationTests(
+            "GeofenceAgentIntegrationTests",
+            [
+                "AgentFormats", "AgentJobs", "AgentOutputs", "AgentTestSupport", "GeofenceAgent", "GeofenceCore",
+                "GeofenceStore", "Geocoding", "GPSD", "LocalServers", "Mosquitto", "ReceiverSimulation", "SQLite",
+                "Deflate", "geofence-agent",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
+            ]),
+
+        // System lane.
+        systemTests(
+            "GeofenceCoreSystemTests",
+            [
+                "GeofenceCore", "ReceiverSimulation",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]),
+        systemTests(
+            "GeofenceAgentSystemTests",
+            [
+                "AgentFormats", "AgentOutputs", "AgentTestSupport", "FleetSimulation", "GeofenceAgent",
+                "GeofenceCore", "LocalServers", "Mosquitto", "geofence-agent",
+                .product(name: "Logging", package: "swift-log"),
             ],
             // The browser tests' Playwright driver, run from the source tree.
-            exclude: ["Browser/page_driver.py"],
-            resources: [.copy("Fixtures")]
-        ),
+            exclude: ["Browser/page_driver.py"]),
     ],
     swiftLanguageModes: [.v6]
 )
+
+/// A test target of a lane: its folder is Tests/LANE/NAME, and TestSupport is always at hand.
+func laneTests(
+    _ lane: String, _ name: String, _ dependencies: [Target.Dependency], exclude: [String] = [],
+    resources: [Resource]? = nil
+) -> Target {
+    .testTarget(
+        name: name, dependencies: dependencies + ["TestSupport"], path: "Tests/\(lane)/\(name)", exclude: exclude,
+        resources: resources)
+}
+
+func unitTests(_ name: String, _ dependencies: [Target.Dependency], resources: [Resource]? = nil) -> Target {
+    laneTests("Unit", name, dependencies, resources: resources)
+}
+
+func integrationTests(_ name: String, _ dependencies: [Target.Dependency]) -> Target {
+    laneTests("Integration", name, dependencies)
+}
+
+func systemTests(_ name: String, _ dependencies: [Target.Dependency], exclude: [String] = []) -> Target {
+    laneTests("System", name, dependencies, exclude: exclude)
+}

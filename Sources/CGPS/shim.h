@@ -1,7 +1,7 @@
 // libgps for Swift. Every difference between gpsd releases that the agent meets is named here. The agent
 // uses libgps to connect and to send WATCH, and reads the reports itself (GPSD/Decoding); libgps's own
 // reading, flattened into one record whatever version it is built against, is what the tests hold that
-// decoder to (Tests/GPSDTests/LibgpsOracle.swift). Built and tested with gpsd 3.22
+// decoder to (Tests/Support/GPSDTestSupport/LibgpsOracle.swift). Built and tested with gpsd 3.22
 // (Debian 12, GPSD_API_MAJOR_VERSION 11); the guards cover 3.17 (API 6) to 3.27.
 #ifndef GEOFENCE_CGPS_SHIM_H
 #define GEOFENCE_CGPS_SHIM_H

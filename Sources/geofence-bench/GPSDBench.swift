@@ -30,7 +30,7 @@ struct GPSDBench: ParsableCommand {
     )
 
     @Option(help: "The receiver log to replay.")
-    var log = "Tests/GPSDTests/Fixtures/gpsd-logs/bundg_zeus_9.log"
+    var log = "Tests/Support/GPSDTestSupport/Fixtures/gpsd-logs/bundg_zeus_9.log"
 
     @OptionGroup var agent: AgentExecutable
 

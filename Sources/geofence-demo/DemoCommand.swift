@@ -106,7 +106,7 @@ struct DemoCommand: AsyncParsableCommand {
         ]
         var feed: NMEAFeed?
         var gpsd: LocalGPSD?
-        let log = rootURL.appendingPathComponent("Tests/GPSDTests/Fixtures/gpsd-logs/bundg_zeus_9.log")
+        let log = rootURL.appendingPathComponent("Tests/Support/GPSDTestSupport/Fixtures/gpsd-logs/bundg_zeus_9.log")
         if !gpx && LocalGPSD.isInstalled && FileManager.default.fileExists(atPath: log.path) {
             // About 20 lines per second of sailing: the 148 s sail takes about 15 s.
             feed = try NMEAFeed(log: log, interval: 0.0025)
