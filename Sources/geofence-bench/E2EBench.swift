@@ -23,8 +23,8 @@ struct E2EBench: AsyncParsableCommand {
             disk with synchronous=FULL) publishes every transition; a subscriber on loopback timestamps it. \
             Latency = arrival at the subscriber (when its MQTT library hands the message over, on the library's \
             network thread) - the moment the epoch that caused the event was written to gpsd; `consumed_p50_ms` \
-            is the same taken later, when the subscriber's task reads the message (the ruler before 2026-11-26, \
-            which also counts the subscriber's own hop between threads). Run with the default configuration; \
+            is the same taken later, when the subscriber's task reads the message (it also counts the \
+            subscriber's own hop between threads). Run with the default configuration; \
             with the early epoch close turned off \
             (gpsd.epochEarlyClose: false), which shows what waiting for the epoch's end costs; and with places \
             off (places.enabled: false), which shows what naming each event's place costs:

@@ -2,7 +2,7 @@ import AgentFormats
 import GeofenceCore
 
 /// `fleetTopics` in config.json: how often our own topics carry what a vehicle does between transitions
-/// (docs/topics.md). Chosen for their bytes on a paid cellular link (docs/benchmarks.md#budget).
+/// (docs/topics.md). Chosen for their bytes on a paid cellular link (docs/benchmarks.md#budget-what-a-fix-costs-a-vehicle).
 public struct FleetTopicsSettings: OutputSettings {
     public static let key = "fleetTopics"
 

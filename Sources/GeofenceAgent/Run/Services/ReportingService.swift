@@ -61,7 +61,7 @@ final class ReportingService: Service, Sendable {
     /// a second on the store's thread, parked). Timed by a `RoundClock` on that thread, which rides on a
     /// fix's wake-up: each second it asks `roundHasWork` there, between jobs, and this loop runs a round
     /// only when the answer is yes. A parked second's round then resumes no task (a round in a task that
-    /// slept between rounds cost 41–50 µs a second of the 167–179 a parked second cost, on 2026-11-28's VM).
+    /// slept between rounds cost about a quarter of a parked second's CPU).
     private func everySecond(on processor: isolated FixProcessor) async {
         let (due, dueSink) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let clock = RoundClock(
