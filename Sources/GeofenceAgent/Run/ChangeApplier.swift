@@ -8,7 +8,8 @@ import Mosquitto
 
 /// Applies what comes from outside to the conditions and settings: geofences pushed over MQTT (in
 /// batches), commands on `cmd`, the CLI's inbox and the local conditions file. Everything is validated
-/// first, stored next, and only then given to the monitors; every refusal goes to `errors` and the log.
+/// first, then stored and given to the monitors in one step of theirs (`MonitorHost.apply(_:storingIn:)`);
+/// every refusal goes to `errors` and the log.
 actor ChangeApplier {
     private let store: any ConditionStoring
     private let host: any MonitorHost
@@ -104,7 +105,8 @@ actor ChangeApplier {
         await apply(await Self.validate(messages))
     }
 
-    /// Stores a validated batch in one transaction, gives it to the monitors and reports every refusal.
+    /// Stores a validated batch in one transaction, gives it to the monitors in the same step and reports every
+    /// refusal.
     @discardableResult
     func apply(_ batch: ValidatedBatch) async -> SyncCount {
         var count = SyncCount()
@@ -117,23 +119,24 @@ actor ChangeApplier {
         guard !changes.isEmpty else { return count }
         let results: [Result<AgentStore.ChangeResult, StoreError>]
         do {
-            results = try await store.apply(changes).map { .success($0) }
+            results = try await host.apply(changes, storingIn: store).map { .success($0) }
         } catch {
             // One transaction failed: try each alone, so that what can be stored is, and each refusal
             // names its own geofence.
             var each: [Result<AgentStore.ChangeResult, StoreError>] = []
             for change in changes {
-                do { each.append(.success(try await store.apply([change])[0])) } catch { each.append(.failure(error)) }
+                do { each.append(.success(try await host.apply([change], storingIn: store)[0])) } catch {
+                    each.append(.failure(error))
+                }
             }
             results = each
         }
-        var monitorChanges: [MonitorChange] = []
+        var monitorsChanged = false
         for ((change, topic), result) in zip(zip(changes, topicsOfChanges), results) {
             switch (change, result) {
             case (.put(let input), .success(.stored)):
                 count.stored += 1
-                monitorChanges.append(
-                    .add(monitor: input.monitor, identifier: input.identifier, condition: input.condition))
+                monitorsChanged = true
                 logger.debug(
                     "geofence stored",
                     metadata: [
@@ -147,7 +150,7 @@ actor ChangeApplier {
                     metadata: ["identifier": "\(input.identifier)", "stored": "\(stored)"])
             case (.remove(let identifier, _), .success(.removed(let monitors))):
                 count.deleted += 1
-                monitorChanges += monitors.map { .remove(monitor: $0, identifier: identifier) }
+                if !monitors.isEmpty { monitorsChanged = true }
                 logger.debug(
                     "geofence deleted", metadata: ["identifier": "\(identifier)", "existed": "\(!monitors.isEmpty)"])
             case (_, .failure(let error)):
@@ -158,8 +161,7 @@ actor ChangeApplier {
                 break
             }
         }
-        await host.apply(monitorChanges)
-        if !monitorChanges.isEmpty { await conditionsChanged() }
+        if monitorsChanged { await conditionsChanged() }
         logger.info(
             "geofences synced",
             metadata: [
@@ -182,16 +184,8 @@ actor ChangeApplier {
                     monitor: d.monitor ?? MonitorSet.defaultMonitor, identifier: d.identifier, condition: d.condition,
                     definition: file.featureText(d.identifier) ?? "{}", source: source ?? "local:\(path)"))
         }
-        let results = try await store.apply(changes)
-        var monitorChanges: [MonitorChange] = []
-        for (change, result) in zip(changes, results) {
-            if case .put(let input) = change, result == .stored {
-                monitorChanges.append(
-                    .add(monitor: input.monitor, identifier: input.identifier, condition: input.condition))
-            }
-        }
-        await host.apply(monitorChanges)
-        if !monitorChanges.isEmpty { await conditionsChanged() }
+        let results = try await host.apply(changes, storingIn: store)
+        if !MonitorChange.made(by: changes, results: results).isEmpty { await conditionsChanged() }
     }
 
     /// Changes `geofence-agent conditions add/remove` left for the running agent (which holds the store).
@@ -220,13 +214,9 @@ actor ChangeApplier {
                     do { request = try JSONDecoder().decode(InboxRemoval.self, from: data) } catch {
                         throw AgentError("\(name) is not a removal request: \(error)")
                     }
-                    let results = try await store.apply([
-                        .remove(identifier: request.identifier, monitor: request.monitor)
-                    ])
-                    if case .removed(let monitors) = results.first {
-                        await host.apply(monitors.map { .remove(monitor: $0, identifier: request.identifier) })
-                        if !monitors.isEmpty { await conditionsChanged() }
-                    }
+                    let results = try await host.apply(
+                        [.remove(identifier: request.identifier, monitor: request.monitor)], storingIn: store)
+                    if case .removed(let monitors) = results.first, !monitors.isEmpty { await conditionsChanged() }
                 }
                 try? FileManager.default.removeItem(atPath: path)
                 logger.info("applied a local change", metadata: ["request": "\(name)"])

@@ -131,6 +131,15 @@ actor FixProcessor: MonitorHost, SnapshotSource {
 
     // MARK: Conditions (MonitorHost)
 
+    func apply(_ changes: [AgentStore.ConditionChange], storingIn store: any ConditionStoring) throws(StoreError)
+        -> [AgentStore.ChangeResult]
+    {
+        let results = try store.applyNow(changes)
+        apply(MonitorChange.made(by: changes, results: results))
+        return results
+    }
+
+    /// Gives the monitors conditions, or takes them away, without the store: the second half of the step above.
     func apply(_ changes: [MonitorChange]) {
         for change in changes {
             switch change {
@@ -239,19 +248,16 @@ actor FixProcessor: MonitorHost, SnapshotSource {
     }
 
     /// `decide(fix)` from the store's thread outside a job: a source's `fire`, between jobs, where nothing else
-    /// of the processor's can run. What `assumeIsolated` does, with the thread compared directly: the
-    /// runtime's check (whether the main executor is meant, then the executor's) cost as much as a fix's
-    /// task resumption it saves.
+    /// of the processor's can run.
     nonisolated func decideOnStoreThread(_ fix: Location) -> Bool {
         onStoreThread { $0.decide(fix) }
     }
 
-    /// Runs `body` isolated to the processor from the store's thread outside a job (a source's `fire`), as
-    /// `decideOnStoreThread` does.
+    /// Runs `body` isolated to the processor from the store's thread outside a job (a source's `fire`). The
+    /// store's executor says the thread is isolated to it (`ThreadExecutor.isIsolatingCurrentContext`), so
+    /// `assumeIsolated` holds there, and traps anywhere else.
     nonisolated func onStoreThread(_ body: (isolated FixProcessor) -> Bool) -> Bool {
-        precondition(storeExecutor.isCurrentThread, "the processor entered off the store's thread")
-        typealias Plain = (FixProcessor) -> Bool
-        return withoutActuallyEscaping(body) { unsafeBitCast($0, to: Plain.self)(self) }
+        assumeIsolated(body)
     }
 
     /// A live update that `decide` found due, for `complete` to queue.

@@ -11,11 +11,16 @@ struct OutboxConditionStore: ConditionStoring {
     let outputs: MultiplexOutput
     let places: (any PlaceFinding)?
 
-    func apply(_ changes: [AgentStore.ConditionChange]) async throws(StoreError) -> [AgentStore.ChangeResult] {
-        try await outbox.apply(changes) { [outputs, places] removed in
-            guard let exit = Self.exit(removed, places: places) else { return [] }
-            return outputs.messages(for: .event(exit)).compactMap(\.outboxItem)
-        }
+    /// On the store's executor (the outbox's, which the fix processor shares), synchronously.
+    func applyNow(_ changes: [AgentStore.ConditionChange]) throws(StoreError) -> [AgentStore.ChangeResult] {
+        try outbox.assumeIsolated { outbox in
+            Result { () throws(StoreError) in
+                try outbox.apply(changes) { [outputs, places] removed in
+                    guard let exit = Self.exit(removed, places: places) else { return [] }
+                    return outputs.messages(for: .event(exit)).compactMap(\.outboxItem)
+                }
+            }
+        }.get()
     }
 
     func setSetting(_ key: String, _ value: String?) async throws(StoreError) {

@@ -45,23 +45,43 @@ extension MQTTClient: OutboxTransport {
 
 /// Where conditions are kept.
 protocol ConditionStoring: Sendable {
-    func apply(_ changes: [AgentStore.ConditionChange]) async throws(StoreError) -> [AgentStore.ChangeResult]
+    /// Stores condition changes in one transaction, without a suspension. Called by the monitors' host, in its
+    /// isolation, which shares the store's executor: what it stores and what the monitors are given make one
+    /// step that no fix is decided in the middle of.
+    func applyNow(_ changes: [AgentStore.ConditionChange]) throws(StoreError) -> [AgentStore.ChangeResult]
     func setSetting(_ key: String, _ value: String?) async throws(StoreError)
     /// The conditions that came from one source (OwnTracks' `clearWaypoints` removes its own).
     func identifiers(source: String) async throws(StoreError) -> [(monitor: String, identifier: String)]
 }
 
-extension AgentStore: ConditionStoring {}
-
 /// A change to the conditions the monitors hold, made once the store has it.
 enum MonitorChange: Sendable, Equatable {
     case add(monitor: String, identifier: String, condition: Condition)
     case remove(monitor: String, identifier: String)
+
+    /// What the monitors are given for what the store did with `changes`: a condition stored is added, one
+    /// deleted is removed from each monitor that held it; an older version or a failure changes nothing.
+    static func made(by changes: [AgentStore.ConditionChange], results: [AgentStore.ChangeResult]) -> [MonitorChange] {
+        zip(changes, results).flatMap { change, result -> [MonitorChange] in
+            switch (change, result) {
+            case (.put(let input), .stored):
+                [.add(monitor: input.monitor, identifier: input.identifier, condition: input.condition)]
+            case (.remove(let identifier, _), .removed(let monitors)):
+                monitors.map { .remove(monitor: $0, identifier: identifier) }
+            default:
+                []
+            }
+        }
+    }
 }
 
 /// What holds the monitors (the fix processor).
 protocol MonitorHost: Sendable {
-    func apply(_ changes: [MonitorChange]) async
+    /// Stores `changes` in `store`, then gives the monitors what was stored, in one call isolated to the
+    /// monitors: no fix is decided between the store's commit and the monitors' change, so a deleted
+    /// condition's `exit (removed)` is the only exit it gets.
+    func apply(_ changes: [AgentStore.ConditionChange], storingIn store: any ConditionStoring) async throws(StoreError)
+        -> [AgentStore.ChangeResult]
     func setLiveUpdates(_ started: Bool) async
     func reportLocation() async
     /// Every condition held, by monitor then identifier (OwnTracks' `waypoints` command lists the circles).

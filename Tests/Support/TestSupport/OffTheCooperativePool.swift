@@ -13,8 +13,9 @@ import Testing
 /// inherit its executor.
 public struct OffTheCooperativePool: TestTrait, SuiteTrait, TestScoping {
     public enum Kind: Sendable {
-        /// Busy computing: one such test at a time, on one shared thread, so that together they take at
-        /// most one core and leave the other to the child processes of the tests that time them.
+        /// Busy computing: on a concurrent queue of libdispatch's own (as many at once as it has cores), so
+        /// that long property tests never hold the cooperative pool that the code under test of the waiting
+        /// tests in the same lane runs on.
         case computing
         /// Blocked waiting for a child process: a thread per test, since they use little CPU.
         case waiting
@@ -23,7 +24,7 @@ public struct OffTheCooperativePool: TestTrait, SuiteTrait, TestScoping {
     public var kind: Kind
     public var isRecursive: Bool { true }
 
-    private static let computing = SerialQueueExecutor(label: "tests: computing")
+    private static let computing = QueueExecutor(label: "tests: computing", attributes: .concurrent)
 
     public func provideScope(
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
@@ -37,7 +38,7 @@ public struct OffTheCooperativePool: TestTrait, SuiteTrait, TestScoping {
         // a hundred processes. A test's own waits start once it runs.
         await Self.waitingSlots.acquire()
         do {
-            try await withTaskExecutorPreference(SerialQueueExecutor(label: "test: \(test.name)")) {
+            try await withTaskExecutorPreference(QueueExecutor(label: "test: \(test.name)")) {
                 try await function()
             }
         } catch {
@@ -53,19 +54,19 @@ public struct OffTheCooperativePool: TestTrait, SuiteTrait, TestScoping {
 }
 
 extension Trait where Self == OffTheCooperativePool {
-    /// Each test outside Swift's cooperative pool: on the one thread for computing tests, or on a
+    /// Each test outside Swift's cooperative pool: on libdispatch's threads for computing tests, or on a
     /// thread of its own for tests that wait.
     public static func offTheCooperativePool(_ kind: OffTheCooperativePool.Kind) -> Self { Self(kind: kind) }
 }
 
-/// A task executor over a serial dispatch queue. libdispatch backs such a queue with a thread of its
+/// A task executor over a dispatch queue. libdispatch backs a serial queue with a thread of its
 /// overcommitting pool, which, unlike the cooperative one, grows past the core count when its threads
-/// are busy or blocked.
-final class SerialQueueExecutor: TaskExecutor {
+/// are busy or blocked; a concurrent one runs as many jobs at once as there are cores.
+final class QueueExecutor: TaskExecutor {
     private let queue: DispatchQueue
 
-    init(label: String) {
-        queue = DispatchQueue(label: label)
+    init(label: String, attributes: DispatchQueue.Attributes = []) {
+        queue = DispatchQueue(label: label, attributes: attributes)
     }
 
     func enqueue(_ job: consuming ExecutorJob) {

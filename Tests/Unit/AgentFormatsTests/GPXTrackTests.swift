@@ -6,7 +6,7 @@ import Testing
 @testable import AgentFormats
 
 /// The GPX reader read as a stream of XML events: what it reads, and which fault it names first.
-@Suite struct GPXTrackTests {
+@Suite(.offTheCooperativePool(.computing)) struct GPXTrackTests {
     func parse(_ body: String) throws(AgentError) -> [GPXPoint] {
         let gpx = "<gpx version=\"1.1\"><trk><trkseg>\n\(body)\n</trkseg></trk></gpx>"
         return try GPXTrack.parse(Array(gpx.utf8), name: "drive.gpx")

@@ -8,7 +8,7 @@ import Testing
 @testable import GeofenceAgent
 
 /// Times in payloads: UTC, milliseconds, rounded to the nearest one.
-@Suite struct ISO8601Tests {
+@Suite(.offTheCooperativePool(.computing)) struct ISO8601Tests {
     @Test func gpsdsMillisecondsSurviveTheBinaryFraction() {
         #expect(iso8601(Date(timeIntervalSince1970: 1_767_225_602.1)) == "2026-01-01T00:00:02.100Z")
         #expect(iso8601(Date(timeIntervalSince1970: 1_584_538_099.6)) == "2020-03-18T13:28:19.600Z")

@@ -9,7 +9,7 @@ import Testing
 /// What the `Config`, `Command`, `GPX` and `PointsCSV` fuzz targets found (Fuzz/Regressions), pinned:
 /// errors echoed whatever they were given, at any length, and a GPX file's bad numbers were dropped
 /// silently or passed on.
-@Suite struct ParserFindingsTests {
+@Suite(.offTheCooperativePool(.computing)) struct ParserFindingsTests {
     let long = String(repeating: "x", count: 5_000)
 
     @Test func aConfigErrorDoesNotEchoAWholeKey() {

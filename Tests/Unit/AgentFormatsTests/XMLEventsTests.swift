@@ -7,7 +7,7 @@ import Testing
 
 /// The GPX files' XML reader: what real GPX files hold reads as it should, and malformed files get the
 /// line and the reason.
-@Suite struct XMLEventsTests {
+@Suite(.offTheCooperativePool(.computing)) struct XMLEventsTests {
     @Test func readsElementsAttributesTextAndReferences() throws {
         let xml = """
             \u{FEFF}<?xml version="1.0" encoding="UTF-8"?>

@@ -7,7 +7,7 @@ import Testing
 
 /// The simulated fleet speaks the agent's own schema: its messages decode with the agent's decoders and
 /// satisfy the topic contract (docs/topics.md), and its events follow the geometry.
-@Suite struct FleetSimulationTests {
+@Suite(.offTheCooperativePool(.computing)) struct FleetSimulationTests {
     static func run(_ fleet: inout SimulatedFleet, seconds: Int) -> [SimulatedFleet.Message] {
         var messages: [SimulatedFleet.Message] = []
         let start = Date(timeIntervalSince1970: 1_790_000_000)

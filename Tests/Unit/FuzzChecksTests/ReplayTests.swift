@@ -7,7 +7,7 @@ import Testing
 
 /// Every seed of every fuzz target, and every input a fuzzer once failed on (Fuzz/Regressions, kept by
 /// scripts/fuzz), checked as the fuzz targets check them.
-@Suite struct ReplayTests {
+@Suite(.offTheCooperativePool(.computing)) struct ReplayTests {
     static let fuzz = Repository.url("Fuzz")
 
     static func inputs(_ check: FuzzCheck, in folder: String) -> [URL] {

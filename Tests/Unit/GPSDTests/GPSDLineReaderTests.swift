@@ -7,7 +7,7 @@ import Testing
 @testable import GPSD
 
 /// gpsd's reports cut into lines whatever the reads' boundaries.
-@Suite struct GPSDLineReaderTests {
+@Suite(.offTheCooperativePool(.computing)) struct GPSDLineReaderTests {
     @Test func linesSurviveAnyChunking() throws {
         let lines = (0..<300).map { i in
             "{\"class\":\"TPV\",\"n\":\(i),\"pad\":\"\(String(repeating: "x", count: i * 7))\"}"

@@ -9,7 +9,7 @@ import Testing
 @testable import GPSD
 
 /// The agent's own reader of gpsd's reports, held to libgps's reading of the same lines.
-@Suite struct GPSDReportDecoderTests {
+@Suite(.offTheCooperativePool(.computing)) struct GPSDReportDecoderTests {
     /// Every JSON report in the gpsd project's regression outputs for the bundled captures (gpsd 3.22).
     @Test func agreesWithLibgpsOnEveryReportOfTheCaptures() throws {
         var counts: [String: Int] = [:]

@@ -9,7 +9,7 @@ import Testing
 /// every point within a place's clearance must lie in the place's outline (or in none when the place is in
 /// none), every point of a clean cell in the cell's, and the shortcuts must answer exactly as testing every
 /// outline does.
-@Suite struct ClearanceTests {
+@Suite(.offTheCooperativePool(.computing)) struct ClearanceTests {
     let g = TestGazetteer.shared
 
     /// A point about `chord` metres from `place` on a bearing, moved until its chord is just below it.

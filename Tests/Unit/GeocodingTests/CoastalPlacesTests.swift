@@ -8,7 +8,7 @@ import Testing
 /// Points on land near coasts and in overseas parts (issue 31): the coasts are simplified to about 1 km, so
 /// a coastal city's edge can fall outside every outline, and outlines hold overseas parts whose places
 /// GeoNames codes apart (Réunion in France's). Each must still get its place and its own country.
-@Suite struct CoastalPlacesTests {
+@Suite(.offTheCooperativePool(.computing)) struct CoastalPlacesTests {
     let g = TestGazetteer.shared
 
     /// `metres` from `origin` on `bearing` (radians), on a local tangent plane (fine at a few hundred metres).

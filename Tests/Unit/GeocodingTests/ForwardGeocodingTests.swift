@@ -4,7 +4,7 @@ import Testing
 
 @testable import Geocoding
 
-@Suite struct ForwardGeocodingTests {
+@Suite(.offTheCooperativePool(.computing)) struct ForwardGeocodingTests {
     let geocoder = Geocoder(gazetteer: TestGazetteer.shared)
 
     func best(_ query: String, in region: String? = nil) async throws -> Placemark {

@@ -6,7 +6,7 @@ import Testing
 
 /// The k-d tree against a scan over every place, on the real gazetteer: the builder's order and the
 /// agent's search must agree exactly, or the tree misses places near its splitting planes.
-@Suite struct KDTreeTests {
+@Suite(.offTheCooperativePool(.computing)) struct KDTreeTests {
     let g = TestGazetteer.shared
 
     func scan(_ q: SIMD3<Double>, where accept: (Int) -> Bool = { _ in true }) -> (index: Int, chordSquared: Double) {

@@ -4,7 +4,7 @@ import Testing
 
 @testable import Geocoding
 
-@Suite struct ReverseGeocodingTests {
+@Suite(.offTheCooperativePool(.computing)) struct ReverseGeocodingTests {
     let geocoder = Geocoder(gazetteer: TestGazetteer.shared)
 
     /// A city's own coordinates name the city (the nearest place is itself).

@@ -6,7 +6,7 @@ import Testing
 @testable import Geocoding
 
 /// The `CLVisit`-shaped visit a stop makes, with its place from the offline gazetteer.
-@Suite struct VisitTests {
+@Suite(.offTheCooperativePool(.computing)) struct VisitTests {
     let geocoder = Geocoder(gazetteer: TestGazetteer.shared)
 
     @Test func aStopInZwolleIsAVisitToZwolle() async throws {

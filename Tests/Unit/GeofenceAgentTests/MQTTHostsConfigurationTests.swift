@@ -5,7 +5,7 @@ import Testing
 @testable import GeofenceAgent
 
 /// `mqtt.hosts` in config.json: read, printed back, and refused with the key's path.
-@Suite struct MQTTHostsConfigurationTests {
+@Suite(.offTheCooperativePool(.computing)) struct MQTTHostsConfigurationTests {
     func parse(_ mqtt: String) -> String {
         do {
             let c = try AgentConfiguration.parse(

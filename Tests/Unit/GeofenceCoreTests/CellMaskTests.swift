@@ -7,7 +7,7 @@ import Testing
 
 /// A cell mask may only say what the exact test would say: a covered sub-cell holds no point outside
 /// the region, and a sub-cell in neither set holds no point inside it.
-@Suite struct CellMaskTests {
+@Suite(.offTheCooperativePool(.computing)) struct CellMaskTests {
     /// Regions of the index tests, plus polygons with holes and parts on both sides of the antimeridian.
     static func regions(seed: UInt64, count: Int) -> [Region] {
         var out = SpatialIndexTests.conditions(seed: seed, count: count).map(\.region)

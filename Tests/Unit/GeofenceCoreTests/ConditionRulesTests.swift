@@ -6,7 +6,7 @@ import Testing
 @testable import GeofenceCore
 
 /// `notify` and `expires` (issue 20): validation with paths, the store's compact form, and the monitor.
-@Suite struct ConditionRulesTests {
+@Suite(.offTheCooperativePool(.computing)) struct ConditionRulesTests {
     let depot = Coordinate(latitude: 52.0, longitude: 5.0)
     let base = Date(timeIntervalSince1970: 1_700_000_000)
 

@@ -8,7 +8,7 @@ import Testing
 
 /// The decision rule under a real receiver's noise: Gauss-Markov error with τ from 1 to 60 s plus white
 /// noise, σ per axis = accuracy/√2, and receivers that under-report their accuracy by 1.5x one epoch in ten.
-@Suite struct DecisionNoiseTests {
+@Suite(.offTheCooperativePool(.computing)) struct DecisionNoiseTests {
     static let receivers = Gen.double(in: 1.5...8)
     static let correlationTimes = Gen.double(in: 1...60)
 
@@ -141,7 +141,7 @@ import Testing
 }
 
 /// The statistics behind the rule, against known values and as properties.
-@Suite struct DecisionStatisticsTests {
+@Suite(.offTheCooperativePool(.computing)) struct DecisionStatisticsTests {
     @Test func normalQuantilesAreExact() {
         for (p, z) in [
             (0.5, 0.0), (0.841_344_746_068_543, 1.0), (0.95, 1.644_853_626_951_472_7), (0.975, 1.959_963_984_540_054),

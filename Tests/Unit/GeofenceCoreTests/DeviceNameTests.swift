@@ -6,7 +6,7 @@ import Testing
 @testable import GeofenceCore
 
 /// A fix carries its receiver's device as a number for the path, so that a `Location` copies as plain bytes.
-@Suite struct DeviceNameTests {
+@Suite(.offTheCooperativePool(.computing)) struct DeviceNameTests {
     @Test func aNameGivesBackItsPathAndEqualsTheNamesOfThatPathOnly() async {
         // Short strings of a small alphabet: many pairs are the same path.
         let path = Gen.lowercaseLetter.string(of: 0...2)

@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 /// What the `Fixes` fuzz target found in the assembly of gpsd's records (Fuzz/Regressions/Fixes), pinned.
-@Suite struct FixAssemblyFindingsTests {
+@Suite(.offTheCooperativePool(.computing)) struct FixAssemblyFindingsTests {
     let wallClock = Date(timeIntervalSince1970: 1_800_000_000)
 
     func fix(
@@ -61,7 +61,7 @@ import Testing
 /// (its fixes' GPS time behind the clock it first placed them by) started a new timeline behind the one it
 /// had stored, and the restored monitors refused every fix as out of order. The timeline now resumes
 /// after the store's last fix time.
-@Suite struct TimelineResumeTests {
+@Suite(.offTheCooperativePool(.computing)) struct TimelineResumeTests {
     let floor = Date(timeIntervalSince1970: 1_800_000_000)
 
     @Test func aGPSTimeBehindTheFloorIsMovedOnJustAfterIt() {

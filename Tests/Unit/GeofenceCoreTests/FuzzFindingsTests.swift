@@ -5,7 +5,7 @@ import Testing
 
 /// What the fuzzers found (scripts/fuzz), pinned as plain unit tests beside the kept inputs in
 /// Fuzz/Regressions.
-@Suite struct FuzzFindingsTests {
+@Suite(.offTheCooperativePool(.computing)) struct FuzzFindingsTests {
     /// A number beyond a Double's range was read as infinity, which the compact printer wrote as `inf`.
     @Test(arguments: ["1e400", "-1e400", "[122341567123456780923e999]"])
     func aNumberBeyondADoubleIsRefused(text: String) {

@@ -7,7 +7,7 @@ import Testing
 /// GPS time is the truth once it is present (issue 31): a receiver that sends GGA before RMC has no date
 /// in its first epoch, and that fix, placed at the wall clock, used to make every later GPS time a step
 /// back, so the whole run followed the wall clock (events a day late, schedules and expiry wrong).
-@Suite struct GPSTimeTimelineTests {
+@Suite(.offTheCooperativePool(.computing)) struct GPSTimeTimelineTests {
     /// The drive's GPS time: 2026-11-22 08:00 UTC.
     let drive = Date(timeIntervalSince1970: 1_795_334_400)
 

@@ -4,7 +4,7 @@ import Testing
 
 @testable import GeofenceCore
 
-@Suite struct GeoJSONValidationTests {
+@Suite(.offTheCooperativePool(.computing)) struct GeoJSONValidationTests {
     let circle = #"{"type":"Point","coordinates":[5.3,52.1]}"#
     let square = #"{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,1],[0,0]]]}"#
 

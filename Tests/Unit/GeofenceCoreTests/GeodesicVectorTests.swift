@@ -5,7 +5,7 @@ import Testing
 
 @testable import GeofenceCore
 
-@Suite struct GeodesicVectorTests {
+@Suite(.offTheCooperativePool(.computing)) struct GeodesicVectorTests {
     struct Pair {
         var p: Coordinate
         var q: Coordinate

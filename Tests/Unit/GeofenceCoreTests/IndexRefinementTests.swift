@@ -7,7 +7,7 @@ import Testing
 
 /// A restore builds the index from the regions' boxes alone and adds their octagons and masks later,
 /// off the path to the first fix. Before, after and across that, every answer must be the same.
-@Suite struct IndexRefinementTests {
+@Suite(.offTheCooperativePool(.computing)) struct IndexRefinementTests {
     let conditions = SpatialIndexTests.conditions(seed: 31, count: 3000)
 
     /// The index built whole, and one built from boxes, each choosing its floor (the monitor's test below

@@ -4,7 +4,7 @@ import Testing
 
 @testable import GeofenceCore
 
-@Suite struct MonitorBehaviourTests {
+@Suite(.offTheCooperativePool(.computing)) struct MonitorBehaviourTests {
     let depot = Coordinate(latitude: 52.0, longitude: 5.0)
 
     @Test func initialThenEnterExitWithTheCausingFix() throws {

@@ -6,7 +6,7 @@ import Testing
 @testable import GeofenceCore
 
 /// The four properties the monitor promises, each checked over random setups.
-@Suite struct MonitorPropertyTests {
+@Suite(.offTheCooperativePool(.computing)) struct MonitorPropertyTests {
     static let center = Coordinate(latitude: 52.37, longitude: 4.89)
 
     func engine(radius: Double, configuration: MonitorConfiguration = .eachFixAlone) -> MonitorEngine {

@@ -7,7 +7,7 @@ import Testing
 
 /// The one loop the agent, `simulate` and `Monitor` share: each monitor sees every fix in name order and
 /// decides as it would alone.
-@Suite struct MonitorSetTests {
+@Suite(.offTheCooperativePool(.computing)) struct MonitorSetTests {
     let depot = Coordinate(latitude: 52, longitude: 5)
 
     /// Random circles split over three monitors, a random walk through them: the set's steps are, monitor

@@ -6,7 +6,7 @@ import Testing
 
 /// The motion check's verdicts, fix by fix, on hand-made drives: a vehicle heading east at 15 m/s with
 /// a 2.5 m receiver whose positions are exact unless a test moves them.
-@Suite struct MotionCheckTests {
+@Suite(.offTheCooperativePool(.computing)) struct MotionCheckTests {
     static let start = Coordinate(latitude: 52.37, longitude: 4.89)
 
     func drive(_ k: Int, aside: Double = 0, speed: Double = 15, course: Double = 90, dt: Double = 1) -> Location {

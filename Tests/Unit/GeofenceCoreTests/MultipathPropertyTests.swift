@@ -8,7 +8,7 @@ import Testing
 
 /// Issue 34: multipath episodes that pull the position across a boundary while the stated accuracy stays
 /// and the Doppler stays true. The truth never crosses, so any transition is false.
-@Suite struct MultipathPropertyTests {
+@Suite(.offTheCooperativePool(.computing)) struct MultipathPropertyTests {
     static let receiver = SimulatedReceiver.Profile(accuracy: 2.5, correlationTime: 20, underReportingRate: 0.1)
     static let shapes = Gen.int(in: 0...2).map { Crossing.Shape.allCases[$0] }
 

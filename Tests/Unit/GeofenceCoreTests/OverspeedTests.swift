@@ -7,7 +7,7 @@ import Testing
 
 /// Speed zones (issue 20) under speed noise as a receiver makes it: Gaussian, correlated over tens of
 /// seconds (first-order Gauss-Markov), with the receiver's stated 1-sigma speed accuracy.
-@Suite struct OverspeedTests {
+@Suite(.offTheCooperativePool(.computing)) struct OverspeedTests {
     let depot = Coordinate(latitude: 52.0, longitude: 5.0)
 
     /// Speeds (m/s) at 1 Hz: the truth plus correlated noise of `sigma` m/s and correlation time `tau`.

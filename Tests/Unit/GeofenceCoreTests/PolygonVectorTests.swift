@@ -4,7 +4,7 @@ import Testing
 
 @testable import GeofenceCore
 
-@Suite struct PolygonVectorTests {
+@Suite(.offTheCooperativePool(.computing)) struct PolygonVectorTests {
     @Test func agreesWithEveryGEOSLabel() throws {
         guard case .object(let root) = try JSONParser.parse(try Fixtures.bytes("point-in-polygon", "json")),
             case .array(let cases)? = root["cases"]

@@ -7,7 +7,7 @@ import Testing
 @testable import GeofenceCore
 
 /// The rules between gpsd's reports and the agent's locations.
-@Suite struct PositioningTests {
+@Suite(.offTheCooperativePool(.computing)) struct PositioningTests {
     let t0 = Date(timeIntervalSince1970: 1_534_758_457)
 
     func report(
@@ -269,7 +269,7 @@ import Testing
 }
 
 /// Live updates: presets, stationary detection and the filters, as properties.
-@Suite struct LiveUpdateTests {
+@Suite(.offTheCooperativePool(.computing)) struct LiveUpdateTests {
     static let rest = Coordinate(latitude: 52.85, longitude: 5.31)
 
     @Test func noiseAtRestNeverReadsAsMotion() async {

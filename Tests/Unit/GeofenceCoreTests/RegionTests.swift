@@ -5,7 +5,7 @@ import Testing
 
 @testable import GeofenceCore
 
-@Suite struct RegionTests {
+@Suite(.offTheCooperativePool(.computing)) struct RegionTests {
     func region(_ f: String) throws -> Region {
         let load = decode(f)
         try #require(load.errors.isEmpty, "\(load.errors)")

@@ -8,7 +8,7 @@ import Testing
 /// A restore puts records back part by part (`MonitorEngine.Restoration`), moving what the store's decoding
 /// threads made instead of copying it, and the decoder reads a one-ring polygon straight into its region.
 /// Both must leave exactly what the plain paths leave.
-@Suite struct RestorationTests {
+@Suite(.offTheCooperativePool(.computing)) struct RestorationTests {
     static let origin = Coordinate(latitude: 45.8, longitude: 15.97)
 
     /// Records as a store keeps them: unknown; satisfied, some with a dwell still due; unsatisfied with a last

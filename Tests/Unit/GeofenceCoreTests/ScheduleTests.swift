@@ -7,7 +7,7 @@ import Testing
 
 /// Schedules (issue 20): windows across midnight and week boundaries, both daylight-saving changes in
 /// Europe/Amsterdam and America/New_York, the RRULE subset, validation, and the monitor's events.
-@Suite struct ScheduleTests {
+@Suite(.offTheCooperativePool(.computing)) struct ScheduleTests {
     func schedule(_ json: String) throws -> Schedule {
         try ScheduleParser.parse(try JSONParser.parse(Array(json.utf8)))
     }

@@ -6,7 +6,7 @@ import Testing
 
 @testable import GeofenceCore
 
-@Suite struct SpatialIndexTests {
+@Suite(.offTheCooperativePool(.computing)) struct SpatialIndexTests {
     /// Random conditions of many sizes, some across the antimeridian or near a pole.
     static func conditions(seed: UInt64, count: Int) -> [Condition] {
         var rng = SplitMix64(seed: seed)
@@ -206,7 +206,7 @@ import Testing
 }
 
 /// A restore may hand the index its saved floor; whatever the floor, the answers are the same.
-@Suite struct IndexFloorHintTests {
+@Suite(.offTheCooperativePool(.computing)) struct IndexFloorHintTests {
     @Test func everyFloorGivesTheSameEvents() {
         var rng = SplitMix64(seed: 11)
         let origin = Coordinate(latitude: 47.5, longitude: 6)

@@ -8,7 +8,7 @@ import Testing
 
 /// Issue 33: trips and stops from the fixes, against drives whose stops are known, under the project's
 /// correlated receiver noise, with and without multipath jumps.
-@Suite struct TripTests {
+@Suite(.offTheCooperativePool(.computing)) struct TripTests {
     static let receiver = SimulatedReceiver.Profile(accuracy: 3, correlationTime: 20, underReportingRate: 0.1)
 
     static func drive(_ rng: inout SplitMix64) -> StopAndGoDrive { StopAndGoDrive.errands(&rng) }

@@ -413,7 +413,7 @@ extension OutboxStats {
     }
 }
 
-@Suite struct EventIDTests {
+@Suite(.offTheCooperativePool(.computing)) struct EventIDTests {
     @Test func eventIDsAreVersion4UUIDsInLowerCaseAndDistinct() {
         var seen: Set<String> = []
         for _ in 0..<10_000 {
@@ -429,7 +429,7 @@ extension OutboxStats {
     }
 }
 
-@Suite struct LastFixJSONTests {
+@Suite(.offTheCooperativePool(.computing)) struct LastFixJSONTests {
     /// The hand-written JSON reads back, through `Location`'s own `Codable`, as the very fix written.
     @Test func readsBackAsTheFixWritten() async {
         await propertyCheck(count: 500, input: Gen.int(in: 0...Int(Int32.max))) { seed in

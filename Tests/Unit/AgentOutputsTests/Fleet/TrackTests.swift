@@ -10,7 +10,7 @@ import Testing
 
 /// The `track` topic: its delta encoding reads back to the fixes it was made from (to its resolution),
 /// and the pacing sends batches and the retained location at their own rates, and next to nothing parked.
-@Suite struct TrackTests {
+@Suite(.offTheCooperativePool(.computing)) struct TrackTests {
     static let start = Date(timeIntervalSince1970: 1_767_225_600)
 
     func update(_ second: Double, lat: Double = 52, lon: Double = 5, stationary: Bool = false) -> LiveUpdate {

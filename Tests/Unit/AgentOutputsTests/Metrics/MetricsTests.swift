@@ -16,7 +16,7 @@ import Testing
 #endif
 
 /// `metrics` in config.json: what is refused, and where.
-@Suite struct MetricsSettingsTests {
+@Suite(.offTheCooperativePool(.computing)) struct MetricsSettingsTests {
     func parse(_ metrics: String) -> String {
         do {
             let c = try AgentConfiguration.parse(
@@ -71,7 +71,7 @@ import Testing
 }
 
 /// Issue 33's counters: trips ended, stops begun, and the metres the trips covered.
-@Suite struct TripMetricsTests {
+@Suite(.offTheCooperativePool(.computing)) struct TripMetricsTests {
     @Test func tripsStopsAndTheirDistanceAreCounted() {
         let metrics = AgentMetrics()
         let start = Date(timeIntervalSince1970: 1_767_225_600)
@@ -95,7 +95,7 @@ import Testing
 
 /// The metrics' contract: every metric docs/integrations.md lists is served under its documented name and
 /// type, with a help line (the agent's names are whole strings, not made from a namespace and a unit).
-@Suite struct MetricsContractTests {
+@Suite(.offTheCooperativePool(.computing)) struct MetricsContractTests {
     @Test func everyDocumentedMetricIsServedWithItsTypeAndHelp() throws {
         let docs = try String(contentsOf: Repository.url("docs/integrations.md"), encoding: .utf8)
         let rows = docs.split(separator: "\n").filter { $0.hasPrefix("| `geofence_agent_") }

@@ -9,7 +9,7 @@ import Testing
 
 /// OwnTracks' payloads, field by field against the booklet (owntracks/booklet, docs/tech/json.md): each
 /// field's name, JSON type and unit. The table is the booklet's; a payload may carry only its fields.
-@Suite struct OwnTracksPayloadTests {
+@Suite(.offTheCooperativePool(.computing)) struct OwnTracksPayloadTests {
     enum Kind: Equatable { case integer, float, string, strings }
 
     /// `_type=location` in the booklet: field → type (units in the comments).
@@ -159,7 +159,7 @@ import Testing
 }
 
 /// OwnTracks' commands, read without acting on them.
-@Suite struct OwnTracksCommandTests {
+@Suite(.offTheCooperativePool(.computing)) struct OwnTracksCommandTests {
     func parse(_ text: String) -> Result<OwnTracksCommand, CommandRefusal> { OwnTracksCommand.parse(Array(text.utf8)) }
 
     @Test func theActionsTheAgentTakes() {

@@ -12,7 +12,7 @@ import Testing
 
 /// The outputs as plug-ins: what each answers for what happened, in which delivery class, in which
 /// order; and each one's settings read from, and written back to, config.json.
-@Suite struct OutputTests {
+@Suite(.offTheCooperativePool(.computing)) struct OutputTests {
     let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
 
     func outputs(_ json: String) throws -> MultiplexOutput {

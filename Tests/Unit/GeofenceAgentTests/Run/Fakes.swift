@@ -32,7 +32,7 @@ final class FakeConditionStore: ConditionStoring, Sendable {
     var settings: [String: String] { state.withLock { $0.settings } }
     var transactions: Int { state.withLock { $0.transactions } }
 
-    func apply(_ changes: [AgentStore.ConditionChange]) async throws(StoreError) -> [AgentStore.ChangeResult] {
+    func applyNow(_ changes: [AgentStore.ConditionChange]) throws(StoreError) -> [AgentStore.ChangeResult] {
         let failure: StoreError? = state.withLock { s in
             if s.failAll || changes.contains(where: { s.failing.contains($0.identifier) }) {
                 return .diskFull(detail: "fake: no space left")
@@ -85,7 +85,13 @@ actor FakeMonitorHost: MonitorHost {
     private(set) var liveUpdates: Bool?
     private(set) var locationReports = 0
 
-    func apply(_ changes: [MonitorChange]) { self.changes += changes }
+    func apply(_ changes: [AgentStore.ConditionChange], storingIn store: any ConditionStoring) throws(StoreError)
+        -> [AgentStore.ChangeResult]
+    {
+        let results = try store.applyNow(changes)
+        self.changes += MonitorChange.made(by: changes, results: results)
+        return results
+    }
     func setLiveUpdates(_ started: Bool) { liveUpdates = started }
     func reportLocation() { locationReports += 1 }
     private var held: [(identifier: String, condition: Condition)] = []

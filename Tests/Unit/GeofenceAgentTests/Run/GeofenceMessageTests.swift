@@ -6,7 +6,7 @@ import TestSupport
 import Testing
 
 /// One message on a geofence topic: its id is the topic's last level (docs/topics.md#geofences).
-@Suite struct GeofenceMessageTests {
+@Suite(.offTheCooperativePool(.computing)) struct GeofenceMessageTests {
     static let circle = #""geometry":{"type":"Point","coordinates":[5.3,52.8]},"properties":{"radius":50}"#
 
     func identifier(_ payload: String, topic: String = "fleet/demo/geofences/depot") -> Result<

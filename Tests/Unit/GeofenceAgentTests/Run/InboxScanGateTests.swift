@@ -11,7 +11,7 @@ import Testing
 
 /// The inbox is listed only when its directory's time moved, and a time too recent to trust is never
 /// taken as settled: no request is ever left unseen.
-@Suite struct InboxScanGateTests {
+@Suite(.offTheCooperativePool(.computing)) struct InboxScanGateTests {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gate-\(UUID().uuidString)").path
 
     /// Makes the inbox, its time `age` seconds in the past (0: now), and a gate that listed it once and

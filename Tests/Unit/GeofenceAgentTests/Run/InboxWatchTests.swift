@@ -13,7 +13,7 @@ import Testing
 
 /// The kernel tells the inbox's watch of every request, of the inbox made anew, and of nothing else beside
 /// the store: no request is left unseen, and a quiet second lists nothing.
-@Suite struct InboxWatchTests {
+@Suite(.offTheCooperativePool(.computing)) struct InboxWatchTests {
     let store = FileManager.default.temporaryDirectory.appendingPathComponent("watch-\(UUID().uuidString)").path
     var inbox: String { store + "/agent.sqlite.inbox" }
 

@@ -5,7 +5,7 @@ import TestSupport
 import Testing
 
 /// The status file is replaced whole, and a failure says which file and why.
-@Suite struct ReplacedFileTests {
+@Suite(.offTheCooperativePool(.computing)) struct ReplacedFileTests {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("replaced-\(UUID().uuidString)").path
 
     @Test func aFileIsReplacedWholeAndNoTemporaryIsLeft() throws {

@@ -9,7 +9,7 @@ import Testing
 
 /// The check that a broker gives a wildcard subscription its retained geofences. On RabbitMQ, whose MQTT
 /// plugin does not, it is checked through the agent on the real cluster (`RabbitMQClusterTests`).
-@Suite struct RetainedDeliveryProbeTests {
+@Suite(.offTheCooperativePool(.computing)) struct RetainedDeliveryProbeTests {
     let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
     let probe = RetainedDeliveryProbe(topics: testTopics, nonce: "n1")
 

@@ -12,7 +12,7 @@ import Testing
 @testable import GeofenceAgent
 
 /// The state topic stays small whatever the number of conditions, and the detail comes in pages.
-@Suite struct StateReporterTests {
+@Suite(.offTheCooperativePool(.computing)) struct StateReporterTests {
     /// A monitor of `count` circles, where the first `inside` are satisfied and the next `unknown` unknown.
     static func monitor(_ name: String = "default", count: Int, inside: Int, unknown: Int) -> MonitorEngine {
         var engine = MonitorEngine(name: name)
