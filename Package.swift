@@ -85,27 +85,18 @@ let package = Package(
         .systemLibrary(name: "CPrefetch"),
         // epoll, which Swift's Glibc module leaves out (header only): the executor's thread waits through it.
         .systemLibrary(name: "CEpoll"),
-        // A simulated GNSS receiver (correlated Gaussian error, optimistic accuracies, Doppler speed) and the
-        // parked and crossing scenarios that the decision tests and `geofence-bench decisions` share.
-        .target(name: "ReceiverSimulation", dependencies: ["GeofenceCore"]),
-        // What a fleet of N vehicles publishes, made by the agent's own output code (the dashboard's load).
-        .target(
-            name: "FleetSimulation",
-            dependencies: [
-                "AgentFormats", "AgentOutputs", "GeofenceCore", "GeofenceStore", "Mosquitto", "ReceiverSimulation",
-                .product(name: "Logging", package: "swift-log"),
-            ]
-        ),
-        // Runs a mosquitto or a gpsd of our own on loopback (tests, benchmarks, the demo), stopped by PID.
-        .target(name: "LocalServers", dependencies: ["GeofenceCore"]),
         // The files the agent reads and writes: conditions (GeoJSON), GPX, points CSV, the gazetteer, JSON lines.
-        .target(name: "AgentFormats", dependencies: ["GeofenceCore", "Geocoding"]),
+        .target(name: "AgentFormats", dependencies: ["GeofenceCore", "Geocoding", "SystemMemory"]),
+        // The process's memory as the kernel and glibc see it: a file mapped read-only (the gazetteer), and
+        // freed heap given back after a burst.
+        .target(name: "SystemMemory"),
         // The outputs, one folder each behind one protocol: our own topics, OwnTracks, Home Assistant,
         // Prometheus. Each decides what to send for what happened and reads its own object of config.json.
         .target(
             name: "AgentOutputs",
             dependencies: [
-                "AgentFormats", "GeofenceCore", "GPSD", "GeofenceStore", "Mosquitto", "Geocoding",
+                "AgentFormats", "GeofenceCore", "GPSD", "GeofenceStore", "Mosquitto", "Geocoding", "SystemMemory",
+                "ThreadExecution",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -116,7 +107,7 @@ let package = Package(
             name: "GeofenceAgent",
             dependencies: [
                 "AgentFormats", "AgentOutputs", "AsyncBroadcast", "GeofenceCore", "GPSD", "GeofenceStore", "Mosquitto",
-                "Geocoding", "ThreadExecution",
+                "Geocoding", "SystemMemory", "ThreadExecution",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -146,6 +137,21 @@ let package = Package(
             swiftSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))],
             linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]
         ),
+        // Tooling, in Tools/: what tests, benchmarks, the demo and the fuzzers use; nothing a vehicle runs.
+        // A simulated GNSS receiver (correlated Gaussian error, optimistic accuracies, Doppler speed) and the
+        // parked and crossing scenarios that the decision tests and `geofence-bench decisions` share.
+        .target(name: "ReceiverSimulation", dependencies: ["GeofenceCore"], path: "Tools/ReceiverSimulation"),
+        // What a fleet of N vehicles publishes, made by the agent's own output code (the dashboard's load).
+        .target(
+            name: "FleetSimulation",
+            dependencies: [
+                "AgentFormats", "AgentOutputs", "GeofenceCore", "GeofenceStore", "Mosquitto", "ReceiverSimulation",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tools/FleetSimulation"
+        ),
+        // Runs a mosquitto or a gpsd of our own on loopback (tests, benchmarks, the demo), stopped by PID.
+        .target(name: "LocalServers", dependencies: ["GeofenceCore"], path: "Tools/LocalServers"),
         .executableTarget(
             name: "geofence-bench",
             dependencies: [
@@ -156,10 +162,11 @@ let package = Package(
                 "GeofenceStore",
                 "ReceiverSimulation",
                 "FleetSimulation",
-                "Geocoding",
+                "Geocoding", "SystemMemory",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ],
+            path: "Tools/geofence-bench"
         ),
         // The README's demo: a local broker, gpsd replaying a real drive, geofences pushed over MQTT.
         .executableTarget(
@@ -168,13 +175,15 @@ let package = Package(
                 "LocalServers", "Mosquitto",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ],
+            path: "Tools/geofence-demo"
         ),
         // What the fuzz targets (the package in Fuzz/) check on each input; the replay tests check the same
         // on the seed corpora and on every input a fuzzer once failed on.
         .target(
             name: "FuzzChecks",
-            dependencies: ["GeofenceCore", "AgentFormats", "AgentJobs", "AgentOutputs", "GeofenceAgent", "GPSD"]),
+            dependencies: ["GeofenceCore", "AgentFormats", "AgentJobs", "AgentOutputs", "GeofenceAgent", "GPSD"],
+            path: "Tools/FuzzChecks"),
         // Tests live in three lanes, a folder each (docs/testing.md): Tests/Unit runs in process with no child
         // process, socket or real sleep; Tests/Integration starts a broker, gpsd or the binary; Tests/System
         // starts browsers, network namespaces, clusters, the soak and agent-fuzz. `scripts/test LANE` runs one.
@@ -229,7 +238,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]),
-        unitTests("AgentFormatsTests", ["AgentFormats", "AgentTestSupport", "GeofenceCore", "Geocoding"]),
+        unitTests(
+            "AgentFormatsTests", ["AgentFormats", "AgentTestSupport", "GeofenceCore", "Geocoding", "SystemMemory"]),
         unitTests(
             "AgentOutputsTests",
             [

@@ -1,5 +1,6 @@
 import Foundation
 import Geocoding
+import SystemMemory
 
 /// Where the gazetteer file is, and reading it: the I/O edge of `Geocoding`.
 package enum GazetteerFile {

@@ -2,6 +2,8 @@ import AgentFormats
 import Foundation
 import Geocoding
 import GeofenceCore
+import SystemMemory
+import ThreadExecution
 
 /// Where a position is, as events, live updates and the status carry it (docs/topics.md): the nearest
 /// place, its first-level administrative area, the country whose outline holds the position, and how far

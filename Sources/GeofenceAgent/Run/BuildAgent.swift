@@ -7,6 +7,7 @@ import GeofenceStore
 import Logging
 import Mosquitto
 import ServiceLifecycle
+import SystemMemory
 
 /// Builds the agent for `configuration` and does not run it, after Hummingbird's `buildApplication`:
 /// the store opened and migrated, the outbox and the monitors restored, the outputs the configuration

@@ -6,6 +6,7 @@ import GeofenceCore
 import GeofenceStore
 import Logging
 import Synchronization
+import SystemMemory
 import ThreadExecution
 
 /// The part of the agent that decides: every fix goes through every monitor, and what changed is

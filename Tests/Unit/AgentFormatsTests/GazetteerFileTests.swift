@@ -2,6 +2,7 @@ import AgentTestSupport
 import Foundation
 import Geocoding
 import GeofenceCore
+import SystemMemory
 import TestSupport
 import Testing
 

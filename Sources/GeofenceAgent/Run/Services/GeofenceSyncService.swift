@@ -1,6 +1,7 @@
 import AgentFormats
 import Mosquitto
 import ServiceLifecycle
+import SystemMemory
 
 /// Geofences from the broker into the store and the monitors, in batches, in two stages: the next batch
 /// is validated (on every core) while the last one is stored. Stopping ends the sync at once; the

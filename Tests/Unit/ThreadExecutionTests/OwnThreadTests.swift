@@ -1,7 +1,6 @@
-import AgentFormats
-import AgentTestSupport
 import Foundation
 import Testing
+import ThreadExecution
 
 /// CPU-bound work off the cooperative pool: its result comes back, and a cancelled caller does not wait.
 @Suite(.offTheCooperativePool(.waiting)) struct OwnThreadTests {

@@ -4,6 +4,7 @@ import Foundation
 import Geocoding
 import GeofenceAgent
 import GeofenceCore
+import SystemMemory
 
 /// `geofence-bench geocode`: the gazetteer's load time and memory, reverse and forward lookups, and the
 /// Python package `reverse_geocoder` on the same points in the same run.
