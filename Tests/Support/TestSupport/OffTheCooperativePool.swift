@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import Testing
 
 /// Runs each test of a suite outside Swift's cooperative pool.
@@ -13,9 +14,9 @@ import Testing
 /// inherit its executor.
 public struct OffTheCooperativePool: TestTrait, SuiteTrait, TestScoping {
     public enum Kind: Sendable {
-        /// Busy computing: on a concurrent queue of libdispatch's own (as many at once as it has cores), so
-        /// that long property tests never hold the cooperative pool that the code under test of the waiting
-        /// tests in the same lane runs on.
+        /// Busy computing: a thread per test, and as many such tests at once as there are cores. Never on the
+        /// cooperative pool, which the code under test of the waiting tests in the same lane runs on. (On
+        /// Linux a concurrent dispatch queue is no way out: it runs on the same global threads as the pool.)
         case computing
         /// Blocked waiting for a child process: a thread per test, since they use little CPU.
         case waiting
@@ -24,49 +25,45 @@ public struct OffTheCooperativePool: TestTrait, SuiteTrait, TestScoping {
     public var kind: Kind
     public var isRecursive: Bool { true }
 
-    private static let computing = QueueExecutor(label: "tests: computing", attributes: .concurrent)
-
     public func provideScope(
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
         guard !test.isSuite else { return try await function() }
-        guard kind == .waiting else {
-            return try await withTaskExecutorPreference(Self.computing) { try await function() }
-        }
-        // At most `waitingAtOnce` such tests run at once: with no bound every one of them starts at the
-        // beginning of a run, each with its agents, brokers, receivers or browser, and two cores then serve
-        // a hundred processes. A test's own waits start once it runs.
-        await Self.waitingSlots.acquire()
+        // A serial queue is a thread of libdispatch's overcommitting pool, which grows past the core count.
+        // With no bound every waiting test starts at the beginning of a run, each with its agents, brokers,
+        // receivers or browser, and two cores then serve a hundred processes. A test's own waits start once
+        // it runs.
+        let slots = kind == .waiting ? Self.waitingSlots : Self.computingSlots
+        await slots.acquire()
         do {
-            try await withTaskExecutorPreference(QueueExecutor(label: "test: \(test.name)")) {
-                try await function()
-            }
+            try await withTaskExecutorPreference(QueueExecutor(label: "test: \(test.name)")) { try await function() }
         } catch {
-            await Self.waitingSlots.release()
+            await slots.release()
             throw error
         }
-        await Self.waitingSlots.release()
+        await slots.release()
     }
 
     /// How many waiting tests run at once.
     public static let waitingAtOnce = 8
     private static let waitingSlots = Slots(waitingAtOnce)
+    private static let computingSlots = Slots(ProcessInfo.processInfo.activeProcessorCount)
 }
 
 extension Trait where Self == OffTheCooperativePool {
-    /// Each test outside Swift's cooperative pool: on libdispatch's threads for computing tests, or on a
-    /// thread of its own for tests that wait.
+    /// Each test outside Swift's cooperative pool, on a thread of its own: at most one a core for computing
+    /// tests, at most `waitingAtOnce` for tests that wait.
     public static func offTheCooperativePool(_ kind: OffTheCooperativePool.Kind) -> Self { Self(kind: kind) }
 }
 
-/// A task executor over a dispatch queue. libdispatch backs a serial queue with a thread of its
+/// A task executor over a serial dispatch queue. libdispatch backs such a queue with a thread of its
 /// overcommitting pool, which, unlike the cooperative one, grows past the core count when its threads
-/// are busy or blocked; a concurrent one runs as many jobs at once as there are cores.
+/// are busy or blocked.
 final class QueueExecutor: TaskExecutor {
     private let queue: DispatchQueue
 
-    init(label: String, attributes: DispatchQueue.Attributes = []) {
-        queue = DispatchQueue(label: label, attributes: attributes)
+    init(label: String) {
+        queue = DispatchQueue(label: label)
     }
 
     func enqueue(_ job: consuming ExecutorJob) {
