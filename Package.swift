@@ -35,7 +35,10 @@ let package = Package(
         .target(name: "AsyncBroadcast"),
         // The executor on a thread of its own that the store runs on, and that waits for the fix sources
         // (gpsd's socket, a replay's timer) between its jobs.
-        .target(name: "ThreadExecution", dependencies: ["CEpoll"]),
+        .target(
+            name: "ThreadExecution",
+            dependencies: ["CEpoll", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]
+        ),
         // libmosquitto, through a shim header; `Mosquitto` is the one typed Swift wrapper over it and
         // the async MQTT client with its supervisor.
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
@@ -44,6 +47,7 @@ let package = Package(
             dependencies: [
                 "CMosquitto",
                 "AsyncBroadcast",
+                "ThreadExecution",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -118,7 +122,7 @@ let package = Package(
             name: "AgentJobs",
             dependencies: [
                 "AgentFormats", "AgentOutputs", "GeofenceAgent", "GeofenceCore", "GeofenceStore", "Mosquitto",
-                "Geocoding", "Maps",
+                "Geocoding", "Maps", "ThreadExecution",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -191,7 +195,8 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
-                "GeofenceStore", "Deflate", "Maps", "GeofenceCore", .product(name: "Logging", package: "swift-log"),
+                "GeofenceStore", "Deflate", "Maps", "GeofenceCore", "ThreadExecution",
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/Support/TestSupport"),
         // A real gpsd fed the bundled captures, and the oracles the source and the decoder are held to.

@@ -4,6 +4,7 @@ import GeofenceAgent
 import GeofenceCore
 import GeofenceStore
 import Logging
+import ThreadExecution
 
 #if canImport(Glibc)
     import Glibc
@@ -167,7 +168,7 @@ package enum ConditionsJob {
                 throw AgentError("the running agent refused the change; see its log", exitCode: 1)
             }
             if !FileManager.default.fileExists(atPath: request) { return }
-            try? await Task.sleep(for: .milliseconds(50))
+            try? await Task.sleep(for: .milliseconds(50), clock: .serialTimer)
         }
         throw AgentError(
             "the running agent did not apply the change within 10 s; it stays in \(request) and is applied when the agent gets to it",

@@ -5,6 +5,7 @@ import GeofenceAgent
 import GeofenceCore
 import Logging
 import Synchronization
+import ThreadExecution
 
 /// `geofence-agent locations`: what the agent sees from gpsd, one location per line after coalescing and
 /// filtering. What a technician runs when a vehicle's geofences misbehave.
@@ -36,7 +37,7 @@ package enum LocationsJob {
         // Not in the group below: a reader thread stuck in a blocking connect (a host that drops SYNs, a
         // listener that never accepts) would hold the group for minutes after the timeout asked it to stop.
         // The command ends at its count or timeout whatever the thread does; the process's exit ends it.
-        let runner = Task { try? await source.run() }
+        let runner = Task(executorPreference: PoolExecutor.preferred) { try? await source.run() }
         defer { runner.cancel() }
         let seen = await withTaskGroup(of: Int?.self) { group -> Int in
             group.addTask {
@@ -67,7 +68,7 @@ package enum LocationsJob {
             }
             if let timeout = options.timeout {
                 group.addTask {
-                    try? await Task.sleep(for: .seconds(timeout))
+                    try? await Task.sleep(for: .seconds(timeout), clock: .serialTimer)
                     source.stop()
                     return nil
                 }

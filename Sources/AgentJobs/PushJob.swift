@@ -6,6 +6,7 @@ import GeofenceAgent
 import GeofenceCore
 import Logging
 import Mosquitto
+import ThreadExecution
 
 /// `geofence-agent push`: publishes geofences as an operator would, retained, one Feature per topic,
 /// after validating the whole file: one bad feature and nothing is published.
@@ -75,10 +76,10 @@ package enum PushJob {
         let client: MQTTClient
         do { client = try MQTTClient(configuration: mqtt, logger: logger) } catch { throw AgentError("\(error)") }
         await client.start()
-        defer { Task { await client.shutdown() } }
+        defer { Task(executorPreference: PoolExecutor.preferred) { await client.shutdown() } }
         let deadline = ContinuousClock.now + .seconds(10)
         while !client.status.isConnected, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(20))
+            try? await Task.sleep(for: .milliseconds(20), clock: .serialTimer)
         }
         guard client.status.isConnected else {
             let status = client.status

@@ -19,10 +19,9 @@ struct GeofenceAgentCommand: AsyncParsableCommand {
     )
 
     /// Tasks run on the agent's own pool, not libdispatch's, whose monitor would wake the vehicle every
-    /// second (see `PoolExecutor`); it must be installed before any task runs.
+    /// second (see `PoolExecutor`): the command runs with the pool as its tasks' preferred executor.
     static func main() async {
-        installPoolExecutorAsDefault()
-        await main(nil)
+        await PoolExecutor(threads: ProcessInfo.processInfo.activeProcessorCount).run { await main(nil) }
     }
 }
 

@@ -1,5 +1,6 @@
 import Logging
 import ServiceLifecycle
+import ThreadExecution
 
 /// Prometheus (docs/integrations.md#prometheus): counts fixes, rejections, published events, commit and
 /// acknowledgement latencies, connections, and the present from each status. It sends nothing over MQTT:
@@ -66,10 +67,10 @@ struct MetricsTextfileService: Service {
     let logger: Logger
 
     func run() async {
-        await cancelWhenGracefulShutdown {
+        await runUntilGracefulShutdown {
             while !Task.isCancelled {
                 write()
-                do { try await Task.sleep(for: .seconds(15)) } catch { return }
+                do { try await Task.sleep(for: .seconds(15), clock: .serialTimer) } catch { return }
             }
         }
         metrics.stopped()

@@ -5,6 +5,7 @@ import Logging
 import Mosquitto
 import ServiceLifecycle
 import Synchronization
+import ThreadExecution
 
 /// Drains the outbox through the MQTT client's bounded in-flight window: transitions first, in sequence
 /// order, then droppable rows in theirs. A row leaves the outbox only when the broker acknowledged it with a
@@ -66,7 +67,7 @@ package final class OutboxPublisher: Service, Sendable {
 
     private func tickEverySecond() async {
         while !Task.isCancelled {
-            do { try await Task.sleep(for: .seconds(1)) } catch { return }
+            do { try await Task.sleep(for: .seconds(1), clock: .serialTimer) } catch { return }
             await tick()
         }
     }
@@ -122,7 +123,7 @@ package final class OutboxPublisher: Service, Sendable {
                 }
             } catch {
                 logger.error("outbox read failed", metadata: ["error": "\(error)"])
-                try? await Task.sleep(for: .seconds(1))
+                try? await Task.sleep(for: .seconds(1), clock: .serialTimer)
                 continue
             }
             var skipped = false
@@ -217,14 +218,14 @@ package final class OutboxPublisher: Service, Sendable {
             if ticksItself { group.addTask { await self.tickEverySecond() } }
             group.addTask { await self.collectAcknowledgements(issued) }
             await withTaskCancellationOrGracefulShutdownHandler {
-                await cancelWhenGracefulShutdown { await self.issue(into: issuedSink) }
+                await runUntilGracefulShutdown { await self.issue(into: issuedSink) }
             } onCancelOrGracefulShutdown: { [outbox] in
                 outbox.stopWaking()
             }
             issuedSink.finish()
             let end = ContinuousClock.now + Self.acknowledgementGrace
             while awaiting.load(ordering: .relaxed) > 0, ContinuousClock.now < end {
-                do { try await Task.sleep(for: .milliseconds(10)) } catch { break }
+                do { try await Task.sleep(for: .milliseconds(10), clock: .serialTimer) } catch { break }
             }
             group.cancelAll()
         }

@@ -1,6 +1,7 @@
 import AgentOutputs
 import Foundation
 import Mosquitto
+import ThreadExecution
 
 /// Whether the broker hands a wildcard subscription the retained messages it matches: the geofence sync
 /// subscribes to `.../geofences/+` and relies on it. RabbitMQ's MQTT plugin does not (rabbitmq-server
@@ -63,7 +64,7 @@ struct RetainedDeliveryProbe {
                     return nil
                 }
                 group.addTask {
-                    try? await Task.sleep(for: patience)
+                    try? await Task.sleep(for: patience, clock: .serialTimer)
                     return nil
                 }
                 // Cancelled, the loop over the subscription ends too.

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ServiceLifecycle
+import ThreadExecution
 
 #if canImport(Glibc)
     import Glibc
@@ -54,7 +55,7 @@ package struct SystemdNotifier: Service {
         }
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             notify("WATCHDOG=1")
-            try? await Task.sleep(for: watchdogInterval)
+            try? await Task.sleep(for: watchdogInterval, clock: .serialTimer)
         }
         notify("STOPPING=1")
     }

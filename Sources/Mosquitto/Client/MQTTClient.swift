@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import Synchronization
+import ThreadExecution
 
 /// An MQTT client over libmosquitto that never gives up and never loses a message it was handed.
 ///
@@ -136,7 +137,7 @@ public final class MQTTClient: Service, Sendable {
                 core.state.withLock { $0.lastConnectionError = "\(error)" }
             }
         }
-        let task = Task { [weak self] in
+        let task = Task(executorPreference: PoolExecutor.preferred) { [weak self] in
             guard let self else { return }
             await self.supervise()
         }
@@ -171,7 +172,7 @@ public final class MQTTClient: Service, Sendable {
                 if status.isConnected, await changes.next() == nil { return }
                 continue
             }
-            try? await Task.sleep(for: Self.disconnectedLook)
+            try? await Task.sleep(for: Self.disconnectedLook, clock: .serialTimer)
             let (status, started, tlsProblem, stopping, lastConnectionError) = core.state.withLock {
                 ($0.status, $0.attemptStarted, $0.tlsProblem, $0.stopping, $0.lastConnectionError)
             }
@@ -198,7 +199,7 @@ public final class MQTTClient: Service, Sendable {
                     // Several: the next one. A whole round without a connection backs off before the next.
                     let next = (brokerIndex.load(ordering: .relaxed) + 1) % configuration.brokers.count
                     if next == 0 {
-                        try? await Task.sleep(for: .seconds(delay))
+                        try? await Task.sleep(for: .seconds(delay), clock: .serialTimer)
                         delay = min(delay * 2, configuration.maximumRetryDelay)
                     }
                     if Task.isCancelled || core.state.withLock({ $0.stopping }) { return }
@@ -207,7 +208,7 @@ public final class MQTTClient: Service, Sendable {
                 }
             }
             // Refused, or TLS verification failed: libmosquitto has stopped trying.
-            try? await Task.sleep(for: .seconds(refusedDelay))
+            try? await Task.sleep(for: .seconds(refusedDelay), clock: .serialTimer)
             if Task.isCancelled || core.state.withLock({ $0.stopping }) { return }
             refusedDelay = min(
                 refusedDelay * 2, max(configuration.maximumRefusedRetryDelay, configuration.minimumRetryDelay))
@@ -295,10 +296,10 @@ public final class MQTTClient: Service, Sendable {
     /// disconnect is asked for again until the join returns. Never a forced cancel: that corrupts the handle.
     private func stopLoop(_ handle: MosquittoHandle) async {
         let joined = Atomic<Bool>(false)
-        let asker = Task.detached {
+        let asker = Task.detached(executorPreference: PoolExecutor.preferred) {
             while !joined.load(ordering: .relaxed) {
                 _ = try? handle.disconnect()
-                try? await Task.sleep(for: .milliseconds(50))
+                try? await Task.sleep(for: .milliseconds(50), clock: .serialTimer)
             }
         }
         await worker.run { _ = try? handle.loopStop(force: false) }
@@ -452,7 +453,7 @@ public final class MQTTClient: Service, Sendable {
     /// (a stopping agent's tasks must not spin here while the broker is away).
     private func waitForConnection() async throws(MQTTError) {
         while !status.isConnected && !core.state.withLock({ $0.stopping }) {
-            do { try await Task.sleep(for: .milliseconds(20)) } catch { throw .cancelled }
+            do { try await Task.sleep(for: .milliseconds(20), clock: .serialTimer) } catch { throw .cancelled }
         }
     }
 
@@ -533,7 +534,7 @@ public final class MQTTClient: Service, Sendable {
                     ).isSuccess
                 }
                 group.addTask {
-                    try? await Task.sleep(for: timeout)
+                    try? await Task.sleep(for: timeout, clock: .serialTimer)
                     return false
                 }
                 let first = await group.next() ?? false

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Testing
+import ThreadExecution
 
 /// Runs each test of a suite outside Swift's cooperative pool.
 ///
@@ -20,6 +21,9 @@ public struct OffTheCooperativePool: TestTrait, SuiteTrait, TestScoping {
         case computing
         /// Blocked waiting for a child process: a thread per test, since they use little CPU.
         case waiting
+        /// The agent's runtime in process: on the executor the agent runs on (`PoolExecutor`, a thread a
+        /// core), as `geofence-agent` runs it. Nothing in such a test may block a thread.
+        case agentsPool
     }
 
     public var kind: Kind
@@ -33,16 +37,26 @@ public struct OffTheCooperativePool: TestTrait, SuiteTrait, TestScoping {
         // With no bound every waiting test starts at the beginning of a run, each with its agents, brokers,
         // receivers or browser, and two cores then serve a hundred processes. A test's own waits start once
         // it runs.
-        let slots = kind == .waiting ? Self.waitingSlots : Self.computingSlots
+        let slots = kind == .computing ? Self.computingSlots : Self.waitingSlots
         await slots.acquire()
         do {
-            try await withTaskExecutorPreference(QueueExecutor(label: "test: \(test.name)")) { try await function() }
+            if kind == .agentsPool {
+                try await Self.agentsPool.run { try await function() }
+            } else {
+                try await withTaskExecutorPreference(QueueExecutor(label: "test: \(test.name)")) {
+                    try await function()
+                }
+            }
         } catch {
             await slots.release()
             throw error
         }
         await slots.release()
     }
+
+    /// The runtime tests' pool: one for the process, as the agent has (its threads live as long as it).
+    private static let agentsPool = PoolExecutor(
+        threads: ProcessInfo.processInfo.activeProcessorCount, name: "agents-pool")
 
     /// How many waiting tests run at once.
     public static let waitingAtOnce = 8

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import ThreadExecution
 
-/// The agent's default executor: a pool of its own threads, with its own timers for `Task.sleep`.
+/// The agent's executor, a pool of its own threads, and the clock whose timers libdispatch does not watch.
 @Suite(.offTheCooperativePool(.waiting)) struct PoolExecutorTests {
     /// One pool for the suite: its threads live as long as the process.
     static let pool = PoolExecutor(threads: 2, name: "test-pool")
@@ -35,39 +35,58 @@ import ThreadExecution
         #expect(await tally.count == 8_000)
     }
 
-    @Test func aSleepOnThePoolLastsItsDurationAndResumesOnThePool() async throws {
+    @Test func aTaskStartedUnderRunPrefersThePoolThroughTheTaskLocal() async {
+        #expect(PoolExecutor.preferred == nil)
+        let onPool = await Self.pool.run {
+            await Task(executorPreference: PoolExecutor.preferred) { Self.onThePool() }.value
+        }
+        #expect(onPool)
+        #expect(PoolExecutor.preferred == nil)
+    }
+
+    @Test func aSerialTimerSleepLastsItsDurationAndResumesOnThePool() async throws {
         let clock = ContinuousClock()
-        let (elapsed, onPool) = try await withTaskExecutorPreference(Self.pool) {
+        let (elapsed, onPool) = try await Self.pool.run {
             let start = clock.now
-            try await Task.sleep(for: .milliseconds(60))
+            try await Task.sleep(for: .milliseconds(60), clock: .serialTimer)
             return (start.duration(to: clock.now), Self.onThePool())
         }
         #expect(elapsed >= .milliseconds(60))
         #expect(onPool)
     }
 
-    @Test func aSuspendingClocksDeadlineIsKeptToo() async throws {
-        let clock = SuspendingClock()
-        let deadline = clock.now.advanced(by: .milliseconds(40))
-        try await withTaskExecutorPreference(Self.pool) {
-            try await clock.sleep(until: deadline)
-        }
-        #expect(clock.now >= deadline)
+    @Test func aDeadlineAlreadyPastEndsTheSleepAtOnce() async throws {
+        let clock = SerialTimerClock()
+        let past = clock.now.advanced(by: .seconds(-1))
+        try await clock.sleep(until: past)
+        #expect(clock.now >= past)
     }
 
     @Test func aSleepForeverEndsWithCancellation() async {
         let sleeper = Task(executorPreference: Self.pool) {
-            try await Task.sleep(for: .seconds(Int64.max))
+            try await Task.sleep(for: .seconds(Int64.max), clock: .serialTimer)
         }
         sleeper.cancel()
         await #expect(throws: CancellationError.self) { try await sleeper.value }
     }
 
-    @Test func aCancelledSleepEndsWithCancellation() async {
+    @Test func aSleepCancelledWhileItWaitsEndsWithCancellation() async {
+        let started = AsyncStream<Void>.makeStream()
         let sleeper = Task(executorPreference: Self.pool) {
-            try await Task.sleep(for: .seconds(3_600))
+            started.continuation.yield()
+            try await Task.sleep(for: .seconds(3_600), clock: .serialTimer)
         }
+        var iterator = started.stream.makeAsyncIterator()
+        await iterator.next()
         sleeper.cancel()
+        await #expect(throws: CancellationError.self) { try await sleeper.value }
+    }
+
+    @Test func aTaskCancelledBeforeItSleepsDoesNotSleep() async {
+        let sleeper = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            try await Task.sleep(for: .seconds(3_600), clock: .serialTimer)
+        }
         await #expect(throws: CancellationError.self) { try await sleeper.value }
     }
 }

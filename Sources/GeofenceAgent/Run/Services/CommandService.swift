@@ -2,6 +2,7 @@ import AgentOutputs
 import Logging
 import Mosquitto
 import ServiceLifecycle
+import ThreadExecution
 
 /// Operators' commands on `cmd`, and OwnTracks' on its own `cmd` topic when the vehicle speaks it.
 final class CommandService: Service, Sendable {
@@ -27,7 +28,7 @@ final class CommandService: Service, Sendable {
     }
 
     func run() async {
-        await cancelWhenGracefulShutdown {
+        await runUntilGracefulShutdown {
             await withDiscardingTaskGroup { group in
                 group.addTask { for await m in self.commands { await self.command(m) } }
                 if let ownTracks = self.ownTracksCommands {

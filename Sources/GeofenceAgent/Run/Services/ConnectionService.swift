@@ -2,6 +2,7 @@ import AgentOutputs
 import Logging
 import Mosquitto
 import ServiceLifecycle
+import ThreadExecution
 
 /// What each connection to the broker brings: the status and the state at once, the outputs'
 /// announcements (Home Assistant's discovery), and the connection counted. Announcements also go when
@@ -32,7 +33,7 @@ final class ConnectionService: Service, Sendable {
             outputs.tell(.connection(connected: true))
             await announce()
         }
-        await cancelWhenGracefulShutdown {
+        await runUntilGracefulShutdown {
             await withDiscardingTaskGroup { group in
                 for request in self.announcementRequests {
                     group.addTask {

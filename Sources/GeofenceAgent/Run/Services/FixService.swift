@@ -2,6 +2,7 @@ import Foundation
 import GPSD
 import GeofenceStore
 import ServiceLifecycle
+import ThreadExecution
 
 /// Where locations come from.
 enum LocationFeed: Sendable {
@@ -42,7 +43,7 @@ final class FixService: Service, Sendable {
             let statuses = gps.statusUpdates()
             let processor = self.processor
             let reporter = self.reporter
-            await cancelWhenGracefulShutdown {
+            await runUntilGracefulShutdown {
                 await withDiscardingTaskGroup { group in
                     group.addTask {
                         for await s in statuses {
@@ -66,11 +67,11 @@ final class FixService: Service, Sendable {
             let delivery = FixDelivery(
                 processor: processor, onConsumerCancelled: { [weak executor] in executor?.wake() })
             replay.deliver(after: resumeAfter, on: executor, to: delivery)
-            await cancelWhenGracefulShutdown { await processor.follow(delivery) }
+            await runUntilGracefulShutdown { await processor.follow(delivery) }
             await processor.recordLastFixes()
             await processor.gps(GPSStatus(state: .noData, detail: "the replay ended", device: "gpx"))
             if exitAtReplayEnd {
-                await cancelWhenGracefulShutdown { await self.drainOutbox() }
+                await runUntilGracefulShutdown { await self.drainOutbox() }
             } else {
                 try? await gracefulShutdown()
             }
@@ -80,7 +81,7 @@ final class FixService: Service, Sendable {
     private func drainOutbox() async {
         let end = ContinuousClock.now + drainTimeout
         while ContinuousClock.now < end, await outbox.stats.rows > 0 {
-            do { try await Task.sleep(for: .milliseconds(50)) } catch { return }
+            do { try await Task.sleep(for: .milliseconds(50), clock: .serialTimer) } catch { return }
         }
     }
 }

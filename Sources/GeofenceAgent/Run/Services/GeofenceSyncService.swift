@@ -2,6 +2,7 @@ import AgentFormats
 import Mosquitto
 import ServiceLifecycle
 import SystemMemory
+import ThreadExecution
 
 /// Geofences from the broker into the store and the monitors, in batches, in two stages: the next batch
 /// is validated (on every core) while the last one is stored. Stopping ends the sync at once; the
@@ -17,7 +18,7 @@ final class GeofenceSyncService: Service, Sendable {
 
     func run() async {
         let batcher = MessageBatcher()
-        await cancelWhenGracefulShutdown {
+        await runUntilGracefulShutdown {
             await withDiscardingTaskGroup { group in
                 for subscription in self.subscriptions {
                     group.addTask { for await m in subscription { batcher.add(m) } }
@@ -34,7 +35,7 @@ final class GeofenceSyncService: Service, Sendable {
                 let batch = await ChangeApplier.validate(messages)
                 await storing?.value
                 guard !Task.isCancelled else { return }
-                storing = Task { await self.applier.apply(batch) }
+                storing = Task(executorPreference: PoolExecutor.preferred) { await self.applier.apply(batch) }
             },
             drained: { count in
                 await storing?.value

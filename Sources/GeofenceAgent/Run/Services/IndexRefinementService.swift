@@ -1,4 +1,5 @@
 import ServiceLifecycle
+import ThreadExecution
 
 /// Gives the restored monitors' indexes their octagons and masks (`FixProcessor.refineRestoredIndexes`),
 /// then ends. Until then fixes are answered from the regions' boxes: the same events. A stop ends it at
@@ -7,6 +8,6 @@ struct IndexRefinementService: Service {
     let processor: FixProcessor
 
     func run() async {
-        await cancelWhenGracefulShutdown { await processor.refineRestoredIndexes() }
+        await runUntilGracefulShutdown { await processor.refineRestoredIndexes() }
     }
 }

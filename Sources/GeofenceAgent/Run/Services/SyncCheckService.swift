@@ -4,6 +4,7 @@ import Logging
 import Mosquitto
 import ServiceLifecycle
 import Synchronization
+import ThreadExecution
 
 /// Checks each broker the agent connects to, once a run, with `RetainedDeliveryProbe`: a broker that
 /// withholds retained messages from wildcard subscriptions can never give the vehicle its geofences. Such a
@@ -48,10 +49,10 @@ final class SyncCheckService: Service, Sendable {
         let check: @Sendable () -> Void = {
             checking.withLock {
                 $0?.cancel()
-                $0 = Task { await self.checkTheBroker() }
+                $0 = Task(executorPreference: PoolExecutor.preferred) { await self.checkTheBroker() }
             }
         }
-        await cancelWhenGracefulShutdown {
+        await runUntilGracefulShutdown {
             if self.client.status.isConnected { check() }
             for await state in states where state.isConnected { check() }
         }

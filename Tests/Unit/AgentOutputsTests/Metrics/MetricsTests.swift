@@ -43,7 +43,7 @@ import Testing
 }
 
 /// Prometheus' textfile is its output's own timer: written at once, then every 15 s, until the shutdown.
-@Suite(.offTheCooperativePool(.waiting)) struct MetricsTextfileServiceTests {
+@Suite(.offTheCooperativePool(.agentsPool)) struct MetricsTextfileServiceTests {
     @Test func theTextfileIsWrittenAndTheTimerStopsAtTheShutdown() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("textfile-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -12,7 +12,7 @@ import Testing
 
 /// The change applier with an in-memory store, monitors and broker: what a sync, a command or the CLI's
 /// inbox does, without a process or a broker.
-@Suite(.offTheCooperativePool(.waiting)) struct ChangeApplierTests {
+@Suite(.offTheCooperativePool(.agentsPool)) struct ChangeApplierTests {
     let store = FakeConditionStore()
     let host = FakeMonitorHost()
     let publisher = FakePublisher()

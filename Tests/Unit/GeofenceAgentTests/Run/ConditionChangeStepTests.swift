@@ -13,7 +13,7 @@ import Testing
 
 /// A geofence change is stored and given to the monitors in one step of the fix processor's: a fix that
 /// arrives while the store commits is decided after the monitors have the change, never between.
-@Suite(.offTheCooperativePool(.waiting)) struct ConditionChangeStepTests {
+@Suite(.offTheCooperativePool(.agentsPool)) struct ConditionChangeStepTests {
     let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
 
     /// The agent's own store of conditions, which hands a fix to the processor while it commits: the fix's

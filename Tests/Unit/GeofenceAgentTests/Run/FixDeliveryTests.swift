@@ -11,7 +11,7 @@ import Testing
 /// Fixes a source hands over on the store's thread are decided there, in the source's wake-up: a fix that
 /// changes nothing costs no job on the thread, and one that must wait (a commit, a live update) goes to the
 /// processor's follower with every fix after it, in order.
-@Suite(.offTheCooperativePool(.waiting)) struct FixDeliveryTests {
+@Suite(.offTheCooperativePool(.agentsPool)) struct FixDeliveryTests {
     let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
 
     /// A processor over a store in `directory`, with a circle of 100 m at (52, 5).

@@ -12,7 +12,7 @@ import Testing
 
 /// The fix processor over a store in a temporary file and no broker: conditions the applier gives it are
 /// decided on, every transition is committed to the outbox, and the snapshot tells the reporter the truth.
-@Suite(.offTheCooperativePool(.waiting)) struct FixProcessorTests {
+@Suite(.offTheCooperativePool(.agentsPool)) struct FixProcessorTests {
     let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
 
     /// A directory of its own for a test's store (the test removes it).

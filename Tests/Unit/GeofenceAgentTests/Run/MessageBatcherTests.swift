@@ -6,7 +6,7 @@ import Testing
 @testable import GeofenceAgent
 
 /// Batches keep arrival order and their size limit, also while messages keep arriving.
-@Suite(.offTheCooperativePool(.waiting)) struct MessageBatcherTests {
+@Suite(.offTheCooperativePool(.agentsPool)) struct MessageBatcherTests {
     @Test func batchesKeepArrivalOrderWhileMessagesKeepArriving() {
         let batcher = MessageBatcher(maximum: 2_000)
         var next = 0

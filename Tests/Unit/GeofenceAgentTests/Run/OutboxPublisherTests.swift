@@ -12,7 +12,7 @@ import Testing
 
 /// The outbox publisher with an in-memory broker connection: what it sends, in which order, what it
 /// deletes, and that it stops at once with acknowledgements outstanding.
-@Suite(.offTheCooperativePool(.waiting)) struct OutboxPublisherTests {
+@Suite(.offTheCooperativePool(.agentsPool)) struct OutboxPublisherTests {
     /// An acknowledgement the test gives (or never gives).
     final class FakeTicket: PublishAcknowledgement, @unchecked Sendable {
         private let state = Mutex<

@@ -11,7 +11,7 @@ import Testing
 @testable import GeofenceAgent
 
 /// OwnTracks' commands through the change applier, with an in-memory store, monitors and broker.
-@Suite(.offTheCooperativePool(.waiting)) struct OwnTracksCommandApplierTests {
+@Suite(.offTheCooperativePool(.agentsPool)) struct OwnTracksCommandApplierTests {
     let store = FakeConditionStore()
     let host = FakeMonitorHost()
     let publisher = FakePublisher()

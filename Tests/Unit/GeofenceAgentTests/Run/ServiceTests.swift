@@ -16,7 +16,7 @@ import Testing
 
 /// Each of the agent's loops is a `Service` that does its work, then ends when the graceful shutdown
 /// comes (SIGTERM in the agent), with service-lifecycle's TestKit standing in for the signal.
-@Suite(.offTheCooperativePool(.waiting)) struct ServiceTests {
+@Suite(.offTheCooperativePool(.agentsPool)) struct ServiceTests {
     let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
 
     /// A processor, its outbox and a reporter over a store in a temporary directory.
