@@ -225,21 +225,6 @@ public actor AgentStore {
         return stored
     }
 
-    /// The newest of a monitor's records' last events as a fix (where, when, how accurate): one scan of the
-    /// monitor's conditions, for the rare removal of a condition the vehicle is inside.
-    private func newestRecordFix(monitor: String, _ db: Database) throws -> Location? {
-        let newest = try db.statement(
-            """
-            SELECT last_date, last_latitude, last_longitude, last_accuracy FROM conditions
-            WHERE monitor = ?1 AND last_date IS NOT NULL ORDER BY last_date DESC LIMIT 1
-            """
-        ).bind(.text(monitor))
-        guard try newest.step() else { return nil }
-        return Self.fix(
-            at: Date(timeIntervalSince1970: newest.double(0)),
-            Coordinate(latitude: newest.double(1), longitude: newest.double(2)), accuracy: newest.double(3))
-    }
-
     /// A record's last event as the fix it was decided on: where, when, how accurate (all a record keeps).
     static func fix(at date: Date, _ coordinate: Coordinate, accuracy: Double) -> Location {
         Location(coordinate: coordinate, horizontalAccuracy: accuracy, timestamp: date)
@@ -329,16 +314,6 @@ public actor AgentStore {
         case removed(monitors: [String])
     }
 
-    /// A condition being deleted while its state is satisfied: the vehicle is inside it.
-    public struct RemovedWhileInside: Sendable {
-        public var monitor: String
-        public var identifier: String
-        /// The condition as stored (for its name and its `notify`); nil when its stored form is unreadable.
-        public var condition: Condition?
-        /// The monitor's last accepted fix: where and when the vehicle was last seen inside.
-        public var lastFix: Location?
-    }
-
     /// Applies a batch of changes in order, in one transaction: a sync of thousands of retained geofences
     /// costs one commit, not one per geofence. Either every change is recorded or none is. Deleting a
     /// condition the vehicle is inside carries its exit: that goes through the `Outbox`, which writes the
@@ -380,34 +355,6 @@ public actor AgentStore {
                 if let outbox { try write(outbox, db) }
                 return results
             }
-        }
-    }
-
-    /// The conditions `changes` delete while their state is satisfied, with what their exits need.
-    func satisfiedRemovals(in changes: [ConditionChange]) throws(StoreError) -> [RemovedWhileInside] {
-        try guarded { db in
-            var out: [RemovedWhileInside] = []
-            var recordFixes: [String: Location?] = [:]
-            for case .remove(let identifier, let monitor) in changes {
-                let found = try db.statement(
-                    """
-                    SELECT c.monitor, c.compiled, m.last_fix FROM conditions c LEFT JOIN monitors m ON m.name = c.monitor
-                    WHERE c.identifier = ?1 AND (?2 IS NULL OR c.monitor = ?2) AND c.state = ?3 ORDER BY c.monitor
-                    """
-                ).bind(.text(identifier), .optional(monitor), .text(ConditionState.satisfied.rawValue))
-                while try found.step() {
-                    let monitor = found.text(0) ?? ""
-                    let stored =
-                        found.isNull(2) ? nil : try? JSONDecoder().decode(Location.self, from: Data(found.blob(2)))
-                    if recordFixes[monitor] == nil { recordFixes[monitor] = try newestRecordFix(monitor: monitor, db) }
-                    out.append(
-                        RemovedWhileInside(
-                            monitor: monitor, identifier: identifier,
-                            condition: found.isNull(1) ? nil : try? ConditionCodec.decode(found.blob(1)),
-                            lastFix: Self.later(stored, recordFixes[monitor] ?? nil)))
-                }
-            }
-            return out
         }
     }
 

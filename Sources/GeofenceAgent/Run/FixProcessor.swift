@@ -135,7 +135,14 @@ actor FixProcessor: MonitorHost, SnapshotSource {
     func apply(_ changes: [AgentStore.ConditionChange], storingIn store: any ConditionStoring) throws(StoreError)
         -> [AgentStore.ChangeResult]
     {
-        let results = try store.applyNow(changes)
+        let removals = changes.compactMap { change -> (identifier: String, monitor: String?)? in
+            guard case .remove(let identifier, let monitor) = change else { return nil }
+            return (identifier, monitor)
+        }
+        let exits = monitors.removalExits(removals).map {
+            RemovalExit(monitor: $0.monitor, event: $0.event, conditionVersion: $0.conditionVersion)
+        }
+        let results = try store.applyNow(changes, exits: exits)
         apply(MonitorChange.made(by: changes, results: results))
         return results
     }

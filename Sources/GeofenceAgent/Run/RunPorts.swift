@@ -45,13 +45,22 @@ extension MQTTClient: OutboxTransport {
 
 /// Where conditions are kept.
 protocol ConditionStoring: Sendable {
-    /// Stores condition changes in one transaction, without a suspension. Called by the monitors' host, in its
-    /// isolation, which shares the store's executor: what it stores and what the monitors are given make one
-    /// step that no fix is decided in the middle of.
-    func applyNow(_ changes: [AgentStore.ConditionChange]) throws(StoreError) -> [AgentStore.ChangeResult]
+    /// Stores condition changes in one transaction, with the exits that the removals among them mean (the
+    /// monitors' `removalExits`), without a suspension. Called by the monitors' host, in its isolation, which
+    /// shares the store's executor: what it stores and what the monitors are given make one step that no fix
+    /// is decided in the middle of.
+    func applyNow(_ changes: [AgentStore.ConditionChange], exits: [RemovalExit]) throws(StoreError)
+        -> [AgentStore.ChangeResult]
     func setSetting(_ key: String, _ value: String?) async throws(StoreError)
     /// The conditions that came from one source (OwnTracks' `clearWaypoints` removes its own).
     func identifiers(source: String) async throws(StoreError) -> [(monitor: String, identifier: String)]
+}
+
+/// The `exit (removed)` of a condition deleted while the vehicle was inside it, as the monitors decided it.
+struct RemovalExit: Sendable {
+    var monitor: String
+    var event: MonitorEvent
+    var conditionVersion: Int64?
 }
 
 /// A change to the conditions the monitors hold, made once the store has it.

@@ -56,6 +56,26 @@ public struct MonitorSet: Sendable {
         return try body(&engines[position])
     }
 
+    /// The exits (reason `removed`) that removing these conditions means, before they are removed: one for
+    /// each monitor whose vehicle is inside one, at its last accepted fix, in the changes' order then monitor
+    /// name order, each pair once. A nil `monitor` removes the identifier from every monitor. The one place
+    /// this rule lives: the agent stores these exits in the transaction that deletes the conditions.
+    public func removalExits(
+        _ removals: [(identifier: String, monitor: String?)]
+    ) -> [(monitor: String, event: MonitorEvent, conditionVersion: Int64?)] {
+        var seen: Set<[String]> = []
+        var exits: [(monitor: String, event: MonitorEvent, conditionVersion: Int64?)] = []
+        for (identifier, monitor) in removals {
+            for (name, engine) in zip(names, engines) where monitor == nil || monitor == name {
+                guard seen.insert([name, identifier]).inserted, let event = engine.removalExit(identifier),
+                    event.isNotified
+                else { continue }
+                exits.append((name, event, engine.record(for: identifier)?.condition.version))
+            }
+        }
+        return exits
+    }
+
     public mutating func remove(_ identifier: String, monitor: String) {
         guard let position = positions[monitor] else { return }
         engines[position].remove(identifier)

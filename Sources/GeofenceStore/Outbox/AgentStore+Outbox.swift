@@ -98,10 +98,6 @@ extension AgentStore: OutboxRepository {
         }
     }
 
-    public nonisolated func satisfiedRemovals(_ changes: [ConditionChange]) throws(StoreError) -> [RemovedWhileInside] {
-        try onStoreThread { store throws(StoreError) in try store.satisfiedRemovals(in: changes) }
-    }
-
     public nonisolated func applyChanges(_ changes: [ConditionChange], outbox: OutboxWrite) throws(StoreError)
         -> [ChangeResult]
     {

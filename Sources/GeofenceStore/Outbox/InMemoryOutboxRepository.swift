@@ -92,24 +92,6 @@ public actor InMemoryOutboxRepository: OutboxRepository {
         }
     }
 
-    public nonisolated func satisfiedRemovals(_ changes: [AgentStore.ConditionChange]) throws(StoreError) -> [AgentStore
-        .RemovedWhileInside]
-    {
-        try onExecutor { r in
-            var out: [AgentStore.RemovedWhileInside] = []
-            for case .remove(let identifier, let monitor) in changes {
-                for name in r.conditions.keys.sorted() where monitor == nil || monitor == name {
-                    guard let held = r.conditions[name]?[identifier], held.record?.state == .satisfied else { continue }
-                    out.append(
-                        AgentStore.RemovedWhileInside(
-                            monitor: name, identifier: identifier, condition: held.condition,
-                            lastFix: r.lastFixes[name]))
-                }
-            }
-            return out
-        }
-    }
-
     public nonisolated func applyChanges(_ changes: [AgentStore.ConditionChange], outbox: OutboxWrite)
         throws(StoreError)
         -> [AgentStore.ChangeResult]

@@ -167,15 +167,13 @@ public actor Outbox {
         return written(prepared)
     }
 
-    /// Applies condition changes (a sync, a removal) with the exit of each condition deleted while the
-    /// vehicle was inside, in one transaction: a crash never leaves a deleted condition whose vehicle was
-    /// inside without its exit, nor an exit for a condition still stored.
-    public func apply(
-        _ changes: [AgentStore.ConditionChange],
-        exits: (AgentStore.RemovedWhileInside) -> [OutboxItem]
-    ) throws(StoreError) -> [AgentStore.ChangeResult] {
-        let removed = try repository.satisfiedRemovals(changes)
-        let prepared = try prepare(removed.flatMap(exits), writing: true)
+    /// Applies condition changes (a sync, a removal) with the exits of the conditions deleted while the
+    /// vehicle was inside (the monitors decide them), in one transaction: a crash never leaves a deleted
+    /// condition whose vehicle was inside without its exit, nor an exit for a condition still stored.
+    public func apply(_ changes: [AgentStore.ConditionChange], exits: [OutboxItem]) throws(StoreError)
+        -> [AgentStore.ChangeResult]
+    {
+        let prepared = try prepare(exits, writing: true)
         let results = try repository.applyChanges(changes, outbox: prepared.write)
         written(prepared)
         return results

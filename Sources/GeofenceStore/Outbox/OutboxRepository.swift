@@ -68,9 +68,6 @@ public protocol OutboxRepository: Actor {
         monitor: String, records: [(identifier: String, record: MonitorRecord)],
         lastFix: Location?, indexFloor: Int?, removing: [String],
         outbox: OutboxWrite) throws(StoreError)
-    /// The conditions these changes would delete while the vehicle is inside them: each needs its exit.
-    nonisolated func satisfiedRemovals(_ changes: [AgentStore.ConditionChange]) throws(StoreError)
-        -> [AgentStore.RemovedWhileInside]
     /// Applies condition changes with the outbox write that carries their exits, in one transaction.
     nonisolated func applyChanges(_ changes: [AgentStore.ConditionChange], outbox: OutboxWrite) throws(StoreError)
         -> [AgentStore.ChangeResult]

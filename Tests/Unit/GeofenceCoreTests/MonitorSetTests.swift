@@ -103,4 +103,30 @@ import Testing
         #expect(!EventKind.published.contains(.initial))
         #expect(EventKind.published.count == EventKind.allCases.count - 1)
     }
+
+    /// A removal's exit is the monitors' to decide: one per monitor whose vehicle is inside, at its last fix,
+    /// in monitor order, each pair once; none for a condition outside, unknown, or whose `notify` leaves
+    /// `exit` out.
+    @Test func removalExitsComeFromTheMonitorsThatAreInside() throws {
+        var set = MonitorSet(configuration: .eachFixAlone)
+        let yard = try Condition.circle(center: depot, radius: 150, name: "Yard")
+        let far = try Condition.circle(center: Coordinate(latitude: 52.1, longitude: 5), radius: 150)
+        let quiet = try Condition(
+            geometry: .circle(center: depot, radius: 150), rules: ConditionRules(notify: [.enter]))
+        for monitor in ["b", "a"] { set.add(yard, identifier: "yard", monitor: monitor) }
+        set.add(far, identifier: "far", monitor: "a")
+        set.add(quiet, identifier: "quiet", monitor: "a")
+        let inside = fix(52, 5, t: 0)
+        _ = set.process(inside)
+
+        let exits = set.removalExits([("yard", nil), ("far", nil), ("quiet", "a"), ("gone", nil), ("yard", "a")])
+        #expect(exits.map(\.monitor) == ["a", "b"])
+        #expect(exits.allSatisfy { $0.event.identifier == "yard" && $0.event.reason == .removed })
+        #expect(exits.allSatisfy { $0.event.kind == .exit && $0.event.location == set[$0.monitor]?.lastAcceptedFix })
+        #expect(exits.allSatisfy { $0.event.date == inside.timestamp })
+        #expect(exits.first?.event.conditionName == "Yard")
+        #expect(set.removalExits([("yard", "b")]).map(\.monitor) == ["b"])
+        // Asking changes nothing: the conditions are removed by `remove`, after the store has the exits.
+        #expect(set["a"]?.record(for: "yard")?.state == .satisfied)
+    }
 }

@@ -79,10 +79,15 @@ import Testing
         let enter = engine.process(fix(52.1, 5.0, t: 900)).events  // leaves the depot, enters the yard
         #expect(Set(enter.map(\.kind)) == [.exit, .enter])
         try await commit(store, engine, enter)
-        let removed = try await store.satisfiedRemovals(in: [.remove(identifier: "yard", monitor: "m")])
-        #expect(removed.map(\.identifier) == ["yard"])
-        #expect(removed.first?.lastFix?.timestamp == Date(timeIntervalSince1970: 1_700_000_900))
-        #expect(removed.first?.lastFix?.coordinate == Coordinate(latitude: 52.1, longitude: 5.0))
         await store.close()
+        // The monitors decide a removal's exit; restored, the monitor's last fix is the records' newer one.
+        let reopened = try await reopenStore(path: path)
+        var monitors = MonitorSet(configuration: .eachFixAlone)
+        monitors.insert(try await reopened.openMonitor("m", configuration: .eachFixAlone))
+        let removed = monitors.removalExits([("yard", "m")])
+        #expect(removed.map(\.event.identifier) == ["yard"])
+        #expect(removed.first?.event.date == Date(timeIntervalSince1970: 1_700_000_900))
+        #expect(removed.first?.event.location.coordinate == Coordinate(latitude: 52.1, longitude: 5.0))
+        await reopened.close()
     }
 }

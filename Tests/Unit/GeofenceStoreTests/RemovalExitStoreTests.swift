@@ -25,20 +25,27 @@ import Testing
             monitor: "m", records: events.map { ($0.identifier, engine.record(for: $0.identifier)!) },
             lastFix: engine.lastAcceptedFix)
 
-        var seen: [AgentStore.RemovedWhileInside] = []
-        let outbox = try await Outbox.open(store, logger: quietLogger)
+        // The monitors decide which removals exit (`MonitorSet.removalExits`); the outbox writes them with
+        // the delete.
+        var monitors = MonitorSet(configuration: .eachFixAlone)
+        monitors.insert(engine)
         let changes: [AgentStore.ConditionChange] = [
             .remove(identifier: "inside", monitor: nil), .remove(identifier: "outside", monitor: nil),
         ]
-        let results = try await outbox.apply(changes) { removed in
-            seen.append(removed)
-            return [OutboxItem(kind: .transition, topic: "events") { _, _ in Array("exit \(removed.identifier)".utf8) }]
-        }
+        let seen = monitors.removalExits([("inside", nil), ("outside", nil)])
+        let outbox = try await Outbox.open(store, logger: quietLogger)
+        let results = try await outbox.apply(
+            changes,
+            exits: seen.map { removed in
+                OutboxItem(kind: .transition, topic: "events") { _, _ in
+                    Array("exit \(removed.event.identifier)".utf8)
+                }
+            })
         let entries = try await store.pending()
         #expect(results == [.removed(monitors: ["m"]), .removed(monitors: ["m"])])
-        #expect(seen.map(\.identifier) == ["inside"])
-        #expect(seen.first?.condition?.name == "Depot")
-        #expect(seen.first?.lastFix == engine.lastAcceptedFix)
+        #expect(seen.map(\.event.identifier) == ["inside"])
+        #expect(seen.first?.event.conditionName == "Depot")
+        #expect(seen.first?.event.location == engine.lastAcceptedFix)
         #expect(entries.map { String(decoding: $0.payload, as: UTF8.self) } == ["exit inside"])
         #expect(try await store.conditions().isEmpty)
         await store.close()

@@ -28,7 +28,9 @@ import Testing
             (self.inner, self.processor, self.fix) = (inner, processor, fix)
         }
 
-        func applyNow(_ changes: [AgentStore.ConditionChange]) throws(StoreError) -> [AgentStore.ChangeResult] {
+        func applyNow(_ changes: [AgentStore.ConditionChange], exits: [RemovalExit]) throws(StoreError)
+            -> [AgentStore.ChangeResult]
+        {
             let asking = DispatchSemaphore(value: 0)
             let task = Task { [processor, fix] in
                 asking.signal()
@@ -36,7 +38,7 @@ import Testing
             }
             decided.withLock { $0 = task }
             asking.wait()
-            return try inner.applyNow(changes)
+            return try inner.applyNow(changes, exits: exits)
         }
 
         func setSetting(_ key: String, _ value: String?) async throws(StoreError) {}

@@ -32,7 +32,9 @@ final class FakeConditionStore: ConditionStoring, Sendable {
     var settings: [String: String] { state.withLock { $0.settings } }
     var transactions: Int { state.withLock { $0.transactions } }
 
-    func applyNow(_ changes: [AgentStore.ConditionChange]) throws(StoreError) -> [AgentStore.ChangeResult] {
+    func applyNow(_ changes: [AgentStore.ConditionChange], exits: [RemovalExit]) throws(StoreError)
+        -> [AgentStore.ChangeResult]
+    {
         let failure: StoreError? = state.withLock { s in
             if s.failAll || changes.contains(where: { s.failing.contains($0.identifier) }) {
                 return .diskFull(detail: "fake: no space left")
@@ -88,7 +90,7 @@ actor FakeMonitorHost: MonitorHost {
     func apply(_ changes: [AgentStore.ConditionChange], storingIn store: any ConditionStoring) throws(StoreError)
         -> [AgentStore.ChangeResult]
     {
-        let results = try store.applyNow(changes)
+        let results = try store.applyNow(changes, exits: [])
         self.changes += MonitorChange.made(by: changes, results: results)
         return results
     }
