@@ -27,15 +27,13 @@ actor FixProcessor: MonitorHost, SnapshotSource {
     private let outputs: MultiplexOutput
     /// Every monitor, fed each fix by the core's one loop (as `simulate` is).
     private var monitors: MonitorSet
-    private var liveFilter: LiveUpdateFilter
-    private var liveUpdatesStarted: Bool
-    private var lastLocation: Location?
-    private var lastStationary = false
-    /// When `reportLocation` asked, until it is answered: by the next fix, or by the last one after
-    /// `reportWait` without a fix.
-    private var reportRequestedAt: ContinuousClock.Instant?
+    /// Live updates and answers to `reportLocation`.
+    private var locations: LocationReports
+    /// The changes decided and not yet in the store, in order.
+    private var commits = CommitQueue()
+    private var tripPhase = TripPhaseRecorder()
     /// How long an answer to `reportLocation` waits for a fresh fix before it settles for the last one.
-    static let reportWait: Duration = .seconds(5)
+    static let reportWait = LocationReports.reportWait
     private var gpsStatus = GPSStatus(state: .connecting)
     private var storeProblem: String?
     /// Bumped by every change of a condition's state or of the set of conditions; the reporter
@@ -77,13 +75,14 @@ actor FixProcessor: MonitorHost, SnapshotSource {
         storeExecutor = store.taskExecutor
         self.logger = logger
         (stateChanges, stateChangesContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        liveFilter = LiveUpdateFilter(configuration: configuration.liveUpdates.configuration)
         let persisted = try await store.setting("liveUpdates.started")
-        liveUpdatesStarted = persisted.map { $0 == "true" } ?? configuration.liveUpdates.startedByDefault
+        locations = LocationReports(
+            filter: LiveUpdateFilter(configuration: configuration.liveUpdates.configuration),
+            started: persisted.map { $0 == "true" } ?? configuration.liveUpdates.startedByDefault)
         var names = Set(try await store.monitorNames())
         names.insert(MonitorSet.defaultMonitor)
         // A trip in progress at the last stop (or crash) goes on from where the store left it.
-        let trips = try await store.setting(Self.tripPhaseKey).flatMap { TripPhaseJSON.decode($0) } ?? .unknown
+        let trips = try await store.setting(TripPhaseRecorder.key).flatMap { TripPhaseJSON.decode($0) } ?? .unknown
         monitors = MonitorSet(configuration: configuration.monitor, trips: trips)
         // The regions' octagons and masks are most of a restore's work: the monitors answer without them at
         // first, and `refineRestoredIndexes` adds them off this thread.
@@ -163,26 +162,23 @@ actor FixProcessor: MonitorHost, SnapshotSource {
     }
 
     func setLiveUpdates(_ started: Bool) {
-        liveUpdatesStarted = started
+        locations.started = started
     }
 
-    /// Answered with the next fix, as OwnTracks' apps answer with a fresh one: a consumer that keeps only
-    /// newer locations (OwnTracks Recorder's `last`) takes it, where the fix it already had would be
-    /// refused as not newer. With no fix within `reportWait`, `answerOverdueReport` sends the last one.
+    /// Answered with the next fix (`LocationReports.request`); with no fix within `reportWait`,
+    /// `answerOverdueReport` sends the last one.
     func reportLocation() async {
-        if reportRequestedAt == nil { reportRequestedAt = .now }
+        locations.request()
     }
 
     /// A `reportLocation` that no fix has answered within `reportWait`: the last fix is the answer, with
     /// its own time (the receiver has nothing newer). Called by the reporter's round every second.
     func answerOverdueReport() async {
-        guard let requested = reportRequestedAt, ContinuousClock.now - requested >= Self.reportWait else { return }
-        reportRequestedAt = nil
-        guard let lastLocation else {
-            logger.notice("reportLocation: no fix to report")
-            return
+        switch locations.takeOverdue() {
+        case nil: return
+        case .noFix: logger.notice("reportLocation: no fix to report")
+        case .answer(let update): await enqueueLocation(update, reason: .requested)
         }
-        await enqueueLocation(LiveUpdate(location: lastLocation, isStationary: lastStationary), reason: .requested)
     }
 
     func heldConditions() -> [(identifier: String, condition: Condition)] {
@@ -205,30 +201,7 @@ actor FixProcessor: MonitorHost, SnapshotSource {
     /// The latest fix any monitor accepted (restored from the store after a restart).
     var lastAcceptedFixTime: Date? { monitors.lastAcceptedFixTime }
 
-    /// What a fix changed, waiting to be committed. Normally committed at once; while the disk is full they
-    /// queue here in order (the engine has moved on) and are retried until the store takes them, so a
-    /// transition made while nothing could be written is still recorded and delivered.
-    private struct PendingCommit {
-        var monitor: String
-        var records: [(identifier: String, record: MonitorRecord)]
-        var lastFix: Location?
-        var indexFloor: Int?
-        var removing: [String]
-        var items: [OutboxItem]
-        var settings: [(key: String, value: String?)] = []
-    }
-    /// The store's setting that holds the trip detector's phase.
-    static let tripPhaseKey = "trips.phase"
-    /// A trip's phase is stored with each trip event, at a stop, and this often (GPS time) while it goes on:
-    /// a crash loses at most this much of a trip's distance. Each store is two pages of the log (about 8 kB):
-    /// every 10 minutes that is 14 bytes a fix at 1 Hz (every 2 minutes cost 70, past the storage budget).
-    static let tripPhaseInterval: TimeInterval = 600
-    private var tripPhaseStoredAt: Date?
-    private var pending: [PendingCommit] = []
-    /// The last fix time committed per monitor in this run.
-    private var recordedFixTimes: [String: Date] = [:]
     private var flushing = false
-    static let maximumPendingCommits = 100_000
 
     /// The store's thread, where the processor runs: the agent's other loops prefer it too, so that what a
     /// fix sets going (a message to issue, the state to report) runs on without waking another thread.
@@ -268,9 +241,6 @@ actor FixProcessor: MonitorHost, SnapshotSource {
         assumeIsolated(body)
     }
 
-    /// A live update that `decide` found due, for `complete` to queue.
-    private var dueLiveUpdate: LiveUpdate?
-
     /// The fix's decision, made without a suspension: the monitors, the commits it needs, the live update it
     /// makes. True when `complete()` must follow: something to commit or to queue.
     func decide(_ fix: Location) -> Bool {
@@ -278,56 +248,29 @@ actor FixProcessor: MonitorHost, SnapshotSource {
         gpsStatus.lastFixAtNanoseconds = fix.receivedAtNanoseconds ?? MonotonicClock.now()
         if fix.horizontalAccuracy > 0 { gpsStatus.lastHorizontalAccuracy = fix.horizontalAccuracy }
         let result = monitors.process(fix)
-        // With the motion check's verdict, which the live updates carry.
-        let location = result.location
-        lastLocation = location
         if result.offered { outputs.count(.fix(rejected: result.rejection)) }
         for step in result.steps {
-            let name = step.monitor
-            let engine = monitors[name]!
             markStateChanged()
-            // Only the conditions that had events: reading every record would cost O(n) per fix at 100k.
-            var seen: Set<String> = []
-            let records = step.events.compactMap { e -> (identifier: String, record: MonitorRecord)? in
-                guard seen.insert(e.identifier).inserted, let r = engine.record(for: e.identifier) else { return nil }
-                return (e.identifier, r)
-            }
-            // Every event moved a record; only those the condition's `notify` asks for are published.
-            let notified = step.events.filter(\.isPublished)
-            var messages = notified.flatMap { event in
-                outputs.messages(
-                    for: .event(
-                        EventHappening(
-                            event: event, monitor: name, origin: .fix,
-                            conditionVersion: engine.record(for: event.identifier)?.condition.version,
-                            place: places.map { $0.place(at: event.location.coordinate) })))
-            }
-            // Where the last transition happened: an output that shows what the vehicle is inside follows it.
-            if let last = notified.last {
-                messages += outputs.messages(
-                    for: .location(
-                        LocationHappening(
-                            update: LiveUpdate(location: last.location, isStationary: false), reason: .transition,
-                            place: nil,
-                            inside: insideConditions())))
-            }
-            let items = messages.compactMap(\.outboxItem)
-            if pending.count >= Self.maximumPendingCommits {
-                pending.removeFirst()
-                logger.error("too many state changes waiting for the store; the oldest is dropped")
-            }
-            pending.append(
+            queue(
                 PendingCommit(
-                    monitor: name, records: records, lastFix: engine.lastAcceptedFix, indexFloor: engine.indexFloor,
-                    removing: step.expired, items: items))
+                    step: step, engine: monitors[step.monitor]!, outputs: outputs, places: places,
+                    inside: insideConditions))
         }
-        queueTrips(result.tripEvents, at: location)
-        if liveUpdatesStarted, let update = liveFilter.update(location) {
-            lastStationary = update.isStationary
-            dueLiveUpdate = update
+        if let trip = tripPhase.commit(
+            for: result.tripEvents, phase: monitors.trips.phase, at: result.location, outputs: outputs,
+            places: places)
+        {
+            queue(trip)
         }
-        // A state change always has a commit pending, so `complete` follows to tell it.
-        return !pending.isEmpty || dueLiveUpdate != nil || reportRequestedAt != nil
+        // With the motion check's verdict, which the live updates carry. A state change always has a commit
+        // pending, so `complete` follows to tell it.
+        return locations.observe(result.location) || !commits.isEmpty
+    }
+
+    private func queue(_ commit: PendingCommit) {
+        if commits.append(commit) {
+            logger.error("too many state changes waiting for the store; the oldest is dropped")
+        }
     }
 
     /// The rest of the last fix decided: its commits (the publisher sends their events before anything else
@@ -335,56 +278,14 @@ actor FixProcessor: MonitorHost, SnapshotSource {
     private func complete() async {
         await flushPending()
         signalStateChange()
-        if let update = dueLiveUpdate {
-            dueLiveUpdate = nil
-            await enqueueLocation(update, reason: .liveUpdate)
-        }
-        if reportRequestedAt != nil, let location = lastLocation {
-            reportRequestedAt = nil
-            await enqueueLocation(LiveUpdate(location: location, isStationary: lastStationary), reason: .requested)
-        }
+        for (update, reason) in locations.takeDue() { await enqueueLocation(update, reason: reason) }
     }
 
-    /// Queues the trip events' messages with the phase they leave, in one commit; while a trip goes on,
-    /// its phase every `tripPhaseInterval`.
-    private func queueTrips(_ events: [TripEvent], at location: Location) {
-        let due: Bool
-        if case .driving = monitors.trips.phase {
-            due = location.timestamp.timeIntervalSince(tripPhaseStoredAt ?? .distantPast) >= Self.tripPhaseInterval
-        } else {
-            due = false
-        }
-        // Most fixes: nothing to queue, and no closure over the places (a copy of an existential) is made.
-        guard !events.isEmpty || due else { return }
-        let places = self.places
-        let items = events.flatMap { event in
-            outputs.messages(for: .trip(TripHappening(event: event, places: places))).compactMap(\.outboxItem)
-        }
-        pending.append(tripPhaseCommit(items: items))
-        tripPhaseStoredAt = location.timestamp
-    }
-
-    private func tripPhaseCommit(items: [OutboxItem]) -> PendingCommit {
-        PendingCommit(
-            monitor: "", records: [], lastFix: nil, indexFloor: nil, removing: [], items: items,
-            settings: [(Self.tripPhaseKey, TripPhaseJSON.encode(monitors.trips.phase))])
-    }
-
-    /// Stores each monitor's last fix, at a stop. A fix that changes nothing writes nothing (flash wears), so
-    /// the store's last fix is otherwise the last transition's: a restart would resume a replay, and the
-    /// timeline's floor, from there, and the vehicle's position would go back in time by as much.
+    /// Stores each monitor's last fix, at a stop (`CommitQueue.appendLastFixes`), with the trip's distance
+    /// so far: a restart resumes it.
     func recordLastFixes() async {
-        for name in monitors.names {
-            let engine = monitors[name]!
-            guard let fix = engine.lastAcceptedFix, fix.timestamp > (recordedFixTimes[name] ?? .distantPast) else {
-                continue
-            }
-            pending.append(
-                PendingCommit(
-                    monitor: name, records: [], lastFix: fix, indexFloor: engine.indexFloor, removing: [], items: []))
-        }
-        // With the trip's distance so far: a restart resumes it.
-        if case .driving = monitors.trips.phase { pending.append(tripPhaseCommit(items: [])) }
+        commits.appendLastFixes(of: monitors)
+        if case .driving = monitors.trips.phase { queue(PendingCommit(tripPhase: monitors.trips.phase, items: [])) }
         await flushPending()
     }
 
@@ -396,15 +297,14 @@ actor FixProcessor: MonitorHost, SnapshotSource {
         flushing = true
         defer { flushing = false }
         var committed = false
-        while let next = pending.first {
+        while let next = commits.first {
             do {
                 let started = outputs.observesCounts ? ContinuousClock.now : nil
                 try await outbox.commit(
                     monitor: next.monitor, records: next.records, lastFix: next.lastFix, indexFloor: next.indexFloor,
                     removing: next.removing, settings: next.settings, items: next.items)
                 if let started { outputs.count(.committed(latency: ContinuousClock.now - started)) }
-                if let fix = next.lastFix { recordedFixTimes[next.monitor] = fix.timestamp }
-                pending.removeFirst()
+                commits.firstCommitted()
                 committed = true
                 // The publisher, woken by the commit, runs on this thread: let it send the events now, before
                 // the rest of this fix (another commit, the live update) delays them.
@@ -413,7 +313,7 @@ actor FixProcessor: MonitorHost, SnapshotSource {
                 if storeProblem == nil {
                     logger.error(
                         "could not record a state change; it is kept and retried",
-                        metadata: ["error": "\(error)", "waiting": "\(pending.count)"])
+                        metadata: ["error": "\(error)", "waiting": "\(commits.count)"])
                 }
                 storeProblem = "\(error)"
                 return
@@ -459,13 +359,13 @@ actor FixProcessor: MonitorHost, SnapshotSource {
         AgentSnapshot(
             generation: generation, monitors: monitors.names.map { monitors[$0]!.summary(listing: limit) },
             gps: gpsStatus, storeProblem: storeProblem, waitingStateChanges: waitingStateChanges,
-            liveUpdates: liveUpdatesStarted,
+            liveUpdates: locations.started,
             outbox: await outbox.stats)
     }
 
     /// State changes that wait for a store that refused them. A commit in flight between two of this actor's
     /// awaits is not waiting: counted, it would change the status twice a transition, and rewrite its file.
-    private var waitingStateChanges: Int { storeProblem == nil ? 0 : pending.count }
+    private var waitingStateChanges: Int { storeProblem == nil ? 0 : commits.count }
 
     /// The monitors' names and condition counts as of a generation: the round reads them every second, and
     /// reading them from the monitors copied the whole set (an outlined copy of every engine's references).
@@ -488,16 +388,16 @@ actor FixProcessor: MonitorHost, SnapshotSource {
         }
         return StatusInputs(
             gps: gpsStatus, monitors: countsCache.names, conditions: countsCache.counts,
-            storeProblem: storeProblem, waitingStateChanges: waitingStateChanges, liveUpdates: liveUpdatesStarted,
+            storeProblem: storeProblem, waitingStateChanges: waitingStateChanges, liveUpdates: locations.started,
             outbox: stats)
     }
 
     /// Whether the round has the processor's own work to do: changes waiting for the store to take them
     /// (`flushPending`), or a `reportLocation` waiting for its answer (`answerOverdueReport`).
-    var roundHasWork: Bool { !pending.isEmpty || reportRequestedAt != nil }
+    var roundHasWork: Bool { !commits.isEmpty || locations.isRequested }
 
     func lastPlace() -> PlaceSummary? {
-        lastLocation.flatMap { location in places?.place(at: location.coordinate) }
+        locations.last.flatMap { location in places?.place(at: location.coordinate) }
     }
 
     /// Every record of one monitor (or of all), for a dashboard that asks for the full detail.
