@@ -70,6 +70,34 @@ final class ClientCore: MosquittoEvents {
         stallTimeoutMilliseconds = UInt32(max(0, min(stallTimeout, 3600)) * 1000)
     }
 
+    /// Hands a QoS 1/2 message to libmosquitto, under the state's lock (`s`), for `waiter` to get its
+    /// acknowledgement: `publish` and `issue` both come here. Returns its message id, or why it was not
+    /// handed over; `.library(noConnection)` means "wait for the connection, then try again".
+    func handOver(
+        _ topic: String, payload: [UInt8], qos: MQTTQoS, retain: Bool, to waiter: PublishWaiter, whileStopping: Bool,
+        in s: inout State
+    ) -> Result<Int32, MQTTError> {
+        if s.stopping && !whileStopping { return .failure(.shutDown) }
+        // Moving to another broker: wait, as before a first connection, so that what the last broker did not
+        // acknowledge goes out first.
+        if s.carryingOver {
+            return .failure(
+                .library(MosquittoError(code: MosquittoError.noConnection, operation: "publish while failing over")))
+        }
+        // Only between CONNACK and the disconnect: a message handed to libmosquitto during its blocking connect
+        // would go out before CONNECT (the broker drops the client).
+        guard s.status.isConnected else { return .failure(.library(MQTTClient.notYetConnected)) }
+        let handle = handle.withLock { $0 }!
+        let (mid, error) = handle.enqueue(topic: topic, payload: payload, qos: qos.rawValue, retain: retain)
+        // NO_CONN after the gate: the socket just closed, and libmosquitto has queued the message for the
+        // reconnect. Handing it over again would send it twice under two ids.
+        if let error, error.code != MosquittoError.noConnection { return .failure(.library(error)) }
+        s.pendingPublishes[mid] = PendingPublish(
+            topic: topic, payload: payload, qos: qos.rawValue, retain: retain, order: s.nextOrder, waiter: waiter)
+        s.nextOrder += 1
+        return .success(mid)
+    }
+
     func setStatus(_ status: MQTTConnectionStatus) {
         let changed = state.withLock { s -> Bool in
             guard s.status != status else { return false }

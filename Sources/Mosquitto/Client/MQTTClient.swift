@@ -360,39 +360,13 @@ public final class MQTTClient: Service, Sendable {
                         waiter.resume(returning: .failure(.cancelled))
                         return
                     }
-                    if s.stopping && !whileStopping {
-                        waiter.resume(returning: .failure(.shutDown))
-                        return
+                    switch core.handOver(
+                        topic, payload: payload, qos: qos, retain: retain, to: waiter, whileStopping: whileStopping,
+                        in: &s)
+                    {
+                    case .success(let mid): slot.mid = mid
+                    case .failure(let refusal): waiter.resume(returning: .failure(refusal))
                     }
-                    // Moving to another broker: wait, as before a first connection, so that what the last
-                    // broker did not acknowledge goes out first.
-                    if s.carryingOver {
-                        waiter.resume(
-                            returning: .failure(
-                                .library(
-                                    MosquittoError(
-                                        code: MosquittoError.noConnection, operation: "publish while failing over"))))
-                        return
-                    }
-                    // Only between CONNACK and the disconnect: a message handed to libmosquitto during its
-                    // blocking connect would go out before CONNECT (the broker drops the client).
-                    guard s.status.isConnected else {
-                        waiter.resume(returning: .failure(.library(Self.notYetConnected)))
-                        return
-                    }
-                    let handle = core.handle.withLock { $0 }!
-                    let (mid, error) = handle.enqueue(topic: topic, payload: payload, qos: qos.rawValue, retain: retain)
-                    // NO_CONN after the gate: the socket just closed, and libmosquitto has queued the message
-                    // for the reconnect. Handing it over again would send it twice under two ids.
-                    if let error, error.code != MosquittoError.noConnection {
-                        waiter.resume(returning: .failure(.library(error)))
-                        return
-                    }
-                    s.pendingPublishes[mid] = .init(
-                        topic: topic, payload: payload, qos: qos.rawValue, retain: retain, order: s.nextOrder,
-                        waiter: waiter)
-                    s.nextOrder += 1
-                    slot.mid = mid
                 }
             }
         } onCancel: {
@@ -416,21 +390,12 @@ public final class MQTTClient: Service, Sendable {
         let waiter = ClientCore.PublishWaiter { ticket.fulfil($0) }
         while true {
             let issued: MQTTError? = core.state.withLock { s in
-                if s.stopping { return .shutDown }
-                if s.carryingOver {
-                    return .library(
-                        MosquittoError(code: MosquittoError.noConnection, operation: "publish while failing over"))
+                if case .failure(let refusal) = core.handOver(
+                    topic, payload: payload, qos: .atLeastOnce, retain: retain, to: waiter, whileStopping: false,
+                    in: &s)
+                {
+                    return refusal
                 }
-                // As in `send`: only after CONNACK, and a NO_CONN after that is a message already queued.
-                guard s.status.isConnected else { return .library(Self.notYetConnected) }
-                let handle = core.handle.withLock { $0 }!
-                let (mid, error) = handle.enqueue(
-                    topic: topic, payload: payload, qos: MQTTQoS.atLeastOnce.rawValue, retain: retain)
-                if let error, error.code != MosquittoError.noConnection { return .library(error) }
-                s.pendingPublishes[mid] = .init(
-                    topic: topic, payload: payload, qos: MQTTQoS.atLeastOnce.rawValue, retain: retain,
-                    order: s.nextOrder, waiter: waiter)
-                s.nextOrder += 1
                 return nil
             }
             guard let issued else { return ticket }
