@@ -130,16 +130,7 @@ package enum ConditionsJob {
     }
 
     /// The agent holds an exclusive lock beside its store while it runs.
-    static func agentRunning(_ paths: StorePaths) -> Bool {
-        let fd = open(paths.lock, O_RDWR | O_CLOEXEC)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        if flock(fd, LOCK_EX | LOCK_NB) == 0 {
-            flock(fd, LOCK_UN)
-            return false
-        }
-        return true
-    }
+    static func agentRunning(_ paths: StorePaths) -> Bool { paths.isLockedByAnAgent }
 
     /// Leaves a change in the running agent's inbox (written whole, then renamed) and waits until it is applied.
     static func handToAgent(_ paths: StorePaths, kind: String, suffix: String, data: Data) async throws(AgentError) {

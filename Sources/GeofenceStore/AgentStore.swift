@@ -52,16 +52,7 @@ public actor AgentStore {
         if !directory.isEmpty {
             try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         }
-        let lock = StorePaths(path).lock
-        let fd = Glibc.open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else {
-            throw .sqlite(SQLiteError(code: 14, message: "cannot create \(lock): \(String(cString: strerror(errno)))"))
-        }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            Glibc.close(fd)
-            throw .locked(path: path)
-        }
-        lockFD = fd
+        lockFD = try StoreLock.take(StorePaths(path))
         do {
             let database = try Database(path: path)
             try Migrations.migrate(database, now: Date().timeIntervalSince1970)
