@@ -65,17 +65,7 @@ public final class NMEAFeed: Sendable {
             guard fd >= 0 else { throw LocalServerError("socket() failed") }
             var one: Int32 = 1
             setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let ok = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-                }
-            }
-            let port = Int(UInt16(bigEndian: address.sin_port))
-            guard ok, Glibc.listen(fd, 4) == 0 else {
+            guard let port = LoopbackConnection.bind(fd), Glibc.listen(fd, 4) == 0 else {
                 close(fd)
                 throw LocalServerError("cannot listen on 127.0.0.1 for the NMEA feed")
             }

@@ -58,29 +58,16 @@ import Testing
     @Test func endsAtItsTimeoutWhenTheConnectHangs() throws {
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(listener) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        try #require(
-            withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) }
-            } == 0)
+        let port = try #require(LoopbackConnection.bind(listener))
         try #require(listen(listener, 0) == 0)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
-        }
         // Fill the backlog with connections nobody accepts, so that the next connect's SYN is dropped.
         var fillers: [Int32] = []
         defer { for filler in fillers { close(filler) } }
         for _ in 0..<4 {
             let c = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-            _ = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(c, $0, length) }
-            }
+            _ = LoopbackConnection.connect(c, port: port)
             fillers.append(c)
         }
-        let port = Int(UInt16(bigEndian: address.sin_port))
         // Spawned and reaped directly rather than through Foundation's Process, whose exit detection was
         // seen to lag by 40–80 s in a loaded CI run while the command itself ends at 2 s.
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("locations-\(UUID().uuidString).log")
