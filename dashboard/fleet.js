@@ -18,6 +18,26 @@
     return values;
   }
 
+  /** A `track` payload read back (docs/topics.md#track): { sequence, vehicle, points }, each point in the
+   *  payload's integers ({ t, lat, lon, acc, speed, course, stationary, excursion }); null when the payload
+   *  is not a track. Checked against the agent's own encoder's vectors (Tests/Vectors/fleet-contract.json). */
+  function decodeTrack(text) {
+    const o = parseJSON(text);
+    if (!o) return null;
+    const columns = TRACK_COLUMNS.map((key) => o[key]);
+    const length = Array.isArray(columns[0]) ? columns[0].length : 0;
+    const whole = (c) => Array.isArray(c) && c.length === length && c.every((n) => Number.isInteger(n));
+    if (length === 0 || !columns.every(whole)) return null;
+    const stationary = new Set(Array.isArray(o.stationary) ? o.stationary : []);
+    const excursion = new Set(Array.isArray(o.excursion) ? o.excursion : []);
+    const [t, lat, lon, acc, speed, course] = columns.map(decodeColumn);
+    const points = t.map((_, i) => ({
+      t: t[i], lat: lat[i], lon: lon[i], acc: acc[i], speed: speed[i], course: course[i],
+      stationary: stationary.has(i), excursion: excursion.has(i),
+    }));
+    return { sequence: typeof o.sequence === 'number' ? o.sequence : null, vehicle: o.vehicle, points };
+  }
+
   function parseJSON(text) {
     try {
       const value = JSON.parse(text);
@@ -187,28 +207,21 @@
 
     /** A batch of live updates (docs/topics.md#track): columns of integers, each its changes' changes. */
     take_track({ fleet, vehicle }, text) {
-      const o = parseJSON(text);
-      if (!o) return null;
-      const columns = TRACK_COLUMNS.map((key) => o[key]);
-      const length = Array.isArray(columns[0]) ? columns[0].length : 0;
-      const whole = (c) => Array.isArray(c) && c.length === length && c.every((n) => Number.isInteger(n));
-      if (length === 0 || !columns.every(whole)) return null;
-      const stationary = new Set(Array.isArray(o.stationary) ? o.stationary : []);
-      // Fixes the agent's motion check found pulled aside by multipath: not drawn, as they were no evidence.
-      const excursion = new Set(Array.isArray(o.excursion) ? o.excursion : []);
+      const track = decodeTrack(text);
+      if (!track) return null;
       const v = this.vehicle(fleet, vehicle);
-      if (typeof o.sequence === 'number' && o.sequence <= v.lastSequence) return null;
-      if (typeof o.sequence === 'number') v.lastSequence = o.sequence;
-      const [t, lats, lons, accuracies, speeds, courses] = columns.map(decodeColumn);
+      if (track.sequence !== null && track.sequence <= v.lastSequence) return null;
+      if (track.sequence !== null) v.lastSequence = track.sequence;
       let point = null;
-      for (let i = 0; i < length; i++) {
-        if (excursion.has(i)) continue;
+      for (const p of track.points) {
+        // Fixes the agent's motion check found pulled aside by multipath: not drawn, as they were no evidence.
+        if (p.excursion) continue;
         point = {
-          lat: lats[i] / 1e6, lon: lons[i] / 1e6, accuracy: accuracies[i], speed: speeds[i], course: courses[i],
-          stationary: stationary.has(i) ? 1 : 0, time: new Date(t[i] * 100).toISOString(),
+          lat: p.lat / 1e6, lon: p.lon / 1e6, accuracy: p.acc, speed: p.speed, course: p.course,
+          stationary: p.stationary ? 1 : 0, time: new Date(p.t * 100).toISOString(),
         };
         this.extendTrail(v, point.lat, point.lon);
-        this.record(v, t[i] * 100, point.lat, point.lon);
+        this.record(v, p.t * 100, point.lat, point.lon);
       }
       if (!point) return null;
       v.location = {
@@ -344,4 +357,5 @@
   }
 
   exports.FleetModel = FleetModel;
+  exports.decodeTrack = decodeTrack;
 })(typeof window !== 'undefined' ? window : globalThis);
