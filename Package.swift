@@ -217,6 +217,16 @@ let package = Package(
             ],
             path: "Tests/Support/AgentTestSupport",
             resources: [.copy("Fixtures")]),
+        // The whole agent in process (`buildAgent`) on an in-memory broker, fed by the test: the runtime's
+        // behaviour tests without a process, a socket or a real sleep.
+        .target(
+            name: "AgentTesting",
+            dependencies: [
+                "AgentFormats", "AgentOutputs", "GeofenceAgent", "GeofenceCore", "Mosquitto",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Tests/Support/AgentTesting"),
 
         // Unit lane.
         unitTests(
@@ -257,8 +267,8 @@ let package = Package(
         unitTests(
             "GeofenceAgentTests",
             [
-                "GeofenceAgent", "AgentFormats", "AgentJobs", "AgentOutputs", "AgentTestSupport", "GeofenceCore",
-                "GeofenceStore", "GPSD", "LocalServers", "Mosquitto", "ThreadExecution",
+                "GeofenceAgent", "AgentFormats", "AgentJobs", "AgentOutputs", "AgentTestSupport", "AgentTesting",
+                "GeofenceCore", "GeofenceStore", "GPSD", "LocalServers", "Mosquitto", "ThreadExecution",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),

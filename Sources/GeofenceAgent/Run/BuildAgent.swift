@@ -25,13 +25,25 @@ public func buildAgent(_ configuration: AgentConfiguration, logger: Logger) asyn
     } catch {
         throw AgentError("cannot start the MQTT client: \(error)")
     }
+    return try await buildAgent(configuration, transport: client, logger: logger)
+}
+
+/// `buildAgent` over any transport, and with locations from `locations` when given (in place of gpsd or
+/// the configured replay): how the `AgentTesting` kit runs the whole agent in process. Without
+/// `handlingSignals` only `stop()` ends it (a test process's signals are not the agent's).
+package func buildAgent(
+    _ configuration: AgentConfiguration, transport client: any AgentTransport,
+    locations: AsyncStream<Location>? = nil, handlingSignals: Bool = true, logger: Logger
+) async throws(AgentError) -> AgentApplication {
+    let topics = Topics(
+        prefix: configuration.mqtt.topicPrefix, fleet: configuration.fleet, vehicle: configuration.vehicle)
     let outputs = OutputRegistry.outputs(configuration.outputContext(topics: topics, logger: logger))
     let outputServices: [any Service]
     do { outputServices = try outputs.services() } catch {
         throw error as? AgentError ?? AgentError("cannot start an output: \(error)")
     }
     var replay: GPXReplay?
-    if let r = configuration.replay {
+    if locations == nil, let r = configuration.replay {
         do {
             replay = try GPXReplay(path: r.gpx, speedFactor: r.speedFactor, horizontalAccuracy: r.horizontalAccuracy)
         } catch {
@@ -48,7 +60,8 @@ public func buildAgent(_ configuration: AgentConfiguration, logger: Logger) asyn
     }
     let build = AgentBuild(
         configuration: configuration, topics: topics, logger: logger, store: store, client: client,
-        outputServices: outputServices, replay: replay, outputs: outputs, places: places)
+        outputServices: outputServices, replay: replay, locations: locations, outputs: outputs, places: places,
+        handlingSignals: handlingSignals)
     do {
         return try await build.application()
     } catch {
@@ -75,6 +88,11 @@ public struct AgentApplication: Service {
         await store.close()
     }
 
+    /// Stops it as SIGTERM would: every part ends gracefully, then `run()` returns.
+    package func stop() async {
+        await group.triggerGracefulShutdown()
+    }
+
     /// Runs to the end; an error is logged, never thrown (the store is closed either way).
     public func runToEnd() async {
         try? await run()
@@ -87,12 +105,16 @@ struct AgentBuild {
     let topics: Topics
     let logger: Logger
     let store: AgentStore
-    let client: MQTTClient
+    let client: any AgentTransport
     /// What the outputs run beside the agent (OwnTracks' will connection, the Prometheus endpoint, ...).
     let outputServices: [any Service]
     let replay: GPXReplay?
+    /// Locations a test hands over one by one, in place of gpsd or a replay.
+    let locations: AsyncStream<Location>?
     let outputs: MultiplexOutput
     let places: GazetteerPlaces?
+    /// Whether SIGTERM and SIGINT stop it gracefully (the process's agent), or only `stop()` does.
+    var handlingSignals = true
 
     func application() async throws -> AgentApplication {
         let outbox = try await Outbox.open(store, limits: configuration.outbox, logger: logger)
@@ -109,7 +131,7 @@ struct AgentBuild {
             source: processor, publisher: client, topics: topics, configuration: configuration, outputs: outputs,
             logger: logger,
             brokerDescription: { [failover = !configuration.mqtt.failover.isEmpty] in
-                failover ? "\(client.statusDescription) (\(client.broker))" : client.statusDescription
+                failover ? "\(client.statusDescription) (\(client.brokerName))" : client.statusDescription
             },
             geofenceSync: { syncCheck.description })
         let conditions = OutboxConditionStore(store: store, outbox: outbox, outputs: outputs, places: places)
@@ -125,7 +147,9 @@ struct AgentBuild {
             conditionsChanged: { await reporter.conditionsChanged() }, inboxWatch: inboxWatch)
         if let file = configuration.conditionsFile { try await applier.importLocalConditions(file) }
         let source: LocationFeed
-        if let replay {
+        if let locations {
+            source = .scripted(locations)
+        } else if let replay {
             source = .replay(replay)
         } else {
             var gps = GPSSourceConfiguration(
@@ -180,7 +204,7 @@ struct AgentBuild {
         services.append(
             .init(service: IndexRefinementService(processor: processor), successTerminationBehavior: .ignore))
         var groupConfiguration = ServiceGroupConfiguration(
-            services: services, gracefulShutdownSignals: [.sigterm, .sigint],
+            services: services, gracefulShutdownSignals: handlingSignals ? [.sigterm, .sigint] : [],
             logger: logger)
         // A stop must always finish (systemd and a reboot wait for it): what has not ended gracefully after
         // 3 s is cancelled, and every part ends promptly on cancellation (AgentStopTests). Should one ever

@@ -50,7 +50,7 @@ struct RetainedDeliveryProbe {
     /// Runs the check on `client`, connected; nil when it could not finish (the connection went, or no
     /// answer within `patience`), to be tried at the next connection. The retained message is removed
     /// afterwards.
-    func run(on client: MQTTClient, patience: Duration = .seconds(60)) async -> Verdict? {
+    func run(on client: any AgentTransport, patience: Duration = .seconds(60)) async -> Verdict? {
         do {
             try await client.publish(retainedTopic, payload: payload, retain: true)
             let subscription = try await client.subscribe(filter, qos: .atMostOnce)

@@ -4,43 +4,72 @@ import GPSD
 import GeofenceCore
 import GeofenceStore
 import Mosquitto
+import ServiceLifecycle
 
 // The small interfaces the parts of `run` meet each other through, so that each part can be tested
 // with an in-memory fake as well as with the real store and broker.
 
 /// Publishes snapshots and replies (state, status, errors). Not the outbox: what goes through here is
 /// not kept when the broker is away.
-protocol MessagePublishing: Sendable {
+package protocol MessagePublishing: Sendable {
     var isConnected: Bool { get }
     func publish(_ topic: String, payload: [UInt8], retain: Bool) async throws(MQTTError)
 }
 
 extension MQTTClient: MessagePublishing {
-    var isConnected: Bool { status.isConnected }
-    func publish(_ topic: String, payload: [UInt8], retain: Bool) async throws(MQTTError) {
+    package var isConnected: Bool { status.isConnected }
+    package func publish(_ topic: String, payload: [UInt8], retain: Bool) async throws(MQTTError) {
         _ = try await publish(topic, payload: payload, qos: .atLeastOnce, retain: retain)
     }
 }
 
 /// A broker's acknowledgement of one message, awaited later.
-protocol PublishAcknowledgement: Sendable {
+package protocol PublishAcknowledgement: Sendable {
     func acknowledgement() async throws(MQTTError) -> MQTTReasonCode
 }
 
 extension PublishTicket: PublishAcknowledgement {}
 
 /// Where the outbox publisher sends: messages go out in call order, several in flight at once.
-protocol OutboxTransport: Sendable {
+package protocol OutboxTransport: Sendable {
     func issueInOrder(_ topic: String, payload: [UInt8], retain: Bool) async throws(MQTTError)
         -> any PublishAcknowledgement
 }
 
 extension MQTTClient: OutboxTransport {
-    func issueInOrder(_ topic: String, payload: [UInt8], retain: Bool) async throws(MQTTError)
+    package func issueInOrder(_ topic: String, payload: [UInt8], retain: Bool) async throws(MQTTError)
         -> any PublishAcknowledgement
     {
         try await issue(topic, payload: payload, retain: retain)
     }
+}
+
+/// The agent's link to its broker: everything the runtime publishes, issues and subscribes to goes through
+/// it, and its connection's states come from it. `MQTTClient` in a vehicle; the in-memory broker of the
+/// `AgentTesting` kit in tests that run the agent in process.
+package protocol AgentTransport: Service, MessagePublishing, OutboxTransport {
+    var status: MQTTConnectionStatus { get }
+    /// `status` as the agent's status file says it.
+    var statusDescription: String { get }
+    /// Every change of `status` from now on.
+    var statusUpdates: AsyncStream<MQTTConnectionStatus> { get }
+    /// The broker in use, as a log line or an error names it.
+    var brokerName: String { get }
+    /// The broker in use's place in the configured brokers: a key for what is known of each.
+    var brokerPosition: Int { get }
+    func subscribe(_ filter: String, qos: MQTTQoS) async throws(MQTTError) -> MQTTSubscription
+    func publish(_ topic: String, payload: [UInt8], qos: MQTTQoS, retain: Bool) async throws(MQTTError)
+        -> MQTTReasonCode
+}
+
+extension AgentTransport {
+    func subscribe(_ filter: String) async throws(MQTTError) -> MQTTSubscription {
+        try await subscribe(filter, qos: .atLeastOnce)
+    }
+}
+
+extension MQTTClient: AgentTransport {
+    package var brokerName: String { broker.description }
 }
 
 /// Where conditions are kept.

@@ -536,7 +536,9 @@ public struct MQTTSubscription: AsyncSequence, Sendable {
     let stream: AsyncStream<MQTTMessage>
     private let end: @Sendable () -> Void
 
-    init(filter: String, stream: AsyncStream<MQTTMessage>, end: @escaping @Sendable () -> Void = {}) {
+    /// A subscription over `stream`; `end` runs when it is cancelled. For a transport of another kind (the
+    /// in-memory broker of the agent's tests).
+    package init(filter: String, stream: AsyncStream<MQTTMessage>, end: @escaping @Sendable () -> Void = {}) {
         self.filter = filter
         self.stream = stream
         self.end = end

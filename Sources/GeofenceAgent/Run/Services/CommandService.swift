@@ -11,13 +11,13 @@ final class CommandService: Service, Sendable {
     let applier: ChangeApplier
     /// Subscribing again to these makes the broker send every retained geofence again (`resync`).
     let geofenceFilters: [String]
-    let client: MQTTClient
+    let client: any AgentTransport
     let logger: Logger
 
     init(
         commands: MQTTSubscription, ownTracksCommands: MQTTSubscription?, applier: ChangeApplier,
         geofenceFilters: [String],
-        client: MQTTClient, logger: Logger
+        client: any AgentTransport, logger: Logger
     ) {
         self.commands = commands
         self.ownTracksCommands = ownTracksCommands

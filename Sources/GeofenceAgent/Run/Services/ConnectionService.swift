@@ -8,14 +8,14 @@ import ThreadExecution
 /// announcements (Home Assistant's discovery), and the connection counted. Announcements also go when
 /// an output's request topic asks for them (Home Assistant's `online`).
 final class ConnectionService: Service, Sendable {
-    let client: MQTTClient
+    let client: any AgentTransport
     let reporter: StateReporter
     let outputs: MultiplexOutput
     let announcementRequests: [(subscription: MQTTSubscription, payload: String)]
     let logger: Logger
 
     init(
-        client: MQTTClient, reporter: StateReporter, outputs: MultiplexOutput,
+        client: any AgentTransport, reporter: StateReporter, outputs: MultiplexOutput,
         announcementRequests: [(subscription: MQTTSubscription, payload: String)], logger: Logger
     ) {
         self.client = client

@@ -1,5 +1,6 @@
 import Foundation
 import GPSD
+import GeofenceCore
 import GeofenceStore
 import ServiceLifecycle
 import ThreadExecution
@@ -8,6 +9,8 @@ import ThreadExecution
 enum LocationFeed: Sendable {
     case gpsd(GPSLocationSource)
     case replay(GPXReplay)
+    /// Locations handed over one by one (the in-process tests); the feed ends when the stream does.
+    case scripted(AsyncStream<Location>)
 }
 
 /// Locations into the fix processor: gpsd's fixes and its receiver states, or a replayed drive. A replay
@@ -55,6 +58,8 @@ final class FixService: Service, Sendable {
                 }
             }
             await processor.recordLastFixes()
+        case .scripted(let locations):
+            await follow(locations)
         case .replay(let replay):
             await processor.gps(
                 GPSStatus(
@@ -75,6 +80,23 @@ final class FixService: Service, Sendable {
             } else {
                 try? await gracefulShutdown()
             }
+        }
+    }
+
+    /// Each location decided in turn, its commits and messages queued before the next is taken.
+    private func follow(_ locations: AsyncStream<Location>) async {
+        await processor.gps(GPSStatus(state: .fix, detail: "locations handed over in process", device: "test"))
+        let processor = self.processor
+        await runUntilGracefulShutdown {
+            await withTaskExecutorPreference(processor.storeExecutor) {
+                for await location in locations { await processor.handle(location) }
+            }
+        }
+        await processor.recordLastFixes()
+        if exitAtReplayEnd {
+            await runUntilGracefulShutdown { await self.drainOutbox() }
+        } else {
+            try? await gracefulShutdown()
         }
     }
 

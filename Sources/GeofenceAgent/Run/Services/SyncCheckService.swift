@@ -11,14 +11,14 @@ import ThreadExecution
 /// broker is refused for the sync, with the reason in the log, on `errors` and in the status; the agent
 /// goes on with the geofences it stores and publishes as before, since the rest works there.
 final class SyncCheckService: Service, Sendable {
-    let client: MQTTClient
+    let client: any AgentTransport
     let topics: Topics
     let logger: Logger
     /// Each checked broker's verdict, by its place in the configuration's brokers: the status asks every
     /// second, and a key made as text would be made every time.
     private let verdicts = Mutex<[Int: RetainedDeliveryProbe.Verdict]>([:])
 
-    init(client: MQTTClient, topics: Topics, logger: Logger) {
+    init(client: any AgentTransport, topics: Topics, logger: Logger) {
         self.client = client
         self.topics = topics
         self.logger = logger
@@ -29,7 +29,7 @@ final class SyncCheckService: Service, Sendable {
         let position = client.brokerPosition
         switch verdicts.withLock({ $0[position] }) {
         case .delivers: return "ok"
-        case .withholds: return "unavailable: \(Self.reason(client.broker.description))"
+        case .withholds: return "unavailable: \(Self.reason(client.brokerName))"
         case nil: return "unchecked"
         }
     }
@@ -62,7 +62,7 @@ final class SyncCheckService: Service, Sendable {
     /// Checks the broker in use unless it was checked: one probe a run, not one a reconnection.
     private func checkTheBroker() async {
         let position = client.brokerPosition
-        let broker = client.broker
+        let broker = client.brokerName
         guard verdicts.withLock({ $0[position] }) == nil else { return }
         let verdict = await RetainedDeliveryProbe(topics: topics).run(on: client)
         if Task.isCancelled { return }  // a new connection, whose own check decides
@@ -75,11 +75,11 @@ final class SyncCheckService: Service, Sendable {
             logger.debug("the broker delivers retained geofences", metadata: ["broker": "\(broker)"])
             return
         }
-        logger.error("geofence sync unavailable: \(Self.reason(broker.description))")
+        logger.error("geofence sync unavailable: \(Self.reason(broker))")
         try? await client.publish(
             topics.errors,
             payload: Payloads.error(
-                kind: .broker, topic: topics.fleetGeofences, identifier: nil, reason: Self.reason(broker.description),
+                kind: .broker, topic: topics.fleetGeofences, identifier: nil, reason: Self.reason(broker),
                 vehicle: topics.vehicle),
             retain: false)
     }
