@@ -268,7 +268,7 @@ let package = Package(
             "GeofenceAgentTests",
             [
                 "GeofenceAgent", "AgentFormats", "AgentJobs", "AgentOutputs", "AgentTestSupport", "AgentTesting",
-                "GeofenceCore", "GeofenceStore", "GPSD", "LocalServers", "Mosquitto", "ThreadExecution",
+                "GeofenceCore", "GeofenceStore", "GPSD", "LocalServers", "Mosquitto", "SQLite", "ThreadExecution",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
