@@ -68,7 +68,8 @@ package func withTestAgent<T: Sendable>(
         locations: configuration.replay == nil ? locations : nil, handlingSignals: false, logger: logger)
     let agent = TestAgent(
         broker: broker,
-        topics: Topics(prefix: configuration.mqtt.topicPrefix, fleet: configuration.fleet, vehicle: configuration.vehicle),
+        topics: Topics(
+            prefix: configuration.mqtt.topicPrefix, fleet: configuration.fleet, vehicle: configuration.vehicle),
         configuration: configuration, feed: feed)
     return try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { await application.runToEnd() }

@@ -63,7 +63,8 @@ import Testing
                         let byEvents = inside[name, default: []]
                         if held != byEvents {
                             disagreements.append(
-                                "message \(index): state of \(name) holds \(held.sorted()), the events \(byEvents.sorted())")
+                                "message \(index): state of \(name) holds \(held.sorted()), the events \(byEvents.sorted())"
+                            )
                         }
                     }
                 }
