@@ -163,13 +163,16 @@ struct AgentBuild {
             // Read on the processor's thread: a report wakes that thread alone.
             source = .gpsd(GPSLocationSource(configuration: gps, logger: logger, readingOn: store.taskExecutor))
         }
-        // Subscribed before the first fix: the client subscribes them at each connection, and retained
-        // geofences arrive first.
-        let geofenceFilters = [topics.fleetGeofences, topics.vehicleGeofences]
-        var geofences: [MQTTSubscription] = []
-        for filter in geofenceFilters { geofences.append(try await client.subscribe(filter)) }
-        let commands = try await client.subscribe(topics.command)
-        let ownTracksCommands = ownTracks == nil ? nil : try await client.subscribe(ownTracks!.command)
+        // Every input subscribed before the first fix: the client subscribes them at each connection, and
+        // retained geofences arrive first.
+        var inputs: [any Service] = []
+        for input in InputRegistry.inputs(
+            InputContext(topics: topics, ownTracks: ownTracks, transport: client, logger: logger))
+        {
+            var subscriptions: [MQTTSubscription] = []
+            for filter in input.filters { subscriptions.append(try await client.subscribe(filter)) }
+            inputs.append(InputService(input: input, subscriptions: subscriptions, applier: applier))
+        }
         var announcementRequests: [(subscription: MQTTSubscription, payload: String)] = []
         for request in outputs.announcementRequests {
             announcementRequests.append((try await client.subscribe(request.topic), request.payload))
@@ -182,22 +185,20 @@ struct AgentBuild {
         services += outputServices.map { .init(service: $0) }
         // The agent's own loops: each ends at the graceful shutdown, and the end of one (a replay that exits
         // at its end) stops the agent.
-        let loops: [any Service] = [
+        var loops: [any Service] = [
             ReportingService(
                 processor: processor, applier: applier, reporter: reporter,
                 inbox: configuration.storePaths.inbox, publisher: publisher, inboxWatch: inboxWatch),
             ConnectionService(
                 client: client, reporter: reporter, outputs: outputs, announcementRequests: announcementRequests,
                 logger: logger),
-            GeofenceSyncService(subscriptions: geofences, applier: applier), syncCheck,
-            CommandService(
-                commands: commands, ownTracksCommands: ownTracksCommands, applier: applier,
-                geofenceFilters: geofenceFilters,
-                client: client, logger: logger),
+            syncCheck,
+        ]
+        loops += inputs
+        loops.append(
             FixService(
                 processor: processor, reporter: reporter, outbox: outbox, source: source,
-                exitAtReplayEnd: configuration.replay?.exitAtEnd ?? false),
-        ]
+                exitAtReplayEnd: configuration.replay?.exitAtEnd ?? false))
         services += loops.map { .init(service: $0, successTerminationBehavior: .gracefullyShutdownGroup) }
         services.append(.init(service: SystemdNotifier(logger: logger)))
         // Ends once the restored indexes are refined; the agent goes on.

@@ -153,12 +153,13 @@ import Testing
         await p.store.close()
     }
 
-    @Test func theSyncServiceAppliesGeofencesAndStopsAtTheShutdown() async throws {
+    @Test func theSyncInputAppliesGeofencesAndStopsAtTheShutdown() async throws {
         let host = FakeMonitorHost()
         let applier = ChangeApplier(
             store: FakeConditionStore(), host: host, publisher: FakePublisher(), topics: testTopics, logger: logger)
         let (stream, feed) = AsyncStream<MQTTMessage>.makeStream()
-        let service = GeofenceSyncService(
+        let service = InputService(
+            input: GeofenceSyncInput(filters: [testTopics.fleetGeofences]),
             subscriptions: [MQTTSubscription(filter: testTopics.fleetGeofences, stream: stream)],
             applier: applier)
         await testGracefulShutdown { trigger in
@@ -171,7 +172,7 @@ import Testing
         feed.finish()
     }
 
-    @Test func theCommandServiceActsOnCommandsAndStopsAtTheShutdown() async throws {
+    @Test func theCommandInputActsOnCommandsAndStopsAtTheShutdown() async throws {
         let host = FakeMonitorHost()
         let applier = ChangeApplier(
             store: FakeConditionStore(), host: host, publisher: FakePublisher(), topics: testTopics, logger: logger)
@@ -179,9 +180,10 @@ import Testing
         let client = try MQTTClient(
             configuration: MQTTConfiguration(host: "127.0.0.1", port: try LocalProcess.freePort(), clientID: "c"),
             logger: logger)
-        let service = CommandService(
-            commands: MQTTSubscription(filter: testTopics.command, stream: stream), ownTracksCommands: nil,
-            applier: applier, geofenceFilters: [], client: client, logger: logger)
+        let service = InputService(
+            input: OperatorCommandInput(
+                filters: [testTopics.command], geofenceFilters: [], transport: client, logger: logger),
+            subscriptions: [MQTTSubscription(filter: testTopics.command, stream: stream)], applier: applier)
         await testGracefulShutdown { trigger in
             let running = Task { await service.run() }
             feed.yield(
