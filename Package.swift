@@ -4,17 +4,16 @@ import PackageDescription
 let package = Package(
     name: "geofence-agent",
     platforms: [.macOS(.v15)],
+    // Exported: what is API. The Core Location-shaped core, the agent (`buildAgent`), offline geocoding and
+    // map snapshots, and the two typed wrappers of C libraries. FuzzChecks only because the fuzzers' own
+    // package (Fuzz/) links it. The rest (formats, outputs, jobs, the store) is the agent's inside.
     products: [
         .library(name: "GeofenceCore", targets: ["GeofenceCore"]),
         .library(name: "GeofenceAgent", targets: ["GeofenceAgent"]),
-        .library(name: "AgentFormats", targets: ["AgentFormats"]),
-        .library(name: "AgentOutputs", targets: ["AgentOutputs"]),
-        .library(name: "AgentJobs", targets: ["AgentJobs"]),
-        .library(name: "Mosquitto", targets: ["Mosquitto"]),
-        .library(name: "GPSD", targets: ["GPSD"]),
-        .library(name: "GeofenceStore", targets: ["GeofenceStore"]),
         .library(name: "Geocoding", targets: ["Geocoding"]),
         .library(name: "Maps", targets: ["Maps"]),
+        .library(name: "Mosquitto", targets: ["Mosquitto"]),
+        .library(name: "GPSD", targets: ["GPSD"]),
         .library(name: "FuzzChecks", targets: ["FuzzChecks"]),
         .executable(name: "geofence-agent", targets: ["geofence-agent"]),
         .executable(name: "geofence-bench", targets: ["geofence-bench"]),
