@@ -29,7 +29,10 @@ let package = Package(
     targets: [
         // The part that decides: geometry, GeoJSON validation, the spatial index and the
         // monitor state machine. No I/O and no C, so it is tested exhaustively and in isolation.
-        .target(name: "GeofenceCore", dependencies: ["AsyncBroadcast"]),
+        .target(name: "GeofenceCore", dependencies: ["AsyncBroadcast", "EveryCore"]),
+        // Pure work spread over a thread a core, on serial queues of its own (never libdispatch's watched
+        // pool): the only dispatch the pure modules use, kept out of them.
+        .target(name: "EveryCore"),
         // One small piece both the core and the MQTT client use: fan-out to any number of AsyncStreams.
         .target(name: "AsyncBroadcast"),
         // The executor on a thread of its own that the store runs on, and that waits for the fix sources
@@ -75,12 +78,13 @@ let package = Package(
         .target(
             name: "GeofenceStore",
             dependencies: [
-                "SQLite", "Deflate", "GeofenceCore", "ThreadExecution", .product(name: "Logging", package: "swift-log"),
+                "SQLite", "Deflate", "GeofenceCore", "EveryCore", "ThreadExecution",
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // Offline geocoding, shaped like CLGeocoder: lookups over the gazetteer that
         // scripts/build-gazetteer.py builds from GeoNames and Natural Earth data. Pure: bytes in, answers out.
-        .target(name: "Geocoding", dependencies: ["GeofenceCore", "CPrefetch"]),
+        .target(name: "Geocoding", dependencies: ["GeofenceCore", "EveryCore", "CPrefetch"]),
         // Map snapshots (MKMapSnapshotter-shaped): conditions, drives, events and points drawn as SVG in Web
         // Mercator. Pure: content in, the document's text out.
         .target(name: "Maps", dependencies: ["GeofenceCore"]),
@@ -233,6 +237,7 @@ let package = Package(
             ["GeofenceCore", "ReceiverSimulation", .product(name: "PropertyBased", package: "swift-property-based")],
             resources: [.copy("Fixtures")]),
         unitTests("GeocodingTests", ["Geocoding", "GeofenceCore"]),
+        unitTests("EveryCoreTests", ["EveryCore"]),
         unitTests("MapsTests", ["Maps", "GeofenceCore"]),
         unitTests("FuzzChecksTests", ["FuzzChecks", "GeofenceCore"]),
         unitTests(

@@ -1,4 +1,5 @@
 import Dispatch
+import EveryCore
 import GeofenceCore
 import Synchronization
 

@@ -1,4 +1,5 @@
 import Deflate
+import EveryCore
 import Foundation
 import GeofenceCore
 import Logging

@@ -1,3 +1,5 @@
+import EveryCore
+
 /// A hierarchical grid over lon/lat that finds the conditions whose bounding box holds a point
 /// without scanning every condition.
 ///
