@@ -159,10 +159,12 @@ let package = Package(
         ),
         // Runs a mosquitto or a gpsd of our own on loopback (tests, benchmarks, the demo), stopped by PID.
         .target(name: "LocalServers", dependencies: ["GeofenceCore"], path: "Tools/LocalServers"),
+        // What the benchmarks compute from their samples, and the verdicts they print: tested in the unit lane.
+        .target(name: "BenchFigures", path: "Tools/BenchFigures"),
         .executableTarget(
             name: "geofence-bench",
             dependencies: [
-                "GeofenceCore",
+                "BenchFigures", "GeofenceCore",
                 "AgentFormats", "AgentJobs", "AgentOutputs", "GeofenceAgent",
                 "Mosquitto",
                 "LocalServers",
@@ -238,6 +240,7 @@ let package = Package(
             resources: [.copy("Fixtures")]),
         unitTests("GeocodingTests", ["Geocoding", "GeofenceCore"]),
         unitTests("EveryCoreTests", ["EveryCore"]),
+        unitTests("BenchFiguresTests", ["BenchFigures"]),
         unitTests("MapsTests", ["Maps", "GeofenceCore"]),
         unitTests("FuzzChecksTests", ["FuzzChecks", "GeofenceCore"]),
         unitTests(

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BenchFigures
 import Dispatch
 import Foundation
 import GeofenceAgent
@@ -123,10 +124,7 @@ struct DecisionsBench: ParsableCommand {
         return jsonLine(pairs)
     }
 
-    static func quantile(_ sorted: [Double], _ q: Double) -> Double {
-        guard !sorted.isEmpty else { return .nan }
-        return sorted[min(sorted.count - 1, max(0, Int((q * Double(sorted.count)).rounded(.up)) - 1))]
-    }
+    static func quantile(_ sorted: [Double], _ q: Double) -> Double { Statistics.quantile(sorted, q) }
 }
 
 extension DecisionsBench {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BenchFigures
 import Foundation
 import LocalServers
 
@@ -153,8 +154,5 @@ struct GPSDBench: ParsableCommand {
             + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
     }
 
-    private func median(_ xs: [Double]) -> Double {
-        let s = xs.sorted()
-        return s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2
-    }
+    private func median(_ xs: [Double]) -> Double { Statistics.median(xs) }
 }

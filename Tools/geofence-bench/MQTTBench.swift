@@ -1,4 +1,5 @@
 import ArgumentParser
+import BenchFigures
 import Foundation
 import LocalServers
 import Logging
@@ -120,8 +121,5 @@ struct MQTTBench: AsyncParsableCommand {
         return Double(messages) / seconds(ContinuousClock.now - start)
     }
 
-    private func median(_ xs: [Double]) -> Double {
-        let s = xs.sorted()
-        return s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2
-    }
+    private func median(_ xs: [Double]) -> Double { Statistics.median(xs) }
 }

@@ -1,4 +1,5 @@
 import AgentFormats
+import BenchFigures
 import Foundation
 import GeofenceAgent
 import GeofenceCore
@@ -24,12 +25,8 @@ func residentMegabytes(of pid: pid_t?, field: String = "VmRSS:") -> Double {
     return kb / 1024
 }
 
-/// The q-quantile (0...1) of samples, nearest rank.
-func quantile(_ sorted: [UInt64], _ q: Double) -> Double {
-    guard !sorted.isEmpty else { return .nan }
-    let rank = min(sorted.count - 1, max(0, Int((q * Double(sorted.count)).rounded(.up)) - 1))
-    return Double(sorted[rank])
-}
+/// The q-quantile (0...1) of samples, nearest rank (`Statistics.quantile`).
+func quantile(_ sorted: [UInt64], _ q: Double) -> Double { Statistics.quantile(sorted, q) }
 
 /// A duration in seconds.
 func seconds(_ d: Duration) -> Double {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BenchFigures
 import Foundation
 import GeofenceCore
 import GeofenceStore
@@ -89,10 +90,7 @@ struct ResumeBench: AsyncParsableCommand {
                     + (refineAtOnce ? ["--refine-at-once"] : []))
             runs.append(line.split(separator: " ").compactMap { Double($0) })
         }
-        func median(_ i: Int) -> Double {
-            let s = runs.map { $0[i] }.sorted()
-            return s[s.count / 2]
-        }
+        func median(_ i: Int) -> Double { Statistics.median(runs.map { $0[i] }) }
         print(
             jsonLine([
                 "scenario": "resume", "conditions": conditions, "restore_ms": rounded(median(0), 1),

@@ -1,5 +1,6 @@
 import AgentJobs
 import ArgumentParser
+import BenchFigures
 import Foundation
 import GeofenceCore
 import GeofenceStore
@@ -217,22 +218,13 @@ final class Soak: @unchecked Sendable {
 
     func result(expected: [Transition], heard: EventLog, drivenIn: Double, cpu: Double) -> Result {
         let distinct = heard.distinctTransitions(of: drive.identifiers)
-        // Per geofence, the kinds in order: a transition an outage or a restart delayed keeps its place.
-        func sequences(_ list: [Transition]) -> [String: [String]] {
-            Dictionary(grouping: list, by: \.identifier).mapValues { $0.map(\.event) }
-        }
-        let delivered = sequences(distinct) == sequences(expected)
         let rss = samples.rss
-        let tenth = max(drivenIn / 10, 10)
-        let firstRSS = rss.filter { $0.at >= 0 && $0.at <= tenth }.map(\.megabytes).max() ?? -1
-        let lastRSS = rss.filter { $0.at >= drivenIn - tenth }.map(\.megabytes).max() ?? -1
-        // The first and the last hour of driving, as the issue asks; judged on runs of 5 minutes or more
-        // (in a shorter one the first hour is the start-up).
-        let hour = 3600 / options.speed
-        let firstHourRSS = rss.filter { $0.at >= 0 && $0.at <= max(hour, 10) }.map(\.megabytes).max() ?? -1
-        let lastHourRSS = rss.filter { $0.at >= drivenIn - max(hour, 10) }.map(\.megabytes).max() ?? -1
-        let memoryChecked = drivenIn >= 300
-        let memoryFlat = firstHourRSS > 0 && lastHourRSS <= firstHourRSS * 1.10 && lastRSS <= firstRSS * 1.10
+        // Per geofence, the kinds in order (a transition an outage or a restart delayed keeps its place), and
+        // the memory of the first and the last hour and tenth of driving.
+        let verdict = SoakVerdict(
+            expected: expected.map { ($0.identifier, $0.event) }, heard: distinct.map { ($0.identifier, $0.event) },
+            rss: rss, drivenIn: drivenIn, speed: options.speed)
+        let (delivered, memoryChecked, memoryFlat) = (verdict.delivered, verdict.memoryChecked, verdict.memoryFlat)
         let samplesCSV =
             "seconds,rss_mb\n" + rss.map { String(format: "%.1f,%.2f", $0.at, $0.megabytes) }.joined(separator: "\n")
             + "\n"
@@ -241,7 +233,7 @@ final class Soak: @unchecked Sendable {
                 String(format: "%d,%.2f,%.2f", $0.offset, $0.element.0, $0.element.1)
             }.joined(separator: "\n") + "\n"
         try? samplesCSV.write(to: directory.appendingPathComponent("rss.csv"), atomically: true, encoding: .utf8)
-        let passed = delivered && (memoryFlat || !memoryChecked)
+        let passed = verdict.passed
         let line = jsonLine([
             ("scenario", "soak"), ("hours", options.hours), ("speed", options.speed), ("real_s", rounded(drivenIn, 0)),
             ("fixes", drive.seconds), ("transitions_expected", expected.count),
@@ -249,8 +241,10 @@ final class Soak: @unchecked Sendable {
             ("transitions_distinct", distinct.count),
             ("duplicates_removed", heard.transitionCount(of: drive.identifiers) - distinct.count),
             ("delivered_exactly_once_in_order", delivered), ("agent_processes", samples.processes),
-            ("rss_first_hour_mb", rounded(firstHourRSS, 1)), ("rss_last_hour_mb", rounded(lastHourRSS, 1)),
-            ("rss_first_tenth_mb", rounded(firstRSS, 1)), ("rss_last_tenth_mb", rounded(lastRSS, 1)),
+            ("rss_first_hour_mb", rounded(verdict.firstHourMegabytes, 1)),
+            ("rss_last_hour_mb", rounded(verdict.lastHourMegabytes, 1)),
+            ("rss_first_tenth_mb", rounded(verdict.firstTenthMegabytes, 1)),
+            ("rss_last_tenth_mb", rounded(verdict.lastTenthMegabytes, 1)),
             ("rss_max_mb", rounded(rss.map(\.megabytes).max() ?? -1, 1)),
             ("memory_checked", memoryChecked), ("memory_flat", memoryFlat),
             ("store_max_mb", rounded(samples.storeMegabytes.max() ?? -1, 1)),
@@ -264,8 +258,8 @@ final class Soak: @unchecked Sendable {
             ("passed", passed),
         ])
         if !delivered {
-            let want = sequences(expected)
-            let got = sequences(distinct)
+            let want = SoakVerdict.sequences(expected.map { ($0.identifier, $0.event) })
+            let got = SoakVerdict.sequences(distinct.map { ($0.identifier, $0.event) })
             for id in drive.identifiers where want[id] != got[id] {
                 say(
                     "\(id): expected \(want[id]?.count ?? 0) transitions, heard \(got[id]?.count ?? 0): first difference at \(zip(want[id] ?? [], got[id] ?? []).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(want[id]?.count ?? 0, got[id]?.count ?? 0))"

@@ -1,4 +1,5 @@
 import AgentOutputs
+import BenchFigures
 import Foundation
 import Logging
 import Mosquitto
@@ -56,7 +57,6 @@ actor FanOutProbe {
     }
 
     private static func median(_ values: [Double]) -> Int {
-        guard !values.isEmpty else { return -1 }
-        return Int(values.sorted()[values.count / 2] * 1000)
+        values.isEmpty ? -1 : Int(Statistics.median(values) * 1000)
     }
 }
