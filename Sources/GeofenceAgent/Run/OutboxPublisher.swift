@@ -63,7 +63,8 @@ package final class OutboxPublisher: Service, Sendable {
 
     /// Whether a `tick()` now may do anything (the outbox's `tickMayHaveWork`): the round's gate asks every
     /// second, and enters nothing when the answer is no.
-    package var tickMayHaveWork: Bool { outbox.tickMayHaveWork }
+    /// Read on the outbox's executor only (the round runs there), where it enters the outbox without a hop.
+    package var tickMayHaveWork: Bool { outbox.assumeIsolated { $0.tickMayHaveWork } }
 
     private func tickEverySecond() async {
         while !Task.isCancelled {

@@ -19,15 +19,12 @@ public actor Outbox {
     /// The number the next row gets.
     var nextSequence: Int64 = 1
     /// What the outbox holds and has dropped, as of the last acknowledgements taken in.
-    var counts = OutboxStats() {
-        didSet { countsMirror.withLock { $0 = counts } }
-    }
-    /// `counts`, for a reader that must not enter the actor (the reporter's round, every second).
-    private nonisolated let countsMirror = Mutex(OutboxStats())
+    var counts = OutboxStats()
 
-    /// What the outbox holds and has dropped as of its last operation, read without entering the actor:
-    /// `stats` less the acknowledgements that came since (`acknowledgedWaiting`).
-    public nonisolated var statsWithoutWaitingAcknowledgements: OutboxStats { countsMirror.withLock { $0 } }
+    /// What the outbox holds and has dropped as of its last operation, without taking in the
+    /// acknowledgements that came since (`acknowledgedWaiting`): the reporter's round reads it every second,
+    /// from the actor that shares this executor (`assumeIsolated`), without a suspension or a write.
+    public var statsWithoutWaitingAcknowledgements: OutboxStats { counts }
 
     /// What the outbox holds and has dropped, every acknowledgement received so far taken in.
     public var stats: OutboxStats {
@@ -57,8 +54,8 @@ public actor Outbox {
     }
     /// When the tick (`deleteAcknowledged`) has work, as of the outbox's last operation: at once (0) for a
     /// checkpoint owed, when the group commit falls due (`groupCommitDue`) for rows waiting, never (`.max`)
-    /// with nothing waiting. Read every second by the round's gate without entering the actor.
-    private nonisolated let tickWorkFrom = Atomic<UInt64>(.max)
+    /// with nothing waiting. Read every second by the round's gate, which shares this executor.
+    private var tickWorkFrom: UInt64 = .max
 
     private func noteTickWork() {
         let from: UInt64
@@ -73,16 +70,17 @@ public actor Outbox {
                     &+ Self.nanoseconds(max(limits.groupCommitSeconds, limits.acknowledgedDeletionSeconds))
             from = min(storing, deleting)
         }
-        tickWorkFrom.store(from, ordering: .relaxed)
+        tickWorkFrom = from
     }
 
     private static func nanoseconds(_ seconds: Double) -> UInt64 { UInt64(max(0, seconds) * 1e9) }
 
     /// Whether `deleteAcknowledged` may have something to do now: acknowledgements to take in, a group commit
     /// due, or a checkpoint owed. False: a tick now would change nothing (a parked vehicle's second, or a
-    /// driving one whose acknowledged rows wait for the next write). Read from any thread.
-    public nonisolated var tickMayHaveWork: Bool {
-        acknowledgedWaiting > 0 || tickWorkFrom.load(ordering: .relaxed) <= ThreadExecutor.now()
+    /// driving one whose acknowledged rows wait for the next write). Read without a suspension by the round's
+    /// gate, isolated to the actor that shares this executor (`assumeIsolated`).
+    public var tickMayHaveWork: Bool {
+        acknowledgedWaiting > 0 || tickWorkFrom <= ThreadExecutor.now()
     }
 
     public nonisolated let wakes: AsyncStream<Void>

@@ -379,7 +379,7 @@ actor FixProcessor: MonitorHost, SnapshotSource {
     /// `statusInputs()` without entering the outbox: its figures as of its last operation. The round's gate
     /// reads them so when no acknowledgement waits to be taken in, which is when they are the same.
     func statusInputsWithoutEnteringTheOutbox() -> StatusInputs {
-        statusInputs(outbox: outbox.statsWithoutWaitingAcknowledgements)
+        statusInputs(outbox: outbox.assumeIsolated { $0.statsWithoutWaitingAcknowledgements })
     }
 
     private func statusInputs(outbox stats: OutboxStats) -> StatusInputs {

@@ -10,7 +10,7 @@ import Testing
 @testable import GeofenceAgent
 
 /// The conditions' rules through the whole agent in process, on the synthetic drive (three passes along
-/// 10 km of 52° N from 2026-01-01T00:00:00Z, a fix a second, replayed at 200x): a geofence that expires
+/// 10 km of 52° N from 2026-01-01T00:00:00Z, a fix a second, replayed at 400x): a geofence that expires
 /// mid-drive, one deleted over MQTT while the vehicle is inside, one that notifies only its exits, a 50 km/h
 /// speed zone the vehicle crosses at 90 km/h, and one whose schedule opens mid-drive.
 @Suite(.offTheCooperativePool(.agentsPool)) struct ConditionRulesAgentTests {
@@ -47,7 +47,7 @@ import Testing
 
         try await withTestAgent { configuration in
             configuration.conditionsFile = conditionsPath
-            configuration.replay = .init(gpx: gpx, speedFactor: 200)
+            configuration.replay = .init(gpx: gpx, speedFactor: 400)
         } _: { agent in
             agent.push(geofence: "zone", feature: Self.everywhere("zone", #","name":"Zone""#))
             // Each event once, by its id.

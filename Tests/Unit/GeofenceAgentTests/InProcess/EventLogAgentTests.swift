@@ -39,7 +39,7 @@ import Testing
         try await withTestAgent(#"{"fleet":"test","vehicle":"v1","eventLog":{"path":"\#(log.path)"}}"#) {
             configuration in
             configuration.conditionsFile = conditions
-            configuration.replay = .init(gpx: gpx, speedFactor: 200)
+            configuration.replay = .init(gpx: gpx, speedFactor: 400)
         } _: { agent in
             _ = await agent.messages("events", within: 90) { _ in logged().count >= expected.count }
         }
