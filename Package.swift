@@ -217,8 +217,8 @@ let package = Package(
         .target(
             name: "AgentTestSupport",
             dependencies: [
-                "AgentFormats", "AgentOutputs", "GeofenceAgent", "GeofenceStore", "LocalServers", "Mosquitto",
-                "TestSupport", .product(name: "Logging", package: "swift-log"),
+                "AgentFormats", "AgentJobs", "AgentOutputs", "GeofenceAgent", "GeofenceStore", "LocalServers",
+                "Mosquitto", "TestSupport", .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/Support/AgentTestSupport",
             resources: [.copy("Fixtures")]),

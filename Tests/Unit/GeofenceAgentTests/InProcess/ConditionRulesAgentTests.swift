@@ -26,28 +26,24 @@ import Testing
     }
 
     @Test func expiryDeletionNotifySpeedZoneAndScheduleAsPublished() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rules-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let gpx = directory.appendingPathComponent("drive.gpx").path
-        let conditionsPath = directory.appendingPathComponent("conditions.geojson").path
-        try SyntheticDrive.gpx.write(toFile: gpx, atomically: true, encoding: .utf8)
         // "quiet" is the drive's 10th circle, asking for its exits only.
         let quietLon = 5.0 + 10 * SyntheticDrive.spacing / SyntheticDrive.metresPerDegreeLongitude
         // "slow" spans 2 km of the drive from x = 6 km: 80 s inside at 25 m/s on each pass.
         let slowLon = 5.0 + 7000 / SyntheticDrive.metresPerDegreeLongitude
-        try """
-        {"type":"FeatureCollection","features":[
-        \(Self.everywhere("expiring", #","expires":"2026-01-01T01:05:00+01:00""#)),
-        \(Self.everywhere("hours", #","schedule":{"timeZone":"Europe/Amsterdam","windows":[{"days":["thu"],"from":"01:10","to":"01:15"}]}"#)),
-        {"type":"Feature","id":"quiet","geometry":{"type":"Point","coordinates":[\(quietLon),52.0]},"properties":{"radius":40,"notify":["exit"]}},
-        {"type":"Feature","id":"slow","geometry":{"type":"Point","coordinates":[\(slowLon),52.0]},"properties":{"radius":1000,"speedLimit":50,"name":"Slow"}}
-        ]}
-        """.write(toFile: conditionsPath, atomically: true, encoding: .utf8)
+        let drive = try SyntheticDriveFiles(
+            conditions: """
+                {"type":"FeatureCollection","features":[
+                \(Self.everywhere("expiring", #","expires":"2026-01-01T01:05:00+01:00""#)),
+                \(Self.everywhere("hours", #","schedule":{"timeZone":"Europe/Amsterdam","windows":[{"days":["thu"],"from":"01:10","to":"01:15"}]}"#)),
+                {"type":"Feature","id":"quiet","geometry":{"type":"Point","coordinates":[\(quietLon),52.0]},"properties":{"radius":40,"notify":["exit"]}},
+                {"type":"Feature","id":"slow","geometry":{"type":"Point","coordinates":[\(slowLon),52.0]},"properties":{"radius":1000,"speedLimit":50,"name":"Slow"}}
+                ]}
+                """)
+        defer { drive.remove() }
 
         try await withTestAgent { configuration in
-            configuration.conditionsFile = conditionsPath
-            configuration.replay = .init(gpx: gpx, speedFactor: 400)
+            configuration.conditionsFile = drive.conditions
+            configuration.replay = .init(gpx: drive.gpx, speedFactor: 400)
         } _: { agent in
             agent.push(geofence: "zone", feature: Self.everywhere("zone", #","name":"Zone""#))
             // Each event once, by its id.
@@ -113,15 +109,7 @@ import Testing
             func key(_ e: [String: Any]) -> String {
                 "\(e["identifier"] as? String ?? "") \(e["event"] as? String ?? "") \(e["time"] as? String ?? "")"
             }
-            var fromSimulate: [String] = []
-            try SimulateJob.run(
-                conditionsPath: conditionsPath, trackPath: gpx, accuracy: 5,
-                emit: { line in
-                    guard let e = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-                        e["event"] as? String != "initial"
-                    else { return }
-                    fromSimulate.append(key(e))
-                }, warn: { _ in })
+            let fromSimulate = try drive.simulatedEvents().map(key)
             let fromAgent = unique().filter { $0["identifier"] as? String != "zone" }.map(key)
             #expect(fromSimulate.sorted() == fromAgent.sorted(), "simulate \(fromSimulate)\nagent \(fromAgent)")
         }

@@ -11,23 +11,10 @@ import Testing
 /// simulate's events.
 @Suite(.offTheCooperativePool(.agentsPool)) struct EventLogAgentTests {
     @Test func theAgentsLogHoldsSimulatesEvents() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("log-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let gpx = directory.appendingPathComponent("drive.gpx").path
-        let conditions = directory.appendingPathComponent("conditions.geojson").path
-        let log = directory.appendingPathComponent("events.jsonl")
-        try SyntheticDrive.gpx.write(toFile: gpx, atomically: true, encoding: .utf8)
-        try SyntheticDrive.conditions.write(toFile: conditions, atomically: true, encoding: .utf8)
-        var expected: [[String: Any]] = []
-        try SimulateJob.run(
-            conditionsPath: conditions, trackPath: gpx, accuracy: 5,
-            emit: { line in
-                guard let e = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-                    e["event"] as? String != "initial"
-                else { return }
-                expected.append(e)
-            }, warn: { _ in })
+        let drive = try SyntheticDriveFiles()
+        defer { drive.remove() }
+        let log = drive.directory.appendingPathComponent("events.jsonl")
+        let expected = try drive.simulatedEvents()
         #expect(!expected.isEmpty)
 
         func logged() -> [[String: Any]] {
@@ -38,8 +25,8 @@ import Testing
         }
         try await withTestAgent(#"{"fleet":"test","vehicle":"v1","eventLog":{"path":"\#(log.path)"}}"#) {
             configuration in
-            configuration.conditionsFile = conditions
-            configuration.replay = .init(gpx: gpx, speedFactor: 400)
+            configuration.conditionsFile = drive.conditions
+            configuration.replay = .init(gpx: drive.gpx, speedFactor: 400)
         } _: { agent in
             _ = await agent.messages("events", within: 90) { _ in logged().count >= expected.count }
         }

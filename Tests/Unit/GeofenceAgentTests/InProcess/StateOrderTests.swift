@@ -14,22 +14,14 @@ import Testing
 /// synthetic drive, replayed at 100x: the broker records what the agent sent, in the order it sent it.
 @Suite(.offTheCooperativePool(.agentsPool)) struct StateOrderTests {
     @Test func noStateRunsAheadOfOrBehindTheTransitionsReceivedBeforeIt() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("state-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let gpx = directory.appendingPathComponent("drive.gpx").path
-        let conditions = directory.appendingPathComponent("conditions.geojson").path
-        try SyntheticDrive.gpx.write(toFile: gpx, atomically: true, encoding: .utf8)
-        try SyntheticDrive.conditions.write(toFile: conditions, atomically: true, encoding: .utf8)
-        var expected = 0
-        try SimulateJob.run(
-            conditionsPath: conditions, trackPath: gpx, accuracy: 5,
-            emit: { line in if !line.contains(#""event":"initial""#) { expected += 1 } }, warn: { _ in })
+        let drive = try SyntheticDriveFiles()
+        defer { drive.remove() }
+        let expected = try drive.simulatedEvents().count
 
         try await withTestAgent { configuration in
-            configuration.conditionsFile = conditions
+            configuration.conditionsFile = drive.conditions
             // 100x: a fix every 10 ms, so transitions often come closer together than the state's 250 ms spacing.
-            configuration.replay = .init(gpx: gpx, speedFactor: 100)
+            configuration.replay = .init(gpx: drive.gpx, speedFactor: 100)
         } _: { agent in
             let eventTopic = agent.topics.events
             let stateTopic = agent.topics.state
