@@ -11,7 +11,7 @@ import Testing
 /// The agent over a link that behaves like a vehicle's: two namespaces of our own joined by a relay
 /// (`CellularLink`), the broker and a subscriber on one side, the agent on the other. Nothing here is
 /// timed: what each drive measured (delays, copies, bytes) is printed for the notes.
-@Suite(.serialized, .offTheCooperativePool(.waiting)) struct LinkTests {
+@Suite(.offTheCooperativePool(.waiting)) struct LinkTests {
     /// The agent in the vehicle's namespace, from a fixture's configuration pointed at the broker's side.
     func startAgent(_ fixture: AgentFixture, link: CellularLink) throws -> pid_t {
         let run = link.command(
