@@ -219,7 +219,7 @@ package final class OutboxPublisher: Service, Sendable {
             if ticksItself { group.addTask { await self.tickEverySecond() } }
             group.addTask { await self.collectAcknowledgements(issued) }
             await withTaskCancellationOrGracefulShutdownHandler {
-                await runUntilGracefulShutdown { await self.issue(into: issuedSink) }
+                await runUntilGracefulShutdown(preferring: self.executor) { await self.issue(into: issuedSink) }
             } onCancelOrGracefulShutdown: { [outbox] in
                 outbox.stopWaking()
             }

@@ -40,7 +40,7 @@ final class ReportingService: Service, Sendable {
         await reporter.start()
         // On the processor's thread: a round reads its snapshot there, and a state change wakes no other thread.
         await withTaskExecutorPreference(processor.storeExecutor) {
-            await runUntilGracefulShutdown {
+            await runUntilGracefulShutdown(preferring: processor.storeExecutor) {
                 await withDiscardingTaskGroup { group in
                     group.addTask { await self.everySecond(on: self.processor) }
                     group.addTask { await self.stateLoop() }
