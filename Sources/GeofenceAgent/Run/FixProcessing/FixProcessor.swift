@@ -256,9 +256,11 @@ actor FixProcessor: MonitorHost, SnapshotSource {
                     step: step, engine: monitors[step.monitor]!, outputs: outputs, places: places,
                     inside: insideConditions))
         }
-        if let trip = tripPhase.commit(
-            for: result.tripEvents, phase: monitors.trips.phase, at: result.location, outputs: outputs,
-            places: places)
+        // Most fixes: no trip commit is due, and neither the outputs nor the places are handed over.
+        if tripPhase.isDue(result.tripEvents, phase: monitors.trips.phase, at: result.location),
+            let trip = tripPhase.commit(
+                for: result.tripEvents, phase: monitors.trips.phase, at: result.location, outputs: outputs,
+                places: places)
         {
             queue(trip)
         }

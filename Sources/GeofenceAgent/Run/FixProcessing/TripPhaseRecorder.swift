@@ -13,19 +13,21 @@ struct TripPhaseRecorder {
 
     private var storedAt: Date?
 
+    /// Whether a fix needs a commit: it has trip events, or a trip goes on and `interval` has passed. Asked
+    /// first, so that most fixes hand nothing over (the outputs, the places) to be told of none.
+    func isDue(_ events: [TripEvent], phase: TripDetector.Phase, at location: Location) -> Bool {
+        guard events.isEmpty else { return true }
+        guard case .driving = phase else { return false }
+        return location.timestamp.timeIntervalSince(storedAt ?? .distantPast) >= Self.interval
+    }
+
     /// The commit a fix's trip events need, with the phase they leave; while a trip goes on, the phase alone
-    /// every `interval`. Nil for most fixes (and then no message is made).
+    /// every `interval`. Nil when none is due (`isDue`).
     mutating func commit(
         for events: [TripEvent], phase: TripDetector.Phase, at location: Location, outputs: MultiplexOutput,
         places: (any PlaceFinding)?
     ) -> PendingCommit? {
-        let due: Bool
-        if case .driving = phase {
-            due = location.timestamp.timeIntervalSince(storedAt ?? .distantPast) >= Self.interval
-        } else {
-            due = false
-        }
-        guard !events.isEmpty || due else { return nil }
+        guard isDue(events, phase: phase, at: location) else { return nil }
         let items = events.flatMap { event in
             outputs.messages(for: .trip(TripHappening(event: event, places: places))).compactMap(\.outboxItem)
         }

@@ -75,11 +75,7 @@ final class FixService: Service, Sendable {
             await runUntilGracefulShutdown { await processor.follow(delivery) }
             await processor.recordLastFixes()
             await processor.gps(GPSStatus(state: .noData, detail: "the replay ended", device: "gpx"))
-            if exitAtReplayEnd {
-                await runUntilGracefulShutdown { await self.drainOutbox() }
-            } else {
-                try? await gracefulShutdown()
-            }
+            await afterTheFeedEnds()
         }
     }
 
@@ -93,6 +89,12 @@ final class FixService: Service, Sendable {
             }
         }
         await processor.recordLastFixes()
+        await afterTheFeedEnds()
+    }
+
+    /// A replay or handed-over feed that ended: with `exitAtEnd` the outbox is drained and the agent stops;
+    /// else it runs on until the graceful shutdown.
+    private func afterTheFeedEnds() async {
         if exitAtReplayEnd {
             await runUntilGracefulShutdown { await self.drainOutbox() }
         } else {
