@@ -32,11 +32,7 @@ public enum AgentRunner {
         m.username = c.mqtt.username
         m.password = c.mqtt.passwordFile.map(MQTTPasswordSource.file) ?? .none
         m.tls = c.mqtt.tls.map { MQTTTLS(caFile: $0.caFile, certificateFile: $0.certificateFile, keyFile: $0.keyFile) }
-        var offline = JSONLine()
-        offline.add("status", "offline")
-        offline.add("fleet", c.fleet)
-        offline.add("vehicle", c.vehicle)
-        m.will = MQTTWill(topic: topics.status, payload: Array(offline.text.utf8), qos: .atLeastOnce, retain: true)
+        m.will = ControlPlane(topics: topics).will
         return m
     }
 }

@@ -17,10 +17,10 @@ actor ChangeApplier {
     /// store's thread, or one made at the first round.
     private var inboxWatch: InboxWatch?
     private let publisher: any MessagePublishing
-    private let topics: Topics
+    /// Where refusals go (`errors`).
+    private let control: ControlPlane
     /// The vehicle's OwnTracks identity when it speaks OwnTracks (its `cmd` topic and replies).
     private let ownTracks: OwnTracks.Identity?
-    private let vehicle: String
     private let logger: Logger
     /// Called for `reportState`: the full detail, per monitor or for all.
     private let stateRequest: @Sendable (String?) async -> Void
@@ -39,9 +39,8 @@ actor ChangeApplier {
         self.store = store
         self.host = host
         self.publisher = publisher
-        self.topics = topics
+        control = ControlPlane(topics: topics)
         self.ownTracks = ownTracks
-        vehicle = topics.vehicle
         self.logger = logger
         self.stateRequest = stateRequest
         self.conditionsChanged = conditionsChanged
@@ -316,10 +315,7 @@ actor ChangeApplier {
         }
         guard publisher.isConnected else { return }
         do {
-            try await publisher.publish(
-                topics.errors,
-                payload: Payloads.error(
-                    kind: kind, topic: topic, identifier: identifier, reason: reason, vehicle: vehicle), retain: false)
+            try await publisher.publish(control.error(kind, about: topic, identifier: identifier, reason: reason))
         } catch {
             logger.error("could not publish a rejection", metadata: ["error": "\(error)"])
         }

@@ -16,6 +16,13 @@ package protocol MessagePublishing: Sendable {
     func publish(_ topic: String, payload: [UInt8], retain: Bool) async throws(MQTTError)
 }
 
+extension MessagePublishing {
+    /// Sends a message of the control plane where the plane says, kept as it says.
+    package func publish(_ message: ControlMessage) async throws(MQTTError) {
+        try await publish(message.topic, payload: message.payload, retain: message.retain)
+    }
+}
+
 extension MQTTClient: MessagePublishing {
     package var isConnected: Bool { status.isConnected }
     package func publish(_ topic: String, payload: [UInt8], retain: Bool) async throws(MQTTError) {

@@ -15,7 +15,8 @@ import Synchronization
 actor StateReporter {
     private let source: any SnapshotSource
     private let publisher: any MessagePublishing
-    private let topics: Topics
+    /// Where the status, the state and its detail go.
+    private let control: ControlPlane
     private let configuration: AgentConfiguration
     private let paths: StorePaths
     private let logger: Logger
@@ -64,7 +65,7 @@ actor StateReporter {
         self.outputs = outputs
         self.source = source
         self.publisher = publisher
-        self.topics = topics
+        control = ControlPlane(topics: topics)
         self.configuration = configuration
         paths = configuration.storePaths
         self.logger = logger
@@ -269,9 +270,9 @@ actor StateReporter {
     }
 
     private func publishStatus(_ status: AgentStatus, material: AgentStatus) async {
-        guard let data = try? JSONEncoder().encode(status) else { return }
+        guard let message = control.status(status) else { return }
         do {
-            try await publisher.publish(topics.status, payload: Array(data), retain: true)
+            try await publisher.publish(message)
             published = material
             gate.withLock {
                 $0.publishedAt = MonotonicClock.now()
@@ -293,9 +294,7 @@ actor StateReporter {
         guard force || generation != publishedGeneration else { return }
         let snapshot = await source.snapshot(listing: Self.listing)
         do {
-            try await publisher.publish(
-                topics.state, payload: Payloads.state(snapshot.monitors, vehicle: configuration.vehicle),
-                retain: true)
+            try await publisher.publish(control.state(snapshot.monitors))
             publishedGeneration = snapshot.generation
         } catch {
             logger.debug("state not published", metadata: ["error": "\(error)"])
@@ -309,7 +308,7 @@ actor StateReporter {
         let records = await source.records(monitor: monitor)
         let pages = Self.detailPages(records, vehicle: configuration.vehicle)
         for page in pages {
-            do { try await publisher.publish(topics.stateDetail, payload: page, retain: false) } catch {
+            do { try await publisher.publish(control.stateDetail(page)) } catch {
                 logger.debug("state detail not published", metadata: ["error": "\(error)"])
                 return
             }

@@ -76,11 +76,8 @@ final class SyncCheckService: Service, Sendable {
             return
         }
         logger.error("geofence sync unavailable: \(Self.reason(broker))")
-        try? await client.publish(
-            topics.errors,
-            payload: Payloads.error(
-                kind: .broker, topic: topics.fleetGeofences, identifier: nil, reason: Self.reason(broker),
-                vehicle: topics.vehicle),
-            retain: false)
+        let error = ControlPlane(topics: topics).error(
+            .broker, about: topics.fleetGeofences, identifier: nil, reason: Self.reason(broker))
+        try? await client.publish(error)
     }
 }
