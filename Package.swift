@@ -97,13 +97,18 @@ let package = Package(
         // The process's memory as the kernel and glibc see it: a file mapped read-only (the gazetteer), and
         // freed heap given back after a burst.
         .target(name: "SystemMemory"),
+        // Where a position is, as events and the status name it: the offline gazetteer, loaded off the pool.
+        .target(
+            name: "Places",
+            dependencies: ["AgentFormats", "Geocoding", "GeofenceCore", "SystemMemory", "ThreadExecution"]
+        ),
         // The outputs, one folder each behind one protocol: our own topics, OwnTracks, Home Assistant,
         // Prometheus. Each decides what to send for what happened and reads its own object of config.json.
         .target(
             name: "AgentOutputs",
             dependencies: [
-                "AgentFormats", "GeofenceCore", "GPSD", "GeofenceStore", "Mosquitto", "Geocoding", "SystemMemory",
-                "ThreadExecution",
+                "AgentFormats", "GeofenceCore", "GPSD", "GeofenceStore", "Mosquitto", "Geocoding", "Places",
+                "SystemMemory", "ThreadExecution",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -114,7 +119,7 @@ let package = Package(
             name: "GeofenceAgent",
             dependencies: [
                 "AgentFormats", "AgentOutputs", "AsyncBroadcast", "GeofenceCore", "GPSD", "GeofenceStore", "Mosquitto",
-                "Geocoding", "SystemMemory", "ThreadExecution",
+                "Geocoding", "Places", "SystemMemory", "ThreadExecution",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -125,7 +130,7 @@ let package = Package(
             name: "AgentJobs",
             dependencies: [
                 "AgentFormats", "AgentOutputs", "GeofenceAgent", "GeofenceCore", "GeofenceStore", "Mosquitto",
-                "Geocoding", "Maps", "ThreadExecution",
+                "Geocoding", "Maps", "Places", "ThreadExecution",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -133,7 +138,7 @@ let package = Package(
             name: "geofence-agent",
             dependencies: [
                 "AgentFormats", "AgentJobs", "AgentOutputs", "GeofenceAgent",
-                "GeofenceCore", "ThreadExecution",
+                "GeofenceCore", "Places", "ThreadExecution",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -275,7 +280,8 @@ let package = Package(
             "GeofenceAgentTests",
             [
                 "GeofenceAgent", "AgentFormats", "AgentJobs", "AgentOutputs", "AgentTestSupport", "AgentTesting",
-                "GeofenceCore", "GeofenceStore", "GPSD", "LocalServers", "Mosquitto", "SQLite", "ThreadExecution",
+                "GeofenceCore", "GeofenceStore", "GPSD", "LocalServers", "Mosquitto", "Places", "SQLite",
+                "ThreadExecution",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),

@@ -2,6 +2,7 @@ import AgentFormats
 import AgentOutputs
 import Foundation
 import GeofenceCore
+import Places
 
 /// `geofence-agent trips`: replays a GPX track through the agent's loop and prints its trips and stops as
 /// JSON lines (docs/trips.md), as the agent would publish them on `trips`.

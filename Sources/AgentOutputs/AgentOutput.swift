@@ -4,6 +4,7 @@ import GeofenceCore
 import GeofenceStore
 import Logging
 import Mosquitto
+import Places
 import ServiceLifecycle
 
 /// One output format of the agent: our own topics, OwnTracks, Home Assistant, Prometheus. After

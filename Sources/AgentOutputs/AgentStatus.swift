@@ -1,6 +1,7 @@
 import Foundation
 import GPSD
 import GeofenceStore
+import Places
 
 /// What `geofence-agent status` and the retained status topic show.
 package struct AgentStatus: Sendable, Codable, Equatable {

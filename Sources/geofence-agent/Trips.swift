@@ -4,6 +4,7 @@ import AgentOutputs
 import ArgumentParser
 import GeofenceAgent
 import GeofenceCore
+import Places
 
 struct Trips: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -3,6 +3,7 @@ import Foundation
 import GPSD
 import GeofenceCore
 import GeofenceStore
+import Places
 
 /// The JSON payloads of the topic contract (docs/topics.md). Keys keep their order for people reading
 /// `mosquitto_sub`; consumers must not depend on it.

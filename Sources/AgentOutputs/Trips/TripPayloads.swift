@@ -1,6 +1,7 @@
 import AgentFormats
 import Foundation
 import GeofenceCore
+import Places
 
 /// A trip or stop event as one JSON object (docs/trips.md): the `trips` topic's payload and the lines of
 /// `geofence-agent trips` and `simulate --trips`.

@@ -6,6 +6,7 @@ import GeofenceCore
 import GeofenceStore
 import Logging
 import Mosquitto
+import Places
 import ServiceLifecycle
 import SystemMemory
 

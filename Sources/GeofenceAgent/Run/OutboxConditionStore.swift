@@ -1,6 +1,7 @@
 import AgentOutputs
 import GeofenceCore
 import GeofenceStore
+import Places
 
 /// The store as the change applier sees it, where deleting a condition the vehicle is inside also sends
 /// its `exit` (reason `removed`, decided by the monitors) through the outputs, written in the same

@@ -4,6 +4,7 @@ import GPSD
 import GeofenceCore
 import GeofenceStore
 import Mosquitto
+import Places
 import ServiceLifecycle
 
 // The small interfaces the parts of `run` meet each other through, so that each part can be tested

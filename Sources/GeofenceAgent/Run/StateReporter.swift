@@ -6,6 +6,7 @@ import GeofenceCore
 import GeofenceStore
 import Logging
 import Mosquitto
+import Places
 import Synchronization
 
 /// Reports what the agent is doing: the status file (beside the store, or `store.statusFile`; broker or not),

@@ -2,6 +2,7 @@ import AgentOutputs
 import Foundation
 import GeofenceCore
 import GeofenceStore
+import Places
 
 /// What a fix changed, waiting to be committed: a monitor's records, last fix and expired conditions with
 /// the outbox rows of its events, or a setting (the trip's phase) with its trip events' rows.

@@ -1,6 +1,7 @@
 import AgentOutputs
 import Foundation
 import GeofenceCore
+import Places
 
 /// When the trip detector's phase is stored: with each trip event, at a stop, and every `interval` (GPS
 /// time) while a trip goes on, so that a restart resumes the trip with its distance.

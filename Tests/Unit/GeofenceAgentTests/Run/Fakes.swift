@@ -5,6 +5,7 @@ import GPSD
 import GeofenceCore
 import GeofenceStore
 import Mosquitto
+import Places
 import Synchronization
 import ThreadExecution
 

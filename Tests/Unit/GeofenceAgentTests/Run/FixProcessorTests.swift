@@ -5,6 +5,7 @@ import Geocoding
 import GeofenceCore
 import GeofenceStore
 import Logging
+import Places
 import TestSupport
 import Testing
 

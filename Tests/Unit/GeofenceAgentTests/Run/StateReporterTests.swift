@@ -5,6 +5,7 @@ import GPSD
 import GeofenceCore
 import GeofenceStore
 import Logging
+import Places
 import Synchronization
 import TestSupport
 import Testing
