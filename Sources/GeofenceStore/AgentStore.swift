@@ -570,7 +570,7 @@ public actor AgentStore {
     }
 }
 
-/// Decodes chunks of restored rows on the global concurrent queue while the store thread reads on.
+/// Decodes chunks of restored rows on `OnEveryCore`'s queues while the store thread reads on.
 private final class ParallelDecoder: @unchecked Sendable {
     static let chunk = 8_192
     private let group = DispatchGroup()
