@@ -65,6 +65,8 @@ package protocol AgentTransport: Service, MessagePublishing, OutboxTransport {
     var brokerName: String { get }
     /// The broker in use's place in the configured brokers: a key for what is known of each.
     var brokerPosition: Int { get }
+    /// Subscriptions the broker refused and the transport is asking for again, by filter.
+    var refusedSubscriptions: [String: MQTTSubscriptionRefusal] { get }
     func subscribe(_ filter: String, qos: MQTTQoS) async throws(MQTTError) -> MQTTSubscription
     func publish(_ topic: String, payload: [UInt8], qos: MQTTQoS, retain: Bool) async throws(MQTTError)
         -> MQTTReasonCode

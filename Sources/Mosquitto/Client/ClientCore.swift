@@ -49,6 +49,8 @@ final class ClientCore: MosquittoEvents {
         var nextSubscriber = 0
         /// Every filter we want, with its QoS, and whether the broker confirmed it in this session.
         var filters: [String: (qos: MQTTQoS, confirmed: Bool)] = [:]
+        /// Wanted filters the broker refused, asked for again with backoff (`askAgainForRefusedSubscriptions`).
+        var refusals: [String: MQTTSubscriptionRefusal] = [:]
         /// The last TLS problem libmosquitto logged, since it reports verification failures nowhere else.
         var tlsProblem: String?
         /// Why the last connection attempt failed, when libmosquitto said (for example "Connection refused").
@@ -64,10 +66,17 @@ final class ClientCore: MosquittoEvents {
 
     /// `TCP_USER_TIMEOUT` for each new connection (0: the kernel's).
     let stallTimeoutMilliseconds: UInt32
+    /// The backoff of a refused subscription: the client's retry delays.
+    let refusalRetry: (minimum: Double, maximum: Double)
+    /// Yields at each refusal: the client's task that asks again waits on it.
+    let refusalWakes: AsyncStream<Void>
+    private let refusalWake: AsyncStream<Void>.Continuation
 
-    init(logger: Logger, stallTimeout: Double = 0) {
+    init(logger: Logger, stallTimeout: Double = 0, refusalRetry: (minimum: Double, maximum: Double) = (1, 30)) {
         self.logger = logger
         stallTimeoutMilliseconds = UInt32(max(0, min(stallTimeout, 3600)) * 1000)
+        self.refusalRetry = refusalRetry
+        (refusalWakes, refusalWake) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
     /// Hands a QoS 1/2 message to libmosquitto, under the state's lock (`s`), for `waiter` to get its
@@ -184,16 +193,41 @@ final class ClientCore: MosquittoEvents {
 
     func subscribed(mid: Int32, granted: [Int32]) {
         let code = MQTTReasonCode(granted.first ?? 0x80)
-        let entry = state.withLock { s -> (filter: String, waiter: SubscribeWaiter)? in
+        let (entry, refused, grantedAfter) = state.withLock {
+            s -> ((filter: String, waiter: SubscribeWaiter)?, (String, MQTTSubscriptionRefusal)?, (String, Int)?) in
             let entry = s.pendingSubscribes.removeValue(forKey: mid)
-            let filter = entry?.filter ?? s.pendingResubscribes.removeValue(forKey: mid)
-            if let filter, code.isSuccess { s.filters[filter]?.confirmed = true }
-            return entry
+            guard let filter = entry?.filter ?? s.pendingResubscribes.removeValue(forKey: mid) else {
+                return (entry, nil, nil)
+            }
+            if code.isSuccess {
+                s.filters[filter]?.confirmed = true
+                return (entry, nil, s.refusals.removeValue(forKey: filter).map { (filter, $0.count) })
+            }
+            // A subscribe awaited by its caller is the caller's to retry; one the client holds for a
+            // subscriber (made at a CONNACK, or asked again) is asked again here, for as long as it is wanted.
+            guard entry == nil, s.filters[filter] != nil else { return (entry, nil, nil) }
+            var refusal = s.refusals[filter] ?? MQTTSubscriptionRefusal(reason: code, count: 0)
+            refusal.reason = code
+            refusal.count += 1
+            refusal.nextAttempt =
+                .now
+                + MQTTClient.refusalBackoff(refusal.count, minimum: refusalRetry.minimum, maximum: refusalRetry.maximum)
+            s.refusals[filter] = refusal
+            return (entry, (filter, refusal), nil)
         }
-        guard let entry else {
-            if !code.isSuccess { logger.error("MQTT resubscription refused: reason \(code)") }
-            return
+        if let (filter, count) = grantedAfter {
+            logger.info("MQTT subscription to \(filter) granted after \(count) refusals")
         }
+        if let (filter, refusal) = refused {
+            // The first refusal and then at each doubling: a broker that refuses for hours logs a few lines.
+            if refusal.count & (refusal.count - 1) == 0 {
+                logger.warning(
+                    "MQTT subscription to \(filter) refused (reason \(refusal.reason)), \(refusal.count) times; asking again"
+                )
+            }
+            refusalWake.yield()
+        }
+        guard let entry else { return }
         entry.waiter.resume(returning: Self.outcome(code, for: entry.filter).map { _ in })
     }
 
@@ -235,5 +269,6 @@ final class ClientCore: MosquittoEvents {
         for p in publishes { p.waiter.resume(returning: .failure(.shutDown)) }
         for s in subscribes { s.waiter.resume(returning: .failure(.shutDown)) }
         for s in subscribers { s.continuation.finish() }
+        refusalWake.finish()
     }
 }

@@ -9,7 +9,9 @@ import ThreadExecution
 ///
 /// - `publish` returns once the broker acknowledged a QoS 1 message (with its reason code), across
 ///   disconnects and broker restarts in between; at most `maximumInflight` wait for PUBACK at once.
-/// - `subscribe` gives an `AsyncSequence` of messages; subscriptions are restored after a reconnect.
+/// - `subscribe` gives an `AsyncSequence` of messages; subscriptions are restored after a reconnect. One the
+///   broker refuses there (a cluster electing its leaders answers SUBACK 0x80) is asked for again with
+///   backoff until granted (`refusedSubscriptions`).
 /// - A supervisor keeps the connection: it reconnects after any outage, and retries with backoff where
 ///   libmosquitto itself stops (a refused login under MQTT 5, a TLS verification failure), reporting each as
 ///   a status (`status`, `statusUpdates`).
@@ -33,7 +35,9 @@ public final class MQTTClient: Service, Sendable {
     /// Prepares the client; nothing touches the network until `start()` (or `run()`).
     public init(configuration: MQTTConfiguration, logger: Logger) throws(MQTTError) {
         self.configuration = configuration
-        core = ClientCore(logger: logger, stallTimeout: configuration.stallTimeout)
+        core = ClientCore(
+            logger: logger, stallTimeout: configuration.stallTimeout,
+            refusalRetry: (configuration.minimumRetryDelay, configuration.maximumRetryDelay))
         guard (1...65_000).contains(configuration.maximumInflight) else {
             throw MQTTError.configuration(
                 "maximumInflight \(configuration.maximumInflight) must be from 1 to 65000 (message ids are 16-bit)")
@@ -91,7 +95,7 @@ public final class MQTTClient: Service, Sendable {
     }
 
     /// The handle in use.
-    private var handle: MosquittoHandle { core.handle.withLock { $0 } ?? handles[0] }
+    var handle: MosquittoHandle { core.handle.withLock { $0 } ?? handles[0] }
 
     deinit { worker.stop() }
 
@@ -139,7 +143,10 @@ public final class MQTTClient: Service, Sendable {
         }
         let task = Task(executorPreference: PoolExecutor.preferred) { [weak self] in
             guard let self else { return }
-            await self.supervise()
+            await withDiscardingTaskGroup { group in
+                group.addTask { await self.supervise() }
+                group.addTask { await self.askAgainForRefusedSubscriptions() }
+            }
         }
         supervisor.withLock { $0 = task }
     }
@@ -472,6 +479,7 @@ public final class MQTTClient: Service, Sendable {
             s.subscribers.removeValue(forKey: id)
             guard !s.subscribers.values.contains(where: { $0.filter == filter }) else { return false }
             s.filters.removeValue(forKey: filter)
+            s.refusals.removeValue(forKey: filter)
             return !s.stopping
         }
         if last { try? handle.unsubscribe(filter: filter) }

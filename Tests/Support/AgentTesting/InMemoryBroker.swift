@@ -12,6 +12,11 @@ package final class InMemoryBroker: Sendable {
         var subscribers: [Int: (filter: String, continuation: AsyncStream<MQTTMessage>.Continuation)] = [:]
         var next = 0
         var published: [MQTTMessage] = []
+        /// Filters it refuses (SUBACK 0x80), as a cluster does while it elects its leaders; their
+        /// subscribers get nothing until `grant`.
+        var refusing: Set<String> = []
+        /// Subscribers of a refused filter, waiting for its grant.
+        var waiting: [Int: (filter: String, continuation: AsyncStream<MQTTMessage>.Continuation)] = [:]
     }
     private let state = Mutex(State())
 
@@ -34,21 +39,58 @@ package final class InMemoryBroker: Sendable {
         publish(topic, payload: Array(text.utf8), retain: retain)
     }
 
-    /// Subscribes: the retained messages it matches first (flagged `retained`), then every message live.
+    /// Subscribes: the retained messages it matches first (flagged `retained`), then every message live. A
+    /// refused filter's subscription waits, with nothing, until the filter is granted.
     package func subscribe(_ filter: String) -> MQTTSubscription {
         let (stream, continuation) = AsyncStream<MQTTMessage>.makeStream(bufferingPolicy: .unbounded)
         let id = state.withLock { s -> Int in
-            for (topic, payload) in s.retained.sorted(by: { $0.key < $1.key })
-            where TopicFilter.matches(filter, topic) {
-                continuation.yield(MQTTMessage(topic: topic, payload: payload, retained: true))
-            }
             s.next += 1
-            s.subscribers[s.next] = (filter, continuation)
+            if s.refusing.contains(filter) {
+                s.waiting[s.next] = (filter, continuation)
+            } else {
+                Self.sendRetained(s.retained, matching: filter, to: continuation)
+                s.subscribers[s.next] = (filter, continuation)
+            }
             return s.next
         }
         return MQTTSubscription(filter: filter, stream: stream) { [weak self] in
-            self?.state.withLock { $0.subscribers[id] = nil }
+            self?.state.withLock { s in
+                s.subscribers[id] = nil
+                s.waiting[id] = nil
+            }
             continuation.finish()
+        }
+    }
+
+    private static func sendRetained(
+        _ retained: [String: [UInt8]], matching filter: String, to continuation: AsyncStream<MQTTMessage>.Continuation
+    ) {
+        for (topic, payload) in retained.sorted(by: { $0.key < $1.key }) where TopicFilter.matches(filter, topic) {
+            continuation.yield(MQTTMessage(topic: topic, payload: payload, retained: true))
+        }
+    }
+
+    /// Refuses `filter` from now on: a subscription to it gets SUBACK 0x80 until `grant`.
+    package func refuse(_ filter: String) { state.withLock { _ = $0.refusing.insert(filter) } }
+
+    /// Grants `filter` at last: its waiting subscribers get its retained messages, then every message live.
+    package func grant(_ filter: String) {
+        state.withLock { s in
+            s.refusing.remove(filter)
+            for (id, subscriber) in s.waiting where subscriber.filter == filter {
+                s.waiting[id] = nil
+                Self.sendRetained(s.retained, matching: filter, to: subscriber.continuation)
+                s.subscribers[id] = subscriber
+            }
+        }
+    }
+
+    /// The refused filters that someone waits on, as a client that asks again reports them.
+    package var refusedSubscriptions: [String: MQTTSubscriptionRefusal] {
+        state.withLock { s in
+            Dictionary(
+                s.waiting.values.map { ($0.filter, MQTTSubscriptionRefusal(reason: MQTTReasonCode(0x80), count: 1)) },
+                uniquingKeysWith: { a, _ in a })
         }
     }
 
@@ -63,8 +105,11 @@ package final class InMemoryBroker: Sendable {
     /// Ends every subscription (the agent's loops over them end).
     package func close() {
         let continuations = state.withLock { s in
-            defer { s.subscribers = [:] }
-            return s.subscribers.values.map(\.continuation)
+            defer {
+                s.subscribers = [:]
+                s.waiting = [:]
+            }
+            return (s.subscribers.values.map(\.continuation) + s.waiting.values.map(\.continuation))
         }
         for continuation in continuations { continuation.finish() }
     }

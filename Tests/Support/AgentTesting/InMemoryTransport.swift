@@ -16,6 +16,7 @@ package final class InMemoryTransport: AgentTransport {
     package var brokerName: String { "in-memory" }
     package var brokerPosition: Int { 0 }
     package var isConnected: Bool { true }
+    package var refusedSubscriptions: [String: MQTTSubscriptionRefusal] { broker.refusedSubscriptions }
 
     package func run() async throws {
         try? await gracefulShutdown()

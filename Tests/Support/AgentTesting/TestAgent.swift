@@ -48,10 +48,10 @@ package struct TestAgent: Sendable {
 }
 
 /// Builds the agent from `json` (a `config.json`, with the store in a directory of its own and places off
-/// unless it says), runs it, hands it to `body`, then stops it and waits for it to end.
+/// unless it says), runs it on `broker`, hands it to `body`, then stops it and waits for it to end.
 package func withTestAgent<T: Sendable>(
-    _ json: String = #"{"fleet":"test","vehicle":"v1"}"#, configure: (inout AgentConfiguration) -> Void = { _ in },
-    _ body: (TestAgent) async throws -> T
+    _ json: String = #"{"fleet":"test","vehicle":"v1"}"#, broker: InMemoryBroker = InMemoryBroker(),
+    configure: (inout AgentConfiguration) -> Void = { _ in }, _ body: (TestAgent) async throws -> T
 ) async throws -> T {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("test-agent-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -60,7 +60,6 @@ package func withTestAgent<T: Sendable>(
     if !json.contains(#""places""#) { configuration.places.enabled = false }
     configuration.storePath = directory.appendingPathComponent("agent.sqlite").path
     configure(&configuration)
-    let broker = InMemoryBroker()
     let (locations, feed) = AsyncStream<Location>.makeStream(bufferingPolicy: .unbounded)
     let logger = Logger(label: "test-agent") { _ in SwiftLogNoOpLogHandler() }
     let application = try await buildAgent(

@@ -24,14 +24,30 @@ final class SyncCheckService: Service, Sendable {
         self.logger = logger
     }
 
-    /// For the status: `ok`, `unchecked`, or `unavailable: WHY` for the broker in use.
+    /// For the status: `waiting: WHY` while the broker refuses a geofence subscription (the transport asks
+    /// again until it is granted), else `ok`, `unchecked`, or `unavailable: WHY` for the broker in use.
     var description: String {
+        if let waiting = Self.waiting(
+            client.refusedSubscriptions, for: [topics.fleetGeofences, topics.vehicleGeofences])
+        {
+            return waiting
+        }
         let position = client.brokerPosition
         switch verdicts.withLock({ $0[position] }) {
         case .delivers: return "ok"
         case .withholds: return "unavailable: \(Self.reason(client.brokerName))"
         case nil: return "unchecked"
         }
+    }
+
+    /// What the status says while a geofence filter is refused: the first such filter and the broker's reason.
+    /// No count: the status is published again only when the sync starts or stops waiting.
+    static func waiting(_ refused: [String: MQTTSubscriptionRefusal], for filters: [String]) -> String? {
+        guard let filter = filters.first(where: { refused[$0] != nil }), let refusal = refused[filter] else {
+            return nil
+        }
+        return "waiting: the broker refused the subscription to \(filter) (SUBACK \(refusal.reason.rawValue)); "
+            + "asking again until it is granted"
     }
 
     static func reason(_ broker: String) -> String {
