@@ -26,6 +26,7 @@ public enum AgentRunner {
         m.protocolVersion = c.mqtt.protocolVersion == "mqttv311" ? .v311 : .v5
         m.keepAlive = c.mqtt.keepAlive
         m.failover = c.mqtt.failover
+        m.sharedSession = c.mqtt.sharedSession
         m.connectTimeout = c.mqtt.failoverAfter
         // A vehicle's link comes back when it comes back: try often (a SYN is 60 bytes).
         m.maximumRetryDelay = 5

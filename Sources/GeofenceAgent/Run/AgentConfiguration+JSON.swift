@@ -26,7 +26,7 @@ extension AgentConfiguration {
         var mqttKeys: [String: JSONValue] = [
             "port": .number(Double(mqtt.port)), "topicPrefix": .string(mqtt.topicPrefix),
             "protocol": .string(mqtt.protocolVersion), "keepAlive": .number(Double(mqtt.keepAlive)),
-            "failoverAfter": .number(mqtt.failoverAfter),
+            "failoverAfter": .number(mqtt.failoverAfter), "sharedSession": .bool(mqtt.sharedSession),
         ]
         if mqtt.failover.isEmpty {
             mqttKeys["host"] = .string(mqtt.host)

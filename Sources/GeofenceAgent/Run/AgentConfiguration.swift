@@ -24,6 +24,8 @@ public struct AgentConfiguration: Sendable, Equatable {
         public var protocolVersion = "mqttv5"
         public var keepAlive = 120
         public var clientID: String?
+        /// The brokers of `mqtt.hosts` are the nodes of one cluster and share the session (one client id).
+        public var sharedSession = false
     }
 
     public struct TLS: Sendable, Equatable {
@@ -199,6 +201,7 @@ public struct AgentConfiguration: Sendable, Equatable {
             }
             c.mqtt.keepAlive = try m.integer("keepAlive", in: 5...3600) ?? c.mqtt.keepAlive
             c.mqtt.clientID = try m.string("clientId")
+            c.mqtt.sharedSession = try m.bool("sharedSession") ?? c.mqtt.sharedSession
             try m.finish()
         }
         if var g = try top.object("gpsd") {

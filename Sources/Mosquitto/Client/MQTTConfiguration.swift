@@ -126,10 +126,17 @@ public struct MQTTConfiguration: Sendable, Equatable {
     /// Every broker, in the order they are tried: `host`:`port`, then `failover`.
     public var brokers: [MQTTBroker] { [MQTTBroker(host: host, port: port)] + failover }
 
-    /// The client id used with one broker: `clientID` with the first, `clientID-N` with the Nth after it.
-    /// Each broker keeps its own session: a cluster node that is down still holds its session's queue
-    /// (RabbitMQ refuses the same client id on another node while it does).
-    public func clientID(forBroker index: Int) -> String { index == 0 ? clientID : "\(clientID)-\(index + 1)" }
+    /// Whether the brokers share one session (the nodes of a NATS cluster keep it in JetStream): then every
+    /// broker gets `clientID`, and what was queued for the vehicle on one node reaches it on another.
+    /// Otherwise each broker keeps its own session under its own id (bridged brokers; a RabbitMQ node that is
+    /// down still holds its session and refuses the same id on another).
+    public var sharedSession = false
+
+    /// The client id used with one broker: `clientID` with the first (with every one when `sharedSession`),
+    /// `clientID-N` with the Nth after it.
+    public func clientID(forBroker index: Int) -> String {
+        index == 0 || sharedSession ? clientID : "\(clientID)-\(index + 1)"
+    }
 }
 
 /// What went wrong, for callers of the client.

@@ -166,12 +166,16 @@ package final class EventSubscriber: Sendable {
     private let received = Mutex<[(topic: String, payload: Data)]>([])
     private let task = Mutex<Task<Void, Never>?>(nil)
 
+    /// With `failover`, the other nodes of a cluster (one session for the cluster) it moves to when its own is gone.
     package init(
         port: Int, topic: String = "fleet/test/vehicles/v1/events",
-        protocolVersion: MQTTConfiguration.ProtocolVersion = .v5
+        protocolVersion: MQTTConfiguration.ProtocolVersion = .v5, failover: [Int] = []
     ) async throws {
         var configuration = MQTTConfiguration(port: port, clientID: "test-dashboard-\(UUID().uuidString.prefix(8))")
         configuration.protocolVersion = protocolVersion
+        configuration.failover = failover.map { MQTTBroker(host: "127.0.0.1", port: $0) }
+        configuration.sharedSession = true
+        if !failover.isEmpty { configuration.connectTimeout = 2 }
         configuration.minimumRetryDelay = 0.2
         configuration.maximumRetryDelay = 1
         client = try MQTTClient(

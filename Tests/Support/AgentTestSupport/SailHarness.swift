@@ -21,11 +21,20 @@ package enum Sail {
         return (broker, client)
     }
 
-    /// An operator's client on the broker, connected.
-    package static func operatorClient(port: Int) async throws -> MQTTClient {
+    /// An operator's client on the broker, connected (a cluster node speaks MQTT 3.1.1 only); with `failover`,
+    /// the other nodes of a cluster it moves to when its node is gone.
+    package static func operatorClient(
+        port: Int, protocolVersion: MQTTConfiguration.ProtocolVersion = .v5, failover: [Int] = []
+    ) async throws -> MQTTClient {
+        var configuration = MQTTConfiguration(port: port, clientID: "operator-\(UUID().uuidString.prefix(6))")
+        configuration.protocolVersion = protocolVersion
+        configuration.failover = failover.map { MQTTBroker(host: "127.0.0.1", port: $0) }
+        configuration.sharedSession = true
+        if !failover.isEmpty { configuration.connectTimeout = 2 }
+        configuration.minimumRetryDelay = 0.2
+        configuration.maximumRetryDelay = 1
         let client = try MQTTClient(
-            configuration: MQTTConfiguration(port: port, clientID: "operator-\(UUID().uuidString.prefix(6))"),
-            logger: Logger(label: "test.operator") { _ in SwiftLogNoOpLogHandler() })
+            configuration: configuration, logger: Logger(label: "test.operator") { _ in SwiftLogNoOpLogHandler() })
         await client.start()
         return client
     }

@@ -1,0 +1,78 @@
+import AgentTestSupport
+import Foundation
+import LocalServers
+import Logging
+import Mosquitto
+import Synchronization
+import TestSupport
+
+/// What the cluster tests share: the cluster started, what a node holds retained, and what the agent holds.
+enum ClusterFleet {
+    /// Three NATS nodes, started, each answering MQTT.
+    static func startedCluster() throws -> LocalNATSCluster {
+        guard LocalNATSCluster.isInstalled else {
+            throw AgentTestError("the cluster tests need the pinned nats-server: run scripts/setup --test")
+        }
+        let cluster = try LocalNATSCluster()
+        try cluster.startAll()
+        return cluster
+    }
+
+    /// A geofence far from the sail, so that pushing or deleting it changes no transition of the drive.
+    static func farFeature(_ id: String, longitude: Double) -> [UInt8] {
+        Array(
+            #"{"type":"Feature","id":"\#(id)","geometry":{"type":"Point","coordinates":[\#(longitude),0]},"properties":{"radius":100}}"#
+                .utf8)
+    }
+
+    /// The fleet's retained geofences as a fresh subscriber on `port` gets them: identifier → payload. It waits
+    /// until `count` have come (a node answers while its streams are still being placed), at most `seconds`;
+    /// with `quiet`, also no longer than that many seconds without one more (a node that lost one never
+    /// sends it).
+    static func retainedGeofences(
+        port: Int, count: Int, quiet: Double? = nil, within seconds: Double = 60
+    ) async throws -> [String: [UInt8]] {
+        var configuration = MQTTConfiguration(port: port, clientID: "retained-\(UUID().uuidString.prefix(8))")
+        configuration.protocolVersion = .v311
+        configuration.minimumRetryDelay = 0.2
+        configuration.maximumRetryDelay = 1
+        let client = try MQTTClient(
+            configuration: configuration, logger: Logger(label: "test.retained") { _ in SwiftLogNoOpLogHandler() })
+        defer { Task { await client.shutdown() } }
+        let held = Mutex<[String: [UInt8]]>([:])
+        let subscription = try await client.subscribe("fleet/test/geofences/+")
+        let reader = Task {
+            for await message in subscription where message.retained {
+                let id = String(message.topic.split(separator: "/").last ?? "")
+                held.withLock { $0[id] = message.payload }
+            }
+        }
+        defer { reader.cancel() }
+        await client.start()
+        var last = (count: 0, at: ContinuousClock.now)
+        _ = await waitUntil(seconds) {
+            let now = held.withLock { $0.count }
+            if now != last.count { last = (now, .now) }
+            let settled = quiet.map { now > 0 && ContinuousClock.now - last.at > .seconds($0) } ?? false
+            return now >= count || settled
+        }
+        return held.withLock { $0 }
+    }
+
+    /// A FeatureCollection's features as an operator pushes them: identifier and the Feature's JSON.
+    static func features(_ file: URL) throws -> [(String, [UInt8])] {
+        let object = try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any]
+        let features = object?["features"] as? [[String: Any]] ?? []
+        return try features.map { ($0["id"] as? String ?? "", Array(try JSONSerialization.data(withJSONObject: $0))) }
+    }
+
+    /// The identifiers the agent holds, as `geofence-agent status --json` reads them from its store.
+    static func heldIdentifiers(_ agent: AgentFixture) -> Set<String> {
+        guard let result = try? AgentBinary.run(["status", "--config", agent.configURL.path, "--json"]),
+            let line = result.lines.last,
+            let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+            let conditions = object["conditions"] as? [[String: Any]]
+        else { return [] }
+        return Set(conditions.compactMap { $0["identifier"] as? String })
+    }
+}
