@@ -159,6 +159,21 @@ package final class AgentFixture: @unchecked Sendable {
     }
 }
 
+/// A test's own client of a broker (a dashboard, an operator): quick to retry, and with `failover` the other
+/// nodes of a cluster, which share its session, to move to after 2 s without its own.
+package func testClientConfiguration(
+    port: Int, clientID: String, protocolVersion: MQTTConfiguration.ProtocolVersion, failover: [Int] = []
+) -> MQTTConfiguration {
+    var configuration = MQTTConfiguration(port: port, clientID: clientID)
+    configuration.protocolVersion = protocolVersion
+    configuration.failover = failover.map { MQTTBroker(host: "127.0.0.1", port: $0) }
+    configuration.sharedSession = true
+    if !failover.isEmpty { configuration.connectTimeout = 2 }
+    configuration.minimumRetryDelay = 0.2
+    configuration.maximumRetryDelay = 1
+    return configuration
+}
+
 /// A dashboard on a persistent session: every event the vehicle publishes, duplicates included (or every
 /// message on `topic`, a filter, with the topic each came on).
 package final class EventSubscriber: Sendable {
@@ -171,13 +186,9 @@ package final class EventSubscriber: Sendable {
         port: Int, topic: String = "fleet/test/vehicles/v1/events",
         protocolVersion: MQTTConfiguration.ProtocolVersion = .v5, failover: [Int] = []
     ) async throws {
-        var configuration = MQTTConfiguration(port: port, clientID: "test-dashboard-\(UUID().uuidString.prefix(8))")
-        configuration.protocolVersion = protocolVersion
-        configuration.failover = failover.map { MQTTBroker(host: "127.0.0.1", port: $0) }
-        configuration.sharedSession = true
-        if !failover.isEmpty { configuration.connectTimeout = 2 }
-        configuration.minimumRetryDelay = 0.2
-        configuration.maximumRetryDelay = 1
+        let configuration = testClientConfiguration(
+            port: port, clientID: "test-dashboard-\(UUID().uuidString.prefix(8))", protocolVersion: protocolVersion,
+            failover: failover)
         client = try MQTTClient(
             configuration: configuration, logger: Logger(label: "test.dashboard") { _ in SwiftLogNoOpLogHandler() })
         await client.start()

@@ -26,13 +26,9 @@ package enum Sail {
     package static func operatorClient(
         port: Int, protocolVersion: MQTTConfiguration.ProtocolVersion = .v5, failover: [Int] = []
     ) async throws -> MQTTClient {
-        var configuration = MQTTConfiguration(port: port, clientID: "operator-\(UUID().uuidString.prefix(6))")
-        configuration.protocolVersion = protocolVersion
-        configuration.failover = failover.map { MQTTBroker(host: "127.0.0.1", port: $0) }
-        configuration.sharedSession = true
-        if !failover.isEmpty { configuration.connectTimeout = 2 }
-        configuration.minimumRetryDelay = 0.2
-        configuration.maximumRetryDelay = 1
+        let configuration = testClientConfiguration(
+            port: port, clientID: "operator-\(UUID().uuidString.prefix(6))", protocolVersion: protocolVersion,
+            failover: failover)
         let client = try MQTTClient(
             configuration: configuration, logger: Logger(label: "test.operator") { _ in SwiftLogNoOpLogHandler() })
         await client.start()

@@ -17,21 +17,20 @@ final class SyncCheckService: Service, Sendable {
     /// Each checked broker's verdict, by its place in the configuration's brokers: the status asks every
     /// second, and a key made as text would be made every time.
     private let verdicts = Mutex<[Int: RetainedDeliveryProbe.Verdict]>([:])
+    /// The fleet's and the vehicle's geofence filters, made once: the status asks every second.
+    private let geofenceFilters: [String]
 
     init(client: any AgentTransport, topics: Topics, logger: Logger) {
         self.client = client
         self.topics = topics
         self.logger = logger
+        geofenceFilters = [topics.fleetGeofences, topics.vehicleGeofences]
     }
 
     /// For the status: `waiting: WHY` while the broker refuses a geofence subscription (the transport asks
     /// again until it is granted), else `ok`, `unchecked`, or `unavailable: WHY` for the broker in use.
     var description: String {
-        if let waiting = Self.waiting(
-            client.refusedSubscriptions, for: [topics.fleetGeofences, topics.vehicleGeofences])
-        {
-            return waiting
-        }
+        if let waiting = Self.waiting(client.refusedSubscriptions, for: geofenceFilters) { return waiting }
         let position = client.brokerPosition
         switch verdicts.withLock({ $0[position] }) {
         case .delivers: return "ok"

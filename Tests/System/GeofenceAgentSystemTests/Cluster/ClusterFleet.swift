@@ -32,10 +32,8 @@ enum ClusterFleet {
     static func retainedGeofences(
         port: Int, count: Int, quiet: Double? = nil, within seconds: Double = 60
     ) async throws -> [String: [UInt8]] {
-        var configuration = MQTTConfiguration(port: port, clientID: "retained-\(UUID().uuidString.prefix(8))")
-        configuration.protocolVersion = .v311
-        configuration.minimumRetryDelay = 0.2
-        configuration.maximumRetryDelay = 1
+        let configuration = testClientConfiguration(
+            port: port, clientID: "retained-\(UUID().uuidString.prefix(8))", protocolVersion: .v311)
         let client = try MQTTClient(
             configuration: configuration, logger: Logger(label: "test.retained") { _ in SwiftLogNoOpLogHandler() })
         defer { Task { await client.shutdown() } }
