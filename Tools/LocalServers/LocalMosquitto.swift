@@ -33,6 +33,13 @@ public final class LocalMosquitto: @unchecked Sendable {
         self.settings = settings
     }
 
+    /// A broker on a free loopback port with `settings`, already started.
+    public static func started(settings: String = "allow_anonymous true") throws -> LocalMosquitto {
+        let broker = try LocalMosquitto(settings: settings)
+        try broker.start()
+        return broker
+    }
+
     deinit {
         stop()
         removeDirectory.now()

@@ -86,8 +86,7 @@ private struct AgentFuzzRun {
         var mutator = PayloadMutator(random: SplitMix64(seed: options.seed), seeds: try geofenceSeeds(good: good))
         var commands = PayloadMutator(random: SplitMix64(seed: options.seed &+ 1), seeds: Self.commandSeeds)
 
-        let broker = try LocalMosquitto()
-        try broker.start()
+        let broker = try LocalMosquitto.started()
         defer { broker.stop() }
         let logger = Logger(label: "agent-fuzz") { _ in SwiftLogNoOpLogHandler() }
         let client = try MQTTClient(

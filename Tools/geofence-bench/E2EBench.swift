@@ -79,8 +79,7 @@ struct E2EBench: AsyncParsableCommand {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("e2e-bench-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let broker = try LocalMosquitto()
-        try broker.start()
+        let broker = try LocalMosquitto.started()
         defer { broker.stop() }
 
         let start = Date(timeIntervalSince1970: 1_767_225_600)

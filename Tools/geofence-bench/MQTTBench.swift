@@ -37,8 +37,7 @@ struct MQTTBench: AsyncParsableCommand {
 
     func run() async throws {
         UndoOnSignal.install()  // a stopped bench leaves none of its processes, namespaces or files
-        let broker = try LocalMosquitto()
-        try broker.start()
+        let broker = try LocalMosquitto.started()
         defer { broker.stop() }
         let logger = Logger(label: "geofence-bench") { _ in SwiftLogNoOpLogHandler() }
 

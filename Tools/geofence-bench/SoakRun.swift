@@ -53,8 +53,7 @@ final class Soak: @unchecked Sendable {
         )
         .filter { $0.event == "enter" || $0.event == "exit" }
 
-        let broker = try LocalMosquitto()
-        try broker.start()
+        let broker = try LocalMosquitto.started()
         defer { broker.stop() }
         let feed = try NMEAFeed(sentences: drive.sentences(), interval: 1 / options.speed)
         defer { feed.stop() }

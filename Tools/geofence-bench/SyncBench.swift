@@ -57,8 +57,7 @@ struct SyncBench: AsyncParsableCommand {
         defer {
             if keep { print("kept \(directory.path)") } else { try? FileManager.default.removeItem(at: directory) }
         }
-        let broker = try LocalMosquitto()
-        try broker.start()
+        let broker = try LocalMosquitto.started()
         defer { broker.stop() }
         let logger = Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() }
         let operatorClient = try MQTTClient(

@@ -15,8 +15,7 @@ import Testing
 /// outage's 60 s once, not for every fault in turn.
 @Suite(.offTheCooperativePool(.waiting)) struct AgentFaultTests {
     @Test func killedOverAndOverNothingLostNothingInvented() async throws {
-        let broker = try LocalMosquitto()
-        try broker.start()
+        let broker = try LocalMosquitto.started()
         defer { broker.stop() }
         let dashboard = try await EventSubscriber(port: broker.port)
         // 50x, not faster: until the broker connects, a run replays on and its events wait in the outbox, and a
@@ -60,8 +59,7 @@ import Testing
     }
 
     @Test func aSixtySecondBrokerOutageDeliversEverythingInOrder() async throws {
-        let broker = try LocalMosquitto()
-        try broker.start()
+        let broker = try LocalMosquitto.started()
         defer { broker.stop() }
         let dashboard = try await EventSubscriber(port: broker.port)
         // 1,233 s of driving at 15x: 82 s, so the drive goes on before, during and after the outage.
@@ -87,8 +85,7 @@ import Testing
     }
 
     @Test func aFullDiskIsReportedAndRecoveredFromWithoutDamage() async throws {
-        let broker = try LocalMosquitto()
-        try broker.start()
+        let broker = try LocalMosquitto.started()
         defer { broker.stop() }
         let dashboard = try await EventSubscriber(port: broker.port)
         let agent = try AgentFixture(brokerPort: broker.port, speedFactor: 60)
@@ -129,8 +126,7 @@ import Testing
     }
 
     @Test func aCorruptStoreStopsTheStartWithWhatToDo() throws {
-        let broker = try LocalMosquitto()
-        try broker.start()
+        let broker = try LocalMosquitto.started()
         defer { broker.stop() }
         let agent = try AgentFixture(brokerPort: broker.port, speedFactor: 100)
         try FileManager.default.createDirectory(

@@ -49,8 +49,7 @@ import Testing
     }
 
     @Test func withTheBrokerGoneMidDrive() async throws {
-        let broker = try LocalMosquitto()
-        try broker.start()
+        let broker = try LocalMosquitto.started()
         defer { broker.stop() }
         let dashboard = try await EventSubscriber(port: broker.port)
         let agent = try AgentFixture(brokerPort: broker.port, speedFactor: 10, extra: Self.liveUpdates)
@@ -97,8 +96,7 @@ import Testing
     }
 
     @Test func inTheMiddleOfASyncAndTheRestComesBackAtTheNextStart() async throws {
-        let broker = try LocalMosquitto()
-        try broker.start()
+        let broker = try LocalMosquitto.started()
         defer { broker.stop() }
         let count = 20_000
         try await publishRetained(FleetGeofences(count: count, seed: 21).geofences, port: broker.port)

@@ -21,8 +21,7 @@ import Testing
     }
 
     @Test func aDriveWithPlacesRunsNoThreadOfLibdispatchsWatchedPool() async throws {
-        let broker = try LocalMosquitto()
-        try broker.start()
+        let broker = try LocalMosquitto.started()
         defer { broker.stop() }
         let dashboard = try await EventSubscriber(port: broker.port)
         // Places on: loading the gazetteer builds its outlines on every core, the path that used

@@ -44,8 +44,7 @@ import Testing
     /// Against a real broker: at the connection the outputs' announcements go out retained (Home
     /// Assistant's discovery), and again when Home Assistant says `online`.
     @Test func theConnectionServiceAnnouncesAtEachConnectionAndOnRequest() async throws {
-        let broker = try LocalMosquitto()
-        try broker.start()
+        let broker = try LocalMosquitto.started()
         defer { broker.stop() }
         var configuration = try AgentConfiguration.parse(
             JSONParser.parse(

@@ -17,8 +17,7 @@ import Testing
     static let log = Repository.url("Tests/Support/GPSDTestSupport/Fixtures/gpsd-logs/bundg_zeus_9.log")
 
     @Test func geofencesPushedOverMQTTGiveEventsFromARealGpsd() async throws {
-        let broker = try LocalMosquitto()
-        try broker.start()
+        let broker = try LocalMosquitto.started()
         defer { broker.stop() }
         let logger = Logger(label: "test.operator") { _ in SwiftLogNoOpLogHandler() }
 

@@ -18,8 +18,7 @@ import Testing
     /// Two mosquitto brokers bridged both ways over MQTT 5 (b connects to a); the agent publishes to a, a
     /// dashboard listens on b; a is stopped mid-drive.
     @Test func theAgentFailsOverBetweenBridgedBrokersAndNoTransitionIsLost() async throws {
-        let a = try LocalMosquitto()
-        try a.start()
+        let a = try LocalMosquitto.started()
         defer { a.stop() }
         let b = try LocalMosquitto(
             settings: """
@@ -43,8 +42,7 @@ import Testing
 /// them, each event to one, none lost.
 @Suite(.offTheCooperativePool(.waiting)) struct SharedSubscriptionTests {
     @Test func twoBackEndsSplitTheEventsWithNoneLost() async throws {
-        let broker = try LocalMosquitto()
-        try broker.start()
+        let broker = try LocalMosquitto.started()
         defer { broker.stop() }
         let filter = "$share/backend/fleet/+/vehicles/+/events"
         let first = try await EventSubscriber(port: broker.port, topic: filter)

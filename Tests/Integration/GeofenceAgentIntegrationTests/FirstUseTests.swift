@@ -93,8 +93,7 @@ import Testing
     }
 
     @Test func anUnknownCommandIsRefusedAsACommand() async throws {
-        let broker = try LocalMosquitto()
-        try broker.start()
+        let broker = try LocalMosquitto.started()
         defer { broker.stop() }
         let agent = try AgentFixture(brokerPort: broker.port, speedFactor: 5)
         let watcher = try await EventSubscriber(port: broker.port, topic: "fleet/test/vehicles/v1/errors")

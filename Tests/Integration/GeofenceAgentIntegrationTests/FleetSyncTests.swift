@@ -16,8 +16,7 @@ import Testing
 /// checks that everything arrives, every refusal is named and the state stays small.
 @Suite(.serialized, .offTheCooperativePool(.waiting)) struct FleetSyncTests {
     @Test func oneHundredThousandRetainedGeofencesAreHeldAndTheStateStaysSmall() async throws {
-        let broker = try LocalMosquitto()
-        try broker.start()
+        let broker = try LocalMosquitto.started()
         defer { broker.stop() }
         let count = 100_000
         var geofences = FleetGeofences(count: count, seed: 5).geofences

@@ -32,8 +32,7 @@ import Testing
     }
 
     @Test func throughARealGpsdAndBrokerOnlyTheTrueTransitionsArrive() async throws {
-        let broker = try LocalMosquitto()
-        try broker.start()
+        let broker = try LocalMosquitto.started()
         defer { broker.stop() }
         let dashboard = try await EventSubscriber(port: broker.port)
         let feed = try NMEAFeed(sentences: UrbanDrive().sentences, interval: 0.0005)

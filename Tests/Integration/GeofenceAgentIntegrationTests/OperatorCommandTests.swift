@@ -13,8 +13,7 @@ import Testing
 /// `push` and `conditions` as operators and technicians use them.
 @Suite(.offTheCooperativePool(.waiting)) struct OperatorCommandTests {
     @Test func pushValidatesEverythingBeforePublishingAnything() async throws {
-        let broker = try LocalMosquitto()
-        try broker.start()
+        let broker = try LocalMosquitto.started()
         defer { broker.stop() }
         let agent = try AgentFixture(brokerPort: broker.port, speedFactor: 10)
         let fleet = try await EventSubscriber(port: broker.port, topic: "fleet/test/geofences/#")
@@ -45,8 +44,7 @@ import Testing
     }
 
     @Test func pushByPlaceNamePublishesACircleAroundThePlaceItNames() async throws {
-        let broker = try LocalMosquitto()
-        try broker.start()
+        let broker = try LocalMosquitto.started()
         defer { broker.stop() }
         let agent = try AgentFixture(brokerPort: broker.port, speedFactor: 10)
         let fleet = try await EventSubscriber(port: broker.port, topic: "fleet/test/geofences/#")
@@ -83,8 +81,7 @@ import Testing
     }
 
     @Test func conditionsAddListShowRemoveWithAndWithoutTheAgent() async throws {
-        let broker = try LocalMosquitto()
-        try broker.start()
+        let broker = try LocalMosquitto.started()
         defer { broker.stop() }
         let agent = try AgentFixture(brokerPort: broker.port, speedFactor: 5) { $0["conditions"] = nil }
         let config = agent.configURL.path

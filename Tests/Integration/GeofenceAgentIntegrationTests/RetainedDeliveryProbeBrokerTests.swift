@@ -48,8 +48,7 @@ import Testing
 
     /// mosquitto delivers; the probe leaves no retained message and no subscription behind.
     @Test func mosquittoDeliversAndNothingIsLeftBehind() async throws {
-        let broker = try LocalMosquitto()
-        try broker.start()
+        let broker = try LocalMosquitto.started()
         defer { broker.stop() }
         let client = try await connected("agent", to: broker)
         #expect(await probe.run(on: client) == .delivers)

@@ -58,8 +58,7 @@ import Testing
     }
 
     @Test func statusWorksWhileTheAgentRuns() async throws {
-        let broker = try LocalMosquitto()
-        try broker.start()
+        let broker = try LocalMosquitto.started()
         defer { broker.stop() }
         let agent = try AgentFixture(brokerPort: broker.port, speedFactor: 20)
         try agent.start()
@@ -86,8 +85,7 @@ import Testing
     /// A vehicle keeps the status file in RAM (`store.statusFile` under `/run`): the agent makes its directory,
     /// writes nothing beside the store, and `status` finds it through the same configuration.
     @Test func theStatusFileCanLiveApartFromTheStore() async throws {
-        let broker = try LocalMosquitto()
-        try broker.start()
+        let broker = try LocalMosquitto.started()
         defer { broker.stop() }
         let agent = try AgentFixture(brokerPort: broker.port, speedFactor: 20) {
             $0["store"] = ["path": "state/agent.sqlite", "statusFile": "run/status.json"]

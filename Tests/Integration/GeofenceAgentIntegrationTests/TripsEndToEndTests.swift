@@ -30,8 +30,7 @@ import Testing
         // A minute into the second leg, after the light.
         let cut = Int(Self.drive.legTimes[1].start.timeIntervalSince(Self.drive.start)) + 60
 
-        let broker = try LocalMosquitto()
-        try broker.start()
+        let broker = try LocalMosquitto.started()
         defer { broker.stop() }
         let trips = try await EventSubscriber(port: broker.port, topic: "fleet/test/vehicles/v1/trips")
         let feed = try NMEAFeed(sentences: sentences, interval: 0.001)

@@ -23,16 +23,18 @@ import ThreadExecution
         await eventually { c.status.isConnected }
     }
 
+    /// Starts each client and expects it to connect.
+    func start(_ clients: MQTTClient..., sourceLocation: SourceLocation = #_sourceLocation) async {
+        for c in clients { await c.start() }
+        for c in clients { #expect(await connected(c), sourceLocation: sourceLocation) }
+    }
+
     @Test func publishesAndReceivesInOrder() async throws {
-        let broker = try TestBroker()
+        let broker = try TestBroker.started()
         defer { broker.stop() }
-        try broker.start()
         let sub = try client(broker, id: "sub")
         let pub = try client(broker, id: "pub")
-        await sub.start()
-        await pub.start()
-        #expect(await connected(sub))
-        #expect(await connected(pub))
+        await start(sub, pub)
         let messages = try await sub.subscribe("fleet/test/#")
         let before = ThreadExecutor.now()
         for k in 0..<50 {
@@ -57,15 +59,11 @@ import ThreadExecution
 
     /// One task keeps many messages in flight with `issue` and they still arrive in call order.
     @Test func issuedMessagesStayInOrderWithManyInFlight() async throws {
-        let broker = try TestBroker()
+        let broker = try TestBroker.started()
         defer { broker.stop() }
-        try broker.start()
         let sub = try client(broker, id: "sub")
         let pub = try client(broker, id: "pub") { $0.maximumInflight = 50 }
-        await sub.start()
-        await pub.start()
-        #expect(await connected(sub))
-        #expect(await connected(pub))
+        await start(sub, pub)
         let messages = try await sub.subscribe("outbox/#")
         var tickets: [PublishTicket] = []
         for k in 0..<2_000 { tickets.append(try await pub.issue("outbox/\(k % 7)", payload: Array("m\(k)".utf8))) }
@@ -81,16 +79,13 @@ import ThreadExecution
     }
 
     @Test func retainedMessagesArriveAtSubscribe() async throws {
-        let broker = try TestBroker()
+        let broker = try TestBroker.started()
         defer { broker.stop() }
-        try broker.start()
         let pub = try client(broker, id: "pub")
-        await pub.start()
-        #expect(await connected(pub))
+        await start(pub)
         try await pub.publish("fleet/f1/geofences/depot", text: "{\"v\":1}", retain: true)
         let late = try client(broker, id: "late")
-        await late.start()
-        #expect(await connected(late))
+        await start(late)
         var iterator = try await late.subscribe("fleet/f1/geofences/+").makeAsyncIterator()
         let first = await iterator.next()
         #expect(first?.retained == true)
@@ -101,12 +96,10 @@ import ThreadExecution
     }
 
     @Test func tenThousandQoS1PublishesAreAllAcknowledged() async throws {
-        let broker = try TestBroker()
+        let broker = try TestBroker.started()
         defer { broker.stop() }
-        try broker.start()
         let pub = try client(broker, id: "bulk")
-        await pub.start()
-        #expect(await connected(pub))
+        await start(pub)
         let payload = [UInt8](repeating: 0x61, count: 200)
         let acknowledged = try await withThrowingTaskGroup(of: Bool.self) { group in
             for k in 0..<10_000 {
@@ -139,8 +132,7 @@ import ThreadExecution
                 $0.username = "vehicle-1"
                 $0.password = .file(broker.path("password"))
             }, logger: testLogger(logs))
-        await vehicle.start()
-        #expect(await connected(vehicle))
+        await start(vehicle)
         #expect(try await vehicle.publish("fleet/f1/vehicles/vehicle-1/events", text: "ok").isSuccess)
         await #expect(throws: MQTTError.notAuthorized(topic: "fleet/f1/vehicles/vehicle-2/events")) {
             try await vehicle.publish("fleet/f1/vehicles/vehicle-2/events", text: "not mine")
@@ -207,8 +199,7 @@ import ThreadExecution
                 """, port: broker.port)
         try secured.start()
         let good = try client(secured, id: "tls-good", { $0.tls = MQTTTLS(caFile: certificates.caFile) })
-        await good.start()
-        #expect(await connected(good))
+        await start(good)
         #expect(try await good.publish("fleet/tls", text: "secure").isSuccess)
         await good.shutdown()
 
@@ -237,15 +228,11 @@ import ThreadExecution
     }
 
     @Test func aBrokerRestartMidPublishLosesNothing() async throws {
-        let broker = try TestBroker()
+        let broker = try TestBroker.started()
         defer { broker.stop() }
-        try broker.start()
         let sub = try client(broker, id: "restart-sub")
         let pub = try client(broker, id: "restart-pub")
-        await sub.start()
-        await pub.start()
-        #expect(await connected(sub))
-        #expect(await connected(pub))
+        await start(sub, pub)
         let messages = try await sub.subscribe("restart/#")
         let total = 2000
         let acked = Counter()
@@ -292,20 +279,17 @@ import ThreadExecution
     }
 
     @Test func subscriptionsComeBackWhenTheBrokerLostTheSession() async throws {
-        let broker = try TestBroker()
+        let broker = try TestBroker.started()
         defer { broker.stop() }
-        try broker.start()
         let sub = try client(broker, id: "forgotten-sub")
-        await sub.start()
-        #expect(await connected(sub))
+        await start(sub)
         var iterator = try await sub.subscribe("lost/#").makeAsyncIterator()
         broker.stop()
         try FileManager.default.removeItem(atPath: broker.path("mosquitto.db"))  // the broker forgets every session
         try broker.start()
         #expect(await eventually(30) { sub.status == .connected(sessionPresent: false) }, "status: \(sub.status)")
         let pub = try client(broker, id: "after-restart")
-        await pub.start()
-        #expect(await connected(pub))
+        await start(pub)
         // The resubscription and these publishes race: keep publishing until one arrives.
         let delivered = Task { await iterator.next()?.text }
         let text = await withTaskGroup(of: String?.self) { group in
@@ -327,22 +311,19 @@ import ThreadExecution
     }
 
     @Test func shutdownPublishesOfflineExplicitly() async throws {
-        let broker = try TestBroker()
+        let broker = try TestBroker.started()
         defer { broker.stop() }
-        try broker.start()
         let vehicle = try client(
             broker, id: "v-offline",
             {
                 $0.will = MQTTWill(topic: "fleet/f1/vehicles/v/status", payload: Array("offline".utf8), retain: true)
             })
-        await vehicle.start()
-        #expect(await connected(vehicle))
+        await start(vehicle)
         try await vehicle.publish("fleet/f1/vehicles/v/status", text: "online", retain: true)
         await vehicle.shutdown()
         #expect(vehicle.status == .stopped)
         let dashboard = try client(broker, id: "dash")
-        await dashboard.start()
-        #expect(await connected(dashboard))
+        await start(dashboard)
         var iterator = try await dashboard.subscribe("fleet/f1/vehicles/+/status").makeAsyncIterator()
         #expect(await iterator.next()?.text == "offline")
         await #expect(throws: MQTTError.shutDown) { try await vehicle.publish("x", text: "after shutdown") }
@@ -350,12 +331,10 @@ import ThreadExecution
     }
 
     @Test func mqtt311Works() async throws {
-        let broker = try TestBroker()
+        let broker = try TestBroker.started()
         defer { broker.stop() }
-        try broker.start()
         let old = try client(broker, id: "v311", { $0.protocolVersion = .v311 })
-        await old.start()
-        #expect(await connected(old))
+        await start(old)
         let messages = try await old.subscribe("v311/#")
         #expect(try await old.publish("v311/a", text: "hello").isSuccess)
         var iterator = messages.makeAsyncIterator()

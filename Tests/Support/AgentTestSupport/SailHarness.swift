@@ -14,8 +14,7 @@ package enum Sail {
     /// A broker of the test's own, started, with the example geofences pushed by an operator, whose client
     /// is returned too (the caller stops both).
     package static func brokerWithGeofences() async throws -> (broker: LocalMosquitto, operator: MQTTClient) {
-        let broker = try LocalMosquitto()
-        try broker.start()
+        let broker = try LocalMosquitto.started()
         let client = try await operatorClient(port: broker.port)
         try await pushGeofences(client)
         return (broker, client)
