@@ -247,6 +247,7 @@ let package = Package(
         unitTests("EveryCoreTests", ["EveryCore"]),
         unitTests("BenchFiguresTests", ["BenchFigures"]),
         unitTests("MapsTests", ["Maps", "GeofenceCore"]),
+        unitTests("AgentJobsTests", ["AgentJobs", "GeofenceCore"]),
         unitTests("FuzzChecksTests", ["FuzzChecks", "GeofenceCore"]),
         unitTests(
             "ThreadExecutionTests",

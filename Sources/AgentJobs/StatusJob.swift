@@ -71,6 +71,7 @@ package enum StatusJob {
             emit("broker       \(s.broker)")
             // Whether this broker can give the vehicle its geofences (docs/topics.md#geofences).
             if let sync = s.geofenceSync { emit("sync         geofences \(sync)") }
+            if let set = s.geofenceSet { emit("set          geofences \(set)") }
             let fix = s.gps.fixAgeSeconds.map { String(format: "last fix %.1f s ago", $0) } ?? "no fix yet"
             let accuracy = s.gps.horizontalAccuracy.map { String(format: ", ±%.1f m", $0) } ?? ""
             emit("gps          \(s.gps.state)\(s.gps.detail.map { ": \($0)" } ?? "")  (\(fix)\(accuracy))")

@@ -46,6 +46,9 @@ package struct AgentStatus: Sendable, Codable, Equatable {
     package var broker: String
     /// Whether the broker can give the vehicle its geofences: `ok`, `unchecked`, `unavailable: WHY`.
     package var geofenceSync: String?
+    /// Whether the geofences held match their sets' manifests: `unconfirmed: no manifest`, `checking`,
+    /// `confirmed: N geofences` or `differs: WHAT` (docs/topics.md, "manifests").
+    package var geofenceSet: String?
     package var gps: GPS
     package var monitors: [Monitor]
     package var conditions: Int
@@ -64,7 +67,8 @@ package struct AgentStatus: Sendable, Codable, Equatable {
 
     package init(
         status: String, fleet: String, vehicle: String, version: String, pid: Int32, updated: String, startedAt: String,
-        broker: String, geofenceSync: String? = nil, gps: GPS, monitors: [Monitor], conditions: Int,
+        broker: String, geofenceSync: String? = nil, geofenceSet: String? = nil, gps: GPS, monitors: [Monitor],
+        conditions: Int,
         outbox: OutboxStats, outboxCaps: OutboxLimits,
         store: String, storeProblem: String? = nil, waitingStateChanges: Int, liveUpdates: Bool,
         place: PlaceSummary? = nil, heartbeatSeconds: Double? = nil
@@ -78,6 +82,7 @@ package struct AgentStatus: Sendable, Codable, Equatable {
         self.startedAt = startedAt
         self.broker = broker
         self.geofenceSync = geofenceSync
+        self.geofenceSet = geofenceSet
         self.gps = gps
         self.monitors = monitors
         self.conditions = conditions

@@ -20,6 +20,12 @@ public struct Topics: Sendable, Equatable {
     public func vehicleGeofence(_ id: String, vehicle: String? = nil) -> String {
         "\(prefix)/\(fleet)/vehicles/\(vehicle ?? self.vehicle)/geofences/\(id)"
     }
+    /// Operators → all vehicles: the retained manifest of the fleet's geofences (`GeofenceManifest`).
+    public var fleetManifest: String { "\(prefix)/\(fleet)/manifests/geofences" }
+    /// Operators → one vehicle: the manifest of its own geofences.
+    public func vehicleManifest(vehicle: String? = nil) -> String {
+        "\(prefix)/\(fleet)/vehicles/\(vehicle ?? self.vehicle)/manifests/geofences"
+    }
     public var errors: String { "\(vehicleBase)/errors" }
     public var events: String { "\(vehicleBase)/events" }
     public var location: String { "\(vehicleBase)/location" }

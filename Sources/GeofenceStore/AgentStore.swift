@@ -260,6 +260,8 @@ public actor AgentStore {
         let deflatedDefinition: [UInt8]
         let definitionSize: Int
         let compiled: [UInt8]
+        /// `GeofenceDigest` of the definition's UTF-8: what a manifest names.
+        let digest: String
 
         public init(monitor: String, identifier: String, condition: Condition, definition: String, source: String) {
             self.monitor = monitor
@@ -270,6 +272,7 @@ public actor AgentStore {
             deflatedDefinition = Deflate.compress(text)
             definitionSize = text.count
             compiled = ConditionCodec.encode(condition)
+            digest = GeofenceDigest.of(text)
         }
     }
 
@@ -359,16 +362,16 @@ public actor AgentStore {
         }
         try db.statement(
             """
-            INSERT INTO conditions (monitor, identifier, definition, definition_deflated, definition_size, compiled, version, source, updated_at)
-            VALUES (?1, ?2, NULL, ?3, ?4, ?5, ?6, ?7, ?8)
+            INSERT INTO conditions (monitor, identifier, definition, definition_deflated, definition_size, compiled, version, source, updated_at, digest)
+            VALUES (?1, ?2, NULL, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
             ON CONFLICT (monitor, identifier) DO UPDATE SET definition = NULL, definition_deflated = ?3, definition_size = ?4,
-                compiled = ?5, version = ?6, source = ?7, updated_at = ?8
+                compiled = ?5, version = ?6, source = ?7, updated_at = ?8, digest = ?9
             """
         ).bind(
             .text(input.monitor), .text(input.identifier), .blob(input.deflatedDefinition),
             .integer(Int64(input.definitionSize)),
             .blob(input.compiled),
-            input.condition.version.map(SQLValue.integer) ?? .null, .text(input.source), .real(now)
+            input.condition.version.map(SQLValue.integer) ?? .null, .text(input.source), .real(now), .text(input.digest)
         ).run()
         return .stored
     }
@@ -381,6 +384,28 @@ public actor AgentStore {
             ).bind(.text(source))
             var out: [(monitor: String, identifier: String)] = []
             while try s.step() { out.append((s.text(0) ?? "", s.text(1) ?? "")) }
+            return out
+        }
+    }
+
+    /// The digest of every condition whose source starts with `sourcePrefix` (`mqtt:fleet/demo/geofences/`),
+    /// by the rest of its source: the topic's last level, what a manifest names.
+    public func digests(sourcePrefix: String) throws(StoreError) -> [String: String] {
+        try guarded { db in
+            // A range on the text, not LIKE: an identifier may hold `%` or `_`. U+10FFFF sorts after any level.
+            let s = try db.statement(
+                """
+                SELECT source, digest, definition, definition_deflated, definition_size FROM conditions
+                WHERE source >= ?1 AND source < ?2
+                """
+            ).bind(.text(sourcePrefix), .text(sourcePrefix + "\u{10FFFF}"))
+            var out: [String: String] = [:]
+            while try s.step() {
+                let source = s.text(0) ?? ""
+                let digest =
+                    try s.text(1) ?? GeofenceDigest.of(Self.definition(s, text: 2, deflated: 3, size: 4).utf8)
+                out[String(source.dropFirst(sourcePrefix.count))] = digest
+            }
             return out
         }
     }

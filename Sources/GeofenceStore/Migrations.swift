@@ -139,6 +139,9 @@ public enum Migrations {
                 DROP TABLE outbox;
                 ALTER TABLE outbox_v5 RENAME TO outbox;
                 """),
+        // A manifest names each geofence's digest (`GeofenceDigest`); kept beside the row, a vehicle compares
+        // 100,000 of them without inflating a definition. Rows stored before it are digested when read.
+        Step(version: 6, name: "conditions' digests", sql: "ALTER TABLE conditions ADD COLUMN digest TEXT;"),
     ]
 
     public static var latest: Int { all.last?.version ?? 0 }

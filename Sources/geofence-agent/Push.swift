@@ -24,6 +24,8 @@ struct Push: AsyncParsableCommand {
               geofence-agent push --conditions examples/ijsselmeer.geojson
               geofence-agent push --conditions depot.geojson --vehicle vehicle-7
               geofence-agent push --conditions depot.geojson --delete
+              geofence-agent push --conditions fleet.geojson --only depot,yard
+              geofence-agent push --conditions fleet.geojson --repair
               geofence-agent push --place "Zwolle, NL" --radius 3000 --id zwolle
             """
     )
@@ -55,6 +57,12 @@ struct Push: AsyncParsableCommand {
     @Flag(help: "Delete these conditions (empty retained messages).")
     var delete = false
 
+    @Option(help: "With --conditions: only these identifiers, comma-separated (what a vehicle reports missing).")
+    var only: String?
+
+    @Flag(help: "With --conditions: make the broker hold exactly the file (what a node lost, published again).")
+    var repair = false
+
     func validate() throws {
         switch (conditions, place) {
         case (nil, nil): throw ValidationError("give --conditions FILE, or --place NAME with --radius and --id")
@@ -65,7 +73,11 @@ struct Push: AsyncParsableCommand {
                 throw ValidationError("--radius must be a positive number of metres, got \(radius)")
             }
             guard id != nil else { throw ValidationError("--place needs --id, the condition's identifier") }
+            guard only == nil, !repair else { throw ValidationError("--only and --repair go with --conditions") }
         case (.some, nil):
+            guard !repair || (only == nil && !delete) else {
+                throw ValidationError("--repair makes the broker hold the whole file: not with --only or --delete")
+            }
             guard radius == nil, id == nil, name == nil else {
                 throw ValidationError("--radius, --id and --name go with --place")
             }
@@ -82,7 +94,8 @@ struct Push: AsyncParsableCommand {
             } else if let conditions {
                 try await PushJob.run(
                     configurationPath: config, conditionsPath: conditions, vehicle: vehicle, delete: delete,
-                    logger: quietLogger, emit: { print($0) })
+                    only: only.map { $0.split(separator: ",").map(String.init) }, repair: repair, logger: quietLogger,
+                    emit: { print($0) })
             }
         }
     }

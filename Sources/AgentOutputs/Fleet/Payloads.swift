@@ -93,6 +93,8 @@ public enum Payloads {
         case store
         /// The broker cannot do what the agent needs (retained geofences to a wildcard subscription).
         case broker
+        /// The geofences held differ from their set's manifest (missing, different or deleted ones).
+        case manifest
     }
 
     /// A refused definition or command, or a store failure, on `.../errors`.

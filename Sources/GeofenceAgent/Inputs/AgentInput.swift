@@ -27,13 +27,15 @@ struct InputContext: Sendable {
     var ownTracks: OwnTracks.Identity?
     /// The agent's broker (an input may subscribe again: `resync`).
     var transport: any AgentTransport
+    /// Where the manifests of the geofence sets go (nil: no manifest input).
+    var manifestCheck: ManifestCheck?
     var logger: Logger
 }
 
 /// Every input the agent has, in the order they are subscribed.
 enum InputRegistry {
     static let registered: [any AgentInput.Type] = [
-        GeofenceSyncInput.self, OperatorCommandInput.self, OwnTracksCommandInput.self,
+        GeofenceSyncInput.self, GeofenceManifestInput.self, OperatorCommandInput.self, OwnTracksCommandInput.self,
     ]
 
     /// The inputs this configuration turns on.

@@ -81,6 +81,9 @@ public struct AgentConfiguration: Sendable, Equatable {
     public var storePaths: StorePaths { StorePaths(storePath, status: statusFile) }
     /// A GeoJSON file of local conditions loaded at start (source `local`), or nil.
     public var conditionsFile: String?
+    /// How long the geofence sync must be quiet before the held geofences are compared with their manifests:
+    /// a set still arriving is not a set that lost geofences. Not a configuration key; tests shorten it.
+    package var manifestSettleSeconds = 2.0
     public var monitor = MonitorConfiguration()
     public var liveUpdates = LiveUpdates()
     public var outbox = OutboxLimits()

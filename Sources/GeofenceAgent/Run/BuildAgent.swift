@@ -128,13 +128,18 @@ struct AgentBuild {
         // Restoring 100,000 conditions decodes them in parallel parts and leaves freed heap behind.
         HeapTrim.giveBackFreedMemory()
         let syncCheck = SyncCheckService(client: client, topics: topics, logger: logger)
+        let manifestCheck = ManifestCheck(
+            topics: topics, publisher: client, settle: .seconds(configuration.manifestSettleSeconds), logger: logger
+        ) {
+            [store] prefix in try? await store.digests(sourcePrefix: prefix)
+        }
         let reporter = StateReporter(
             source: processor, publisher: client, topics: topics, configuration: configuration, outputs: outputs,
             logger: logger,
             brokerDescription: { [failover = !configuration.mqtt.failover.isEmpty] in
                 failover ? "\(client.statusDescription) (\(client.brokerName))" : client.statusDescription
             },
-            geofenceSync: { syncCheck.description })
+            geofenceSync: { syncCheck.description }, geofenceSet: { manifestCheck.description })
         let conditions = OutboxConditionStore(store: store, outbox: outbox, outputs: outputs, places: places)
         let ownTracks = configuration.ownTracksIdentity
         // The inbox's events are read on the store's thread as they come: the round every second then asks
@@ -145,7 +150,10 @@ struct AgentBuild {
             store: conditions, host: processor, publisher: client, topics: topics, logger: logger,
             ownTracks: ownTracks,
             stateRequest: { await reporter.publishDetail(monitor: $0) },
-            conditionsChanged: { await reporter.conditionsChanged() }, inboxWatch: inboxWatch)
+            conditionsChanged: {
+                manifestCheck.geofencesChanged()
+                await reporter.conditionsChanged()
+            }, inboxWatch: inboxWatch)
         if let file = configuration.conditionsFile { try await applier.importLocalConditions(file) }
         let source: LocationFeed
         if let locations {
@@ -168,7 +176,8 @@ struct AgentBuild {
         // retained geofences arrive first.
         var inputs: [any Service] = []
         for input in InputRegistry.inputs(
-            InputContext(topics: topics, ownTracks: ownTracks, transport: client, logger: logger))
+            InputContext(
+                topics: topics, ownTracks: ownTracks, transport: client, manifestCheck: manifestCheck, logger: logger))
         {
             var subscriptions: [MQTTSubscription] = []
             for filter in input.filters { subscriptions.append(try await client.subscribe(filter)) }

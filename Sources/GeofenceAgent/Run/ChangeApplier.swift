@@ -312,6 +312,7 @@ actor ChangeApplier {
             logger.error("could not apply a local change", metadata: ["request": "\(topic)", "reason": "\(reason)"])
         case .store: logger.error("the store refused a change", metadata: ["topic": "\(topic)", "reason": "\(reason)"])
         case .broker: logger.error("the broker cannot do this", metadata: ["topic": "\(topic)", "reason": "\(reason)"])
+        case .manifest: logger.warning("geofences differ from their manifest", metadata: ["reason": "\(reason)"])
         }
         guard publisher.isConnected else { return }
         do {

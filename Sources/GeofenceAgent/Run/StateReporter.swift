@@ -26,6 +26,8 @@ actor StateReporter {
     private let brokerDescription: @Sendable () -> String
     /// Whether the broker can give the vehicle its geofences (`SyncCheckService.description`).
     private let geofenceSync: @Sendable () -> String?
+    /// Whether the geofences held match their sets' manifests (`ManifestCheck.description`).
+    private let geofenceSet: @Sendable () -> String?
     /// Told each status written (every second): Prometheus' gauges follow it.
     private let outputs: MultiplexOutput
     private var publishedGeneration = -1
@@ -61,7 +63,8 @@ actor StateReporter {
     init(
         source: any SnapshotSource, publisher: any MessagePublishing, topics: Topics, configuration: AgentConfiguration,
         outputs: MultiplexOutput = MultiplexOutput([]), logger: Logger,
-        brokerDescription: @escaping @Sendable () -> String, geofenceSync: @escaping @Sendable () -> String? = { nil }
+        brokerDescription: @escaping @Sendable () -> String, geofenceSync: @escaping @Sendable () -> String? = { nil },
+        geofenceSet: @escaping @Sendable () -> String? = { nil }
     ) {
         self.outputs = outputs
         self.source = source
@@ -72,6 +75,7 @@ actor StateReporter {
         self.logger = logger
         self.brokerDescription = brokerDescription
         self.geofenceSync = geofenceSync
+        self.geofenceSet = geofenceSet
         statusHeartbeat = Self.nanoseconds(
             .seconds(configuration.outputs[FleetTopicsSettings.self].statusHeartbeatSeconds))
     }
@@ -88,7 +92,7 @@ actor StateReporter {
         return AgentStatus(
             status: online ? "online" : "offline", fleet: configuration.fleet, vehicle: configuration.vehicle,
             version: AgentVersion.string, pid: getpid(), updated: iso8601(Date()), startedAt: iso8601(startedAt),
-            broker: brokerDescription(), geofenceSync: geofenceSync(),
+            broker: brokerDescription(), geofenceSync: geofenceSync(), geofenceSet: geofenceSet(),
             gps: .init(
                 state: s.gps.state.rawValue, detail: s.gps.detail, device: s.gps.device,
                 fixAgeSeconds: s.gps.lastFixAtNanoseconds.map { Double(now &- $0) / 1e9 },
@@ -160,7 +164,7 @@ actor StateReporter {
 
     /// What the round reads every second, from the processor's present.
     nonisolated func roundInputs(_ present: StatusInputs) -> RoundInputs {
-        RoundInputs(present: present, broker: brokerDescription(), sync: geofenceSync())
+        RoundInputs(present: present, broker: brokerDescription(), sync: geofenceSync(), set: geofenceSet())
     }
 
     /// Whether the round must build a status: an output follows every one, a heartbeat is due, or what it
@@ -205,6 +209,7 @@ actor StateReporter {
         var present: StatusInputs
         var broker: String
         var sync: String?
+        var set: String?
     }
 
     /// Whether a status goes out: its material changed since `last`, or `every` has passed.

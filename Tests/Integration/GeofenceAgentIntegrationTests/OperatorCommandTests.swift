@@ -1,5 +1,6 @@
 import AgentTestSupport
 import Foundation
+import GeofenceCore
 import LocalServers
 import Logging
 import Mosquitto
@@ -27,7 +28,7 @@ import Testing
         let good = agent.directory.appendingPathComponent("conditions.geojson").path
         let pushed = try AgentBinary.run(["push", "--config", agent.configURL.path, "--conditions", good])
         #expect(pushed.status == 0, "\(pushed.stderr)")
-        #expect(pushed.lines.count == SyntheticDrive.circles)
+        #expect(pushed.lines.count == SyntheticDrive.circles + 1, "each geofence, then the set's manifest")
         #expect(pushed.lines.first == "published fleet/test/geofences/c1")
         // By identifier: a subscription that the broker confirms during the push gets some features live and
         // all of them again as retained messages.
@@ -43,6 +44,71 @@ import Testing
         await fleet.stop()
     }
 
+    /// `push` keeps each set's manifest: what it published, amended by every push and deletion, so that a
+    /// vehicle can confirm what it holds; `--only` publishes again what a vehicle reports missing.
+    @Test func pushKeepsTheManifestOfEachSet() async throws {
+        let broker = try LocalMosquitto.started()
+        defer { broker.stop() }
+        let agent = try AgentFixture(brokerPort: broker.port, speedFactor: 10)
+        let file = agent.directory.appendingPathComponent("conditions.geojson").path
+        func push(_ arguments: [String]) throws -> AgentBinary.Result {
+            try AgentBinary.run(["push", "--config", agent.configURL.path, "--conditions", file] + arguments)
+        }
+        /// The retained manifest on `topic`, as a vehicle subscribing now gets it.
+        func manifest(_ topic: String) async throws -> [String: String] {
+            let reader = try await EventSubscriber(port: broker.port, topic: topic)
+            defer { Task { await reader.stop() } }
+            _ = await waitUntil(10) { !reader.events.isEmpty }
+            return reader.events.last?["geofences"] as? [String: String] ?? [:]
+        }
+        let all = try push([])
+        #expect(all.status == 0, "\(all.stderr)")
+        #expect(all.lines.last == "published fleet/test/manifests/geofences (\(SyntheticDrive.circles) geofences)")
+        let geofences = try await EventSubscriber(port: broker.port, topic: "fleet/test/geofences/+")
+        _ = await waitUntil(30) { geofences.count >= SyntheticDrive.circles }
+        await geofences.stop()
+        let published = Dictionary(
+            geofences.payloads.map { (($0.topic as NSString).lastPathComponent, GeofenceDigest.of($0.payload)) },
+            uniquingKeysWith: { _, last in last })
+        #expect(
+            try await manifest("fleet/test/manifests/geofences") == published, "each geofence's digest, as published")
+
+        let deleted = try push(["--only", "c1", "--delete"])
+        #expect(
+            deleted.lines == [
+                "deleted fleet/test/geofences/c1",
+                "published fleet/test/manifests/geofences (\(SyntheticDrive.circles - 1) geofences)",
+            ])
+        #expect(
+            try await manifest("fleet/test/manifests/geofences").keys.sorted()
+                == published.keys.sorted().filter { $0 != "c1" })
+
+        let unknown = try push(["--only", "c2,nope"])
+        #expect(unknown.status == 64)
+        #expect(unknown.stderr.contains("--only names nope, not in"), "\(unknown.stderr)")
+
+        let one = try push(["--only", "c2", "--vehicle", "v9"])
+        #expect(one.status == 0, "\(one.stderr)")
+        #expect(try await manifest("fleet/test/vehicles/v9/manifests/geofences") == ["c2": published["c2"]])
+
+        // The broker lost c3 and holds a stray: `--repair` publishes c3 again (and c1, deleted above, which
+        // the file has), deletes the stray, and makes the file the manifest.
+        let operatorClient = try await Sail.operatorClient(port: broker.port)
+        _ = try await operatorClient.publish("fleet/test/geofences/c3", payload: [], retain: true)
+        _ = try await operatorClient.publish("fleet/test/geofences/stray", text: "{}", retain: true)
+        await operatorClient.shutdown()
+        let repaired = try push(["--repair"])
+        #expect(
+            repaired.lines == [
+                "published fleet/test/geofences/c1", "published fleet/test/geofences/c3",
+                "deleted fleet/test/geofences/stray",
+                "published fleet/test/manifests/geofences (\(SyntheticDrive.circles) geofences)",
+            ], "\(repaired.stdout)\(repaired.stderr)")
+        #expect(try await manifest("fleet/test/manifests/geofences") == published)
+        let again = try push(["--repair"])
+        #expect(again.lines.first?.hasPrefix("the broker holds every geofence of") == true, "\(again.stdout)")
+    }
+
     @Test func pushByPlaceNamePublishesACircleAroundThePlaceItNames() async throws {
         let broker = try LocalMosquitto.started()
         defer { broker.stop() }
@@ -55,7 +121,7 @@ import Testing
         #expect(
             pushed.lines.first?.hasPrefix("place: Zwolle, Overijssel, NL (52.51250, 6.09444") == true,
             "\(pushed.stdout)")
-        #expect(pushed.lines.last == "published fleet/test/geofences/zwolle")
+        #expect(pushed.lines.dropLast().last == "published fleet/test/geofences/zwolle")
         #expect(await waitUntil(60) { fleet.events.contains { $0["id"] as? String == "zwolle" } })
         let feature = fleet.events.first { $0["id"] as? String == "zwolle" }!
         let coordinates = (feature["geometry"] as? [String: Any])?["coordinates"] as? [Double]
@@ -183,6 +249,14 @@ import Testing
             "a vehicle cannot write another's subtree")
         #expect(!(try await allowed("vehicle-1", "pw1", "fleet/demo/geofences/x")), "a vehicle cannot push geofences")
         #expect(try await allowed("operator", "pwo", "fleet/demo/geofences/x"))
+        #expect(try await allowed("operator", "pwo", "fleet/demo/manifests/geofences"), "operators publish manifests")
+        #expect(
+            !(try await allowed("vehicle-1", "pw1", "fleet/demo/manifests/geofences")), "a vehicle cannot publish one")
+        for topic in ["trips", "track", "probe/retained", "probe/marker"] {
+            #expect(
+                try await allowed("vehicle-1", "pw1", "fleet/demo/vehicles/vehicle-1/\(topic)"),
+                "the vehicle writes its \(topic)")
+        }
         #expect(
             !(try await allowed("vehicle-1", "wrong", "fleet/demo/vehicles/vehicle-1/events")),
             "a wrong password gets nowhere")

@@ -218,6 +218,11 @@ package final class EventSubscriber: Sendable {
 
     package var count: Int { received.withLock { $0.count } }
 
+    /// Every message in arrival order, its topic and its payload's bytes.
+    package var payloads: [(topic: String, payload: [UInt8])] {
+        received.withLock { $0 }.map { ($0.topic, Array($0.payload)) }
+    }
+
     /// Each message's size in bytes, in arrival order.
     package var sizes: [Int] { received.withLock { $0.map(\.payload.count) } }
 

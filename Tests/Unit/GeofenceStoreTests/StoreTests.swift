@@ -46,20 +46,26 @@ func fix(_ lat: Double, _ lon: Double, t: Double, accuracy: Double = 5) -> Locat
         }
     }
 
-    @Test func aVersion1StoreKeepsItsConditionsAndRecordsThroughStep2() async throws {
+    /// A store at version 1 holding one condition, `depot`, satisfied, with `definition` from `source`.
+    static func version1Store(definition: String, source: String) throws -> String {
         let path = temporaryStorePath()
         let circle = try Condition.circle(center: depot, radius: 150, name: "Depot")
-        do {
-            let db = try Database(path: path)
-            try Migrations.migrate(db, to: 1, now: 0)
-            try db.execute("INSERT INTO monitors (name, created_at) VALUES ('default', 0)")
-            try db.statement(
-                """
-                INSERT INTO conditions (monitor, identifier, definition, compiled, version, source, updated_at, state, since)
-                VALUES ('default', 'depot', '{"text":"as written"}', ?1, 3, 'local:x', 0, 'satisfied', 1700000000)
-                """
-            ).bind(.blob(ConditionCodec.encode(circle))).run()
-        }
+        let db = try Database(path: path)
+        try Migrations.migrate(db, to: 1, now: 0)
+        try db.execute("INSERT INTO monitors (name, created_at) VALUES ('default', 0)")
+        try db.statement(
+            """
+            INSERT INTO conditions (monitor, identifier, definition, compiled, version, source, updated_at, state, since)
+            VALUES ('default', 'depot', ?2, ?1, 3, ?3, 0, 'satisfied', 1700000000)
+            """
+        ).bind(.blob(ConditionCodec.encode(circle)), .text(definition), .text(source)).run()
+        db.close()
+        return path
+    }
+
+    @Test func aVersion1StoreKeepsItsConditionsAndRecordsThroughStep2() async throws {
+        let path = try Self.version1Store(definition: #"{"text":"as written"}"#, source: "local:x")
+        let circle = try Condition.circle(center: depot, radius: 150, name: "Depot")
         let store = try await AgentStore.open(path: path, logger: quietLogger)
         let listed = try await store.conditions()
         #expect(listed.map(\.identifier) == ["depot"])
@@ -455,5 +461,43 @@ extension OutboxStats {
             let decoded = try? JSONDecoder().decode(Location.self, from: Data(LastFixJSON.encode(fix)))
             #expect(decoded == fix, "\(String(decoding: LastFixJSON.encode(fix), as: UTF8.self))")
         }
+    }
+}
+
+/// What a vehicle compares with a manifest: the digest of each geofence a set's topics gave it.
+@Suite(.offTheCooperativePool(.waiting)) struct ConditionDigestTests {
+    @Test func digestsAreByTheTopicsLastLevelForOneSetOnly() async throws {
+        let store = try await AgentStore.open(path: temporaryStorePath(), logger: quietLogger)
+        let circle = try Condition.circle(center: depot, radius: 150, name: "Depot")
+        let stored: [(String, String)] = [
+            ("a", "mqtt:fleet/demo/geofences/a"), ("b%_", "mqtt:fleet/demo/geofences/b%_"),
+            ("v", "mqtt:fleet/demo/vehicles/v1/geofences/v"), ("l", "local:x"),
+        ]
+        _ = try await store.putConditions(
+            stored.map { identifier, source in
+                .init(
+                    monitor: "default", identifier: identifier, condition: circle,
+                    definition: #"{"id":"\#(identifier)"}"#,
+                    source: source)
+            })
+        let fleet = try await store.digests(sourcePrefix: "mqtt:fleet/demo/geofences/")
+        #expect(
+            fleet == [
+                "a": GeofenceDigest.of(Array(#"{"id":"a"}"#.utf8)),
+                "b%_": GeofenceDigest.of(Array(#"{"id":"b%_"}"#.utf8)),
+            ])
+        #expect(try await store.digests(sourcePrefix: "mqtt:fleet/demo/vehicles/v1/geofences/").keys.sorted() == ["v"])
+        await store.close()
+    }
+
+    /// A row stored before migration 6 has no digest: it is digested from its definition when read.
+    @Test func aRowFromBeforeTheDigestsIsDigestedFromItsDefinition() async throws {
+        let path = try MigrationTests.version1Store(
+            definition: #"{"id":"depot"}"#, source: "mqtt:fleet/demo/geofences/depot")
+        let store = try await AgentStore.open(path: path, logger: quietLogger)
+        #expect(
+            try await store.digests(sourcePrefix: "mqtt:fleet/demo/geofences/")
+                == ["depot": GeofenceDigest.of(Array(#"{"id":"depot"}"#.utf8))])
+        await store.close()
     }
 }

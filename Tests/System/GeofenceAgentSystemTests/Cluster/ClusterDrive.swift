@@ -1,5 +1,6 @@
 import AgentTestSupport
 import Foundation
+import GeofenceCore
 import LocalServers
 import Mosquitto
 import Testing
@@ -17,8 +18,10 @@ import Testing
 /// - the vehicle's outbox empties;
 /// - with every node running again, each holds the same retained geofences;
 /// - the vehicle keeps every geofence the fault did not touch;
-/// - both changes made during the fault reach the vehicle and stay in the cluster: a known issue of the
-///   engine's (below).
+/// - the operator publishes the set's manifest with every change, as `push` does; what the vehicle then
+///   reports missing or left over, and what the nodes lost, is published again (NATS acknowledges a
+///   retained publish it does not keep while a leader moves), and both changes made during the fault
+///   reach the vehicle and stay in the cluster: the vehicle's `geofenceSet` says `confirmed`.
 /// Returns what it measured, for the test to print.
 func driveThroughAFault(
     _ name: String, fault: (LocalNATSCluster, _ vehicleNode: Int) async throws -> Void
@@ -57,6 +60,8 @@ func driveThroughAFault(
         pushed = try await ClusterFleet.retainedGeofences(port: ports[2], count: fleet.count)
     }
     #expect(pushed.count == fleet.count, "\(name): the retained geofences reach the third node")
+    _ = try await operatorClient.publish(
+        ClusterFleet.manifestTopic, payload: ClusterFleet.manifest(fleet), retain: true)
 
     let dashboard = try await EventSubscriber(port: ports[2], protocolVersion: .v311, failover: [ports[1], ports[0]])
     // The dashboard's subscription is live before the drive starts: a busy cluster can take seconds to make
@@ -74,15 +79,25 @@ func driveThroughAFault(
         await waitUntil(90) { ClusterFleet.heldIdentifiers(agent) == all },
         "\(name): the agent holds the fleet's geofences: \(agent.log.suffix(1500))")
     #expect(
+        await waitUntil(60) { ClusterFleet.geofenceSet(agent) == "confirmed: \(fleet.count) geofences" },
+        "\(name): the vehicle confirms the set: \(ClusterFleet.geofenceSet(agent) ?? "no status")")
+    #expect(
         await waitUntil(120) { transitions().count >= expected.count / 4 },
         "\(name): \(transitions().count) transitions before the fault: \(agent.log.suffix(1500))")
 
     let before = transitions().count
     let started = ContinuousClock.now
     try await fault(cluster, 0)
-    _ = try await operatorClient.publish(
-        "fleet/test/geofences/far-new", payload: ClusterFleet.farFeature("far-new", longitude: 1), retain: true)
-    _ = try await operatorClient.publish("fleet/test/geofences/far-old", payload: [], retain: true)
+    let farNew = ClusterFleet.farFeature("far-new", longitude: 1)
+    let changed = features + [("far-new", farNew)]
+    /// The operator's changes during the fault, as `push` makes them: the geofences, then the manifest.
+    func publishTheChanges() async throws {
+        _ = try await operatorClient.publish("fleet/test/geofences/far-new", payload: farNew, retain: true)
+        _ = try await operatorClient.publish("fleet/test/geofences/far-old", payload: [], retain: true)
+        _ = try await operatorClient.publish(
+            ClusterFleet.manifestTopic, payload: ClusterFleet.manifest(changed), retain: true)
+    }
+    try await publishTheChanges()
 
     #expect(
         await waitUntil(180) { transitions().count >= expected.count },
@@ -95,43 +110,46 @@ func driveThroughAFault(
         await waitUntil(90) { ((agent.status?["outbox"] as? [String: Any])?["rows"] as? Int) == 0 },
         "\(name): the outbox empties: \(agent.status?["outbox"] ?? "")")
 
-    // Every node running again: each comes to hold the same retained geofences (a restarted node catches up
-    // from the stream's leader).
+    // Every node running again. What the vehicle reports against the manifest, and what the nodes lost, is
+    // published again, at most three times; then every node holds the same retained geofences, the
+    // operator's, and the vehicle confirms them.
     for k in 0..<cluster.count where !cluster.isRunning(k) { try cluster.start(k) }
-    let now = all.subtracting(["far-old"]).union(["far-new"])
+    let now = Set(changed.map(\.0))
     let catchingUp = ContinuousClock.now
-    var sets: [[String: [UInt8]]] = []
-    repeat {
-        sets = []
-        for port in ports {
-            sets.append(try await ClusterFleet.retainedGeofences(port: port, count: now.count, quiet: 3))
+    var kept: Set<String>? = try await ClusterFleet.agreedRetainedGeofences(cluster, count: now.count)
+    var reports: [String] = []
+    for _ in 0..<3 {
+        let confirmed = await waitUntil(30) {
+            ClusterFleet.geofenceSet(agent) == "confirmed: \(now.count) geofences"
         }
-        if sets.allSatisfy({ $0 == sets[0] }) { break }
-        try await Task.sleep(for: .seconds(1))
-    } while ContinuousClock.now - catchingUp < .seconds(90)
+        if confirmed && kept == now { break }
+        // The vehicle reports what it lacks; what only the nodes lost, the operator finds in the retained set.
+        reports.append(
+            confirmed
+                ? "the nodes lost \(now.symmetricDifference(kept ?? []).sorted())"
+                : "the vehicle said \(ClusterFleet.geofenceSet(agent) ?? "no status")")
+        try await publishTheChanges()
+        kept = try await ClusterFleet.agreedRetainedGeofences(cluster, count: now.count)
+    }
     let caughtUp = ContinuousClock.now - catchingUp
-    #expect(sets.allSatisfy { $0 == sets[0] }, "\(name): every node holds the same retained geofences")
-    let kept = Set(sets[0].keys)
-
-    // The vehicle keeps every geofence the fault did not touch, and holds nothing else.
-    let untouched = all.subtracting(["far-old"])
-    let vehicleHeld = await waitUntil(30) { ClusterFleet.heldIdentifiers(agent) == now }
     let held = ClusterFleet.heldIdentifiers(agent)
+    let untouched = Set(features.map(\.0))
     #expect(held.isSuperset(of: untouched), "\(name): the vehicle lost \(untouched.subtracting(held))")
-    #expect(held.isSubset(of: all.union(["far-new"])), "\(name): the vehicle holds \(held.subtracting(all))")
-    // The fault's two changes reach the vehicle and stay in the cluster. NATS's MQTT acknowledges a retained
-    // publish that it does not store, or deliver, while a leader moves (seen in these tests): a known issue
-    // until the geofence set's manifest lets the vehicle and the operator see such a loss (issue 68).
-    withKnownIssue("NATS acknowledges a retained geofence it did not keep while a leader moves", isIntermittent: true) {
-        #expect(vehicleHeld, "\(name): the vehicle holds \(held.symmetricDifference(now)) against the operator")
-        #expect(kept == now, "\(name): the cluster lost \(now.subtracting(kept)), kept \(kept.subtracting(now))")
+    #expect(held == now, "\(name): the vehicle holds \(held.symmetricDifference(now)) against the operator")
+    #expect(kept != nil, "\(name): every node holds the same retained geofences")
+    let agreed = kept ?? []
+    #expect(kept == now, "\(name): the cluster lost \(now.subtracting(agreed)), kept \(agreed.subtracting(now))")
+    #expect(
+        ClusterFleet.geofenceSet(agent) == "confirmed: \(now.count) geofences",
+        "\(name): \(ClusterFleet.geofenceSet(agent) ?? "no status")")
+    for report in reports where report.hasPrefix("the vehicle") {
+        #expect(report.contains("said differs: "), "\(name): a loss is reported against the manifest: \(report)")
     }
     await dashboard.stop()
     let broker = agent.status?["broker"] as? String ?? "?"
     return "\(name): \(publishedAgain) geofences published again at the start; "
         + "\(expected.count) transitions, \(before) before the fault, \(dashboard.count - 1) event messages, "
         + "\(unique.count) unique; all delivered \(delivered) after the fault; agent \(broker); "
-        + "every node the same \(caughtUp) after the restarts; of the fault's two changes the cluster "
-        + (kept == now ? "kept both" : "lost \(now.symmetricDifference(kept).sorted())") + ", the vehicle "
-        + (held == now ? "has both" : "missed \(now.symmetricDifference(held).sorted())")
+        + "every node the same and confirmed \(caughtUp) after the restarts; "
+        + (reports.isEmpty ? "nothing lost" : "published again when \(reports.joined(separator: "; then "))")
 }

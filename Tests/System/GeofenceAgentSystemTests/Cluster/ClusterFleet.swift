@@ -1,5 +1,6 @@
 import AgentTestSupport
 import Foundation
+import GeofenceCore
 import LocalServers
 import Logging
 import Mosquitto
@@ -56,6 +57,33 @@ enum ClusterFleet {
         }
         return held.withLock { $0 }
     }
+
+    /// The identifiers every node holds retained, once all hold the same (a restarted node catches up from
+    /// the stream's leader), or nil when they still differ after `seconds`.
+    static func agreedRetainedGeofences(
+        _ cluster: LocalNATSCluster, count: Int, within seconds: Double = 90
+    ) async throws -> Set<String>? {
+        let start = ContinuousClock.now
+        repeat {
+            var sets: [[String: [UInt8]]] = []
+            for port in cluster.mqttPorts {
+                sets.append(try await retainedGeofences(port: port, count: count, quiet: 3))
+            }
+            if sets.allSatisfy({ $0 == sets[0] }) { return Set(sets[0].keys) }
+            try await Task.sleep(for: .seconds(1))
+        } while ContinuousClock.now - start < .seconds(seconds)
+        return nil
+    }
+
+    static let manifestTopic = "fleet/test/manifests/geofences"
+
+    /// The manifest of a set of geofences as `push` publishes it.
+    static func manifest(_ set: [(String, [UInt8])]) -> [UInt8] {
+        GeofenceManifest(geofences: Dictionary(set.map { ($0.0, GeofenceDigest.of($0.1)) }) { _, last in last }).payload
+    }
+
+    /// What the agent's status says of its geofences against their manifest.
+    static func geofenceSet(_ agent: AgentFixture) -> String? { agent.status?["geofenceSet"] as? String }
 
     /// A FeatureCollection's features as an operator pushes them: identifier and the Feature's JSON.
     static func features(_ file: URL) throws -> [(String, [UInt8])] {
