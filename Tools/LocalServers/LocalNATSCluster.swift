@@ -27,6 +27,8 @@ public final class LocalNATSCluster: @unchecked Sendable {
     public var mqttSettings = ""
     /// Extra top-level lines for every node (`authorization {}`, `accounts {}`); `reload` applies a change.
     public var settings = ""
+    /// Extra lines for every node's `cluster {}` block (the routes' TLS); may be set until the first `start`.
+    public var clusterSettings = ""
 
     public init(nodes: Int = 3) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -72,6 +74,7 @@ public final class LocalNATSCluster: @unchecked Sendable {
               name: fleet
               listen: 127.0.0.1:\(routePorts[k])
               routes: [\(routes)]
+            \(clusterSettings)
             }
             """
         return """

@@ -181,23 +181,28 @@ public enum LocalProcess {
         return LoopbackConnection.bind(fd, port: port) != nil
     }
 
-    /// Runs a helper program (openssl, mosquitto_passwd) and fails loudly if it fails.
-    public static func run(_ tool: String, _ arguments: [String], in directory: URL) throws {
+    /// Runs a helper program (openssl, mosquitto_passwd) and fails loudly if it fails; its standard output.
+    @discardableResult
+    public static func run(_ tool: String, _ arguments: [String], in directory: URL) throws -> String {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: tool)
         p.arguments = arguments
         p.currentDirectoryURL = directory
+        let out = Pipe()
         let err = Pipe()
-        p.standardOutput = FileHandle.nullDevice
+        p.standardOutput = out
         p.standardError = err
         try p.run()
+        let output = PipeReader(out.fileHandleForReading.fileDescriptor)
         let reader = PipeReader(err.fileHandleForReading.fileDescriptor)
         p.waitUntilExit()
+        let printed = output.finish()
         let errors = reader.finish()
         guard p.terminationStatus == 0 else {
             throw LocalServerError(
                 "\(tool) \(arguments.joined(separator: " ")) failed: \(String(decoding: errors, as: UTF8.self))")
         }
+        return String(decoding: printed, as: UTF8.self) + String(decoding: errors, as: UTF8.self)
     }
 }
 
