@@ -12,8 +12,9 @@ import Testing
 /// One fault case on the three-node cluster: the real agent replays the synthetic drive (240 transitions)
 /// with live updates on, its 40 geofences pushed retained by an operator on node 2, `mqtt.hosts` listing
 /// the three nodes and one session for the cluster; a dashboard on node 3 keeps a persistent session.
-/// Once a quarter of the transitions arrived, `fault` runs; meanwhile the operator pushes one geofence and
-/// deletes another. Then, in every case:
+/// Once a quarter of the transitions arrived, `fault` runs; then the operator pushes `changes` geofences far
+/// from the drive and deletes as many (with `duringThePush`, the fault hits once a quarter of them are
+/// made). Then, in every case:
 /// - every transition arrives, once and in order per geofence after de-duplication by `eventId`;
 /// - the vehicle's outbox empties;
 /// - with every node running again, each holds the same retained geofences;
@@ -24,7 +25,8 @@ import Testing
 ///   reach the vehicle and stay in the cluster: the vehicle's `geofenceSet` says `confirmed`.
 /// Returns what it measured, for the test to print.
 func driveThroughAFault(
-    _ name: String, fault: (LocalNATSCluster, _ vehicleNode: Int) async throws -> Void
+    _ name: String, changes: Int = 1, duringThePush: Bool = false,
+    fault: (LocalNATSCluster, _ vehicleNode: Int) async throws -> Void
 ) async throws -> String {
     let cluster = try ClusterFleet.startedCluster()
     defer { cluster.stopAll() }
@@ -44,7 +46,9 @@ func driveThroughAFault(
         port: ports[1], protocolVersion: .v311, failover: [ports[2], ports[0]])
     defer { Task { await operatorClient.shutdown() } }
     let features = try ClusterFleet.features(agent.directory.appendingPathComponent("conditions.geojson"))
-    let fleet = features + [("far-old", ClusterFleet.farFeature("far-old", longitude: 0))]
+    let farOld = ClusterFleet.farFeatures("far-old", changes, longitude: 0)
+    let farNew = ClusterFleet.farFeatures("far-new", changes, longitude: 1)
+    let fleet = features + farOld
     for (id, payload) in fleet {
         _ = try await operatorClient.publish("fleet/test/geofences/\(id)", payload: payload, retain: true)
     }
@@ -74,7 +78,7 @@ func driveThroughAFault(
     /// The transitions the dashboard heard: first copies, the marker left out.
     func transitions() -> [[String: Any]] { dashboard.unique.filter { $0["eventId"] is String } }
     try agent.start()
-    let all = Set(features.map(\.0) + ["far-old"])
+    let all = Set(fleet.map(\.0))
     #expect(
         await waitUntil(90) { ClusterFleet.heldIdentifiers(agent) == all },
         "\(name): the agent holds the fleet's geofences: \(agent.log.suffix(1500))")
@@ -87,17 +91,29 @@ func driveThroughAFault(
 
     let before = transitions().count
     let started = ContinuousClock.now
-    try await fault(cluster, 0)
-    let farNew = ClusterFleet.farFeature("far-new", longitude: 1)
-    let changed = features + [("far-new", farNew)]
-    /// The operator's changes during the fault, as `push` makes them: the geofences, then the manifest.
-    func publishTheChanges() async throws {
-        _ = try await operatorClient.publish("fleet/test/geofences/far-new", payload: farNew, retain: true)
-        _ = try await operatorClient.publish("fleet/test/geofences/far-old", payload: [], retain: true)
+    let changed = features + farNew
+    let progress = PushProgress()
+    /// The operator's changes, as `push` makes them: the geofences, then the manifest.
+    let publishTheChanges: @Sendable () async throws -> Void = {
+        for ((new, payload), (old, _)) in zip(farNew, farOld) {
+            _ = try await operatorClient.publish("fleet/test/geofences/\(new)", payload: payload, retain: true)
+            _ = try await operatorClient.publish("fleet/test/geofences/\(old)", payload: [], retain: true)
+            progress.step()
+        }
         _ = try await operatorClient.publish(
             ClusterFleet.manifestTopic, payload: ClusterFleet.manifest(changed), retain: true)
     }
-    try await publishTheChanges()
+    var madeBeforeTheFault = 0
+    if duringThePush {
+        let pushing = Task { try await publishTheChanges() }
+        _ = await waitUntil(60) { progress.count >= changes / 4 }
+        madeBeforeTheFault = progress.count
+        try await fault(cluster, 0)
+        try await pushing.value
+    } else {
+        try await fault(cluster, 0)
+        try await publishTheChanges()
+    }
 
     #expect(
         await waitUntil(180) { transitions().count >= expected.count },
@@ -126,14 +142,14 @@ func driveThroughAFault(
         // The vehicle reports what it lacks; what only the nodes lost, the operator finds in the retained set.
         reports.append(
             confirmed
-                ? "the nodes lost \(now.symmetricDifference(kept ?? []).sorted())"
+                ? "the nodes lost \(ClusterFleet.named(now.symmetricDifference(kept ?? [])))"
                 : "the vehicle said \(ClusterFleet.geofenceSet(agent) ?? "no status")")
         try await publishTheChanges()
         kept = try await ClusterFleet.agreedRetainedGeofences(cluster, count: now.count)
     }
     let caughtUp = ContinuousClock.now - catchingUp
     let held = ClusterFleet.heldIdentifiers(agent)
-    let untouched = Set(features.map(\.0))
+    let untouched = Set(features.map(\.0))  // the far ones are the fault's changes
     #expect(held.isSuperset(of: untouched), "\(name): the vehicle lost \(untouched.subtracting(held))")
     #expect(held == now, "\(name): the vehicle holds \(held.symmetricDifference(now)) against the operator")
     #expect(kept != nil, "\(name): every node holds the same retained geofences")
@@ -148,6 +164,7 @@ func driveThroughAFault(
     await dashboard.stop()
     let broker = agent.status?["broker"] as? String ?? "?"
     return "\(name): \(publishedAgain) geofences published again at the start; "
+        + (duringThePush ? "the fault hit after \(madeBeforeTheFault) of \(changes) pairs of changes; " : "")
         + "\(expected.count) transitions, \(before) before the fault, \(dashboard.count - 1) event messages, "
         + "\(unique.count) unique; all delivered \(delivered) after the fault; agent \(broker); "
         + "every node the same and confirmed \(caughtUp) after the restarts; "

@@ -19,6 +19,17 @@ enum ClusterFleet {
         return cluster
     }
 
+    /// "3: a, b, c" with at most six names.
+    static func named(_ identifiers: Set<String>) -> String {
+        "\(identifiers.count): " + identifiers.sorted().prefix(6).joined(separator: ", ")
+            + (identifiers.count > 6 ? ", ..." : "")
+    }
+
+    /// `count` geofences far from the sail named `name-K`, 1 km apart from `longitude` on.
+    static func farFeatures(_ name: String, _ count: Int, longitude: Double) -> [(String, [UInt8])] {
+        (0..<count).map { k in ("\(name)-\(k)", farFeature("\(name)-\(k)", longitude: longitude + Double(k) * 0.01)) }
+    }
+
     /// A geofence far from the sail, so that pushing or deleting it changes no transition of the drive.
     static func farFeature(_ id: String, longitude: Double) -> [UInt8] {
         Array(
@@ -101,4 +112,11 @@ enum ClusterFleet {
         else { return [] }
         return Set(conditions.compactMap { $0["identifier"] as? String })
     }
+}
+
+/// How many of its changes the operator has made, for a fault that hits in the middle of them.
+final class PushProgress: Sendable {
+    private let made = Mutex(0)
+    func step() { made.withLock { $0 += 1 } }
+    var count: Int { made.withLock { $0 } }
 }

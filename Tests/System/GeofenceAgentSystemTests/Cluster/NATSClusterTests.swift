@@ -15,6 +15,16 @@ import Testing
         print("nats: \(report)")
     }
 
+    /// The node the operator publishes to dies (SIGKILL) while it pushes 200 geofences and deletes 200 others.
+    @Test func theOperatorsNodeIsKilledWhileGeofencesArePushed() async throws {
+        let report = try await driveThroughAFault("operator's node killed mid-push", changes: 200, duringThePush: true)
+        {
+            cluster, _ in
+            cluster.kill(1)
+        }
+        print("nats: \(report)")
+    }
+
     /// The JetStream meta leader dies (SIGKILL): the others elect another while the drive goes on.
     @Test func theMetaLeaderIsKilledMidDrive() async throws {
         let report = try await driveThroughAFault("meta leader killed") { cluster, _ in
