@@ -29,6 +29,10 @@ public final class LocalNATSCluster: @unchecked Sendable {
     public var settings = ""
     /// Extra lines for every node's `cluster {}` block (the routes' TLS); may be set until the first `start`.
     public var clusterSettings = ""
+    /// Nodes run inside a network namespace of a `CellularLink`, listening on that side's address; set
+    /// before the first `start`. A node in none listens on 127.0.0.1. Monitoring is not reachable from here
+    /// for a node in a namespace.
+    public var namespaces: [Int: (name: String, address: String)] = [:]
 
     public init(nodes: Int = 3) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -63,8 +67,11 @@ public final class LocalNATSCluster: @unchecked Sendable {
     /// The node's configuration: its listeners, its JetStream store, and routes to every node. The MQTT
     /// streams are replicated on all three (`stream_replicas`): with fewer, a node's death loses retained
     /// geofences and refuses subscriptions (docs/cluster.md).
+    /// The address node `k` listens on: its namespace's, or loopback.
+    public func address(_ k: Int) -> String { namespaces[k]?.address ?? "127.0.0.1" }
+
     func configuration(_ k: Int) -> String {
-        let routes = routePorts.map { "nats-route://127.0.0.1:\($0)" }.joined(separator: ", ")
+        let routes = (0..<count).map { "nats-route://\(address($0)):\(routePorts[$0])" }.joined(separator: ", ")
         // One node alone is a server of its own, not a cluster of one.
         let cluster =
             count == 1
@@ -72,19 +79,19 @@ public final class LocalNATSCluster: @unchecked Sendable {
             : """
             cluster {
               name: fleet
-              listen: 127.0.0.1:\(routePorts[k])
+              listen: \(address(k)):\(routePorts[k])
               routes: [\(routes)]
             \(clusterSettings)
             }
             """
         return """
             server_name: \(name(k))
-            listen: 127.0.0.1:\(clientPorts[k])
-            http: 127.0.0.1:\(monitorPorts[k])
+            listen: \(address(k)):\(clientPorts[k])
+            http: \(address(k)):\(monitorPorts[k])
             jetstream { store_dir: "\(nodeDirectory(k).appendingPathComponent("jetstream").path)" }
             \(cluster)
             mqtt {
-              listen: 127.0.0.1:\(mqttPorts[k])
+              listen: \(address(k)):\(mqttPorts[k])
               stream_replicas: \(min(3, count))
             \(mqttSettings)
             }
@@ -112,12 +119,18 @@ public final class LocalNATSCluster: @unchecked Sendable {
         guard pids[k] == nil else { return }
         let config = nodeDirectory(k).appendingPathComponent("nats.conf").path
         try configuration(k).write(toFile: config, atomically: true, encoding: .utf8)
-        pids[k] = try LocalProcess.spawn(Self.server, ["-c", config, "-l", logPath(k)])
+        if let namespace = namespaces[k] {
+            pids[k] = try LocalProcess.spawn(
+                CellularLink.ipTool, ["netns", "exec", namespace.name, Self.server, "-c", config, "-l", logPath(k)])
+        } else {
+            pids[k] = try LocalProcess.spawn(Self.server, ["-c", config, "-l", logPath(k)])
+        }
         if wait { try waitForMQTT(k) }
     }
 
     private func waitForMQTT(_ k: Int) throws {
         guard let pid = pids[k] else { return }
+        if namespaces[k] != nil { return try waitForMQTTInNamespace(k, pid: pid) }
         do {
             try LocalProcess.waitUntilListening(
                 port: mqttPorts[k], pid: pid, name: "nats-server \(name(k))", log: logPath(k), within: 30)
@@ -125,6 +138,21 @@ public final class LocalNATSCluster: @unchecked Sendable {
             pids[k] = nil
             throw error
         }
+    }
+
+    /// Inside a namespace the port cannot be tried from here: the node's log says when it listens.
+    private func waitForMQTTInNamespace(_ k: Int, pid: pid_t) throws {
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            let log = (try? String(contentsOfFile: logPath(k), encoding: .utf8)) ?? ""
+            if log.contains("Listening for MQTT clients on") { return }
+            if LocalProcess.reap(pid, within: 0) {
+                pids[k] = nil
+                throw LocalServerError("nats-server \(name(k)) exited in its namespace: \(log.suffix(800))")
+            }
+            usleep(20_000)
+        }
+        throw LocalServerError("nats-server \(name(k)) did not listen for MQTT within 30 s in its namespace")
     }
 
     /// SIGKILL: the node dies as a crash would, with no goodbye to the cluster.

@@ -306,6 +306,9 @@ public final class MQTTClient: Service, Sendable {
         let asker = Task.detached(executorPreference: PoolExecutor.preferred) {
             while !joined.load(ordering: .relaxed) {
                 _ = try? handle.disconnect()
+                // An attempt blocked on an address that drops its SYNs (a node cut off by a partition) holds
+                // the thread until the kernel gives up, about two minutes: ended, the thread sees the disconnect.
+                if let socket = handle.connectingSocket() { handle.abortConnecting(socket) }
                 try? await Task.sleep(for: .milliseconds(50), clock: .serialTimer)
             }
         }

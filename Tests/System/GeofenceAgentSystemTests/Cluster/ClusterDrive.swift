@@ -31,14 +31,7 @@ func driveThroughAFault(
     let cluster = try ClusterFleet.startedCluster()
     defer { cluster.stopAll() }
     let ports = cluster.mqttPorts
-    let agent = try AgentFixture(brokerPort: ports[0], speedFactor: 15) { config in
-        config["conditions"] = nil
-        config["replay"] = ["gpx": "drive.gpx", "speedFactor": 15, "exitAtEnd": false]
-        config["liveUpdates"] = ["configuration": "otherNavigation", "startedByDefault": true]
-        config["mqtt"] = [
-            "hosts": ports.map { "127.0.0.1:\($0)" }, "failoverAfter": 2, "protocol": "mqttv311", "sharedSession": true,
-        ]
-    }
+    let agent = try ClusterFleet.drivingAgent(hosts: ports.map { "127.0.0.1:\($0)" })
     defer { agent.kill(signal: SIGKILL) }
     let expected = try expectedTransitions(in: agent)
 

@@ -19,6 +19,17 @@ enum ClusterFleet {
         return cluster
     }
 
+    /// The agent of the fault cases: the synthetic drive at 15x with live updates on, the geofences left to
+    /// the operator, `hosts` the cluster's nodes in the order it tries them, one session for the cluster.
+    static func drivingAgent(hosts: [String]) throws -> AgentFixture {
+        try AgentFixture(brokerPort: 0, speedFactor: 15) { config in
+            config["conditions"] = nil
+            config["replay"] = ["gpx": "drive.gpx", "speedFactor": 15, "exitAtEnd": false]
+            config["liveUpdates"] = ["configuration": "otherNavigation", "startedByDefault": true]
+            config["mqtt"] = ["hosts": hosts, "failoverAfter": 2, "protocol": "mqttv311", "sharedSession": true]
+        }
+    }
+
     /// "3: a, b, c" with at most six names.
     static func named(_ identifiers: Set<String>) -> String {
         "\(identifiers.count): " + identifiers.sorted().prefix(6).joined(separator: ", ")
