@@ -73,6 +73,9 @@ struct BudgetBench: ParsableCommand {  // blocking waits for processes: not on t
     @Flag(help: "Only the real-time runs (driving and parked, a fix a second).")
     var realTimeOnly = false
 
+    @Option(help: "The broker: mosquitto (MQTT 5), or nats (three nodes, MQTT 3.1.1, one session).")
+    var broker: BudgetBroker = .mosquitto
+
     @Option(help: "A JSON object merged into each run's config.json (for example the track's batch size).")
     var agentConfig: String?
 
@@ -98,13 +101,13 @@ struct BudgetBench: ParsableCommand {  // blocking waits for processes: not on t
         for live in realTimeOnly ? [] : lives {
             let base = try BudgetRun(
                 agentPath: agentPath, fixes: 2, driving: true, liveUpdates: live, speedFactor: speedFactor,
-                link: useLink, extraConfig: extra
+                link: useLink, extraConfig: extra, broker: broker
             ).measure()
             for driving in drivingLiveOnly ? [true] : [true, false] {
                 let wake = Self.referenceWake(at: speedFactor)
                 let run = try BudgetRun(
                     agentPath: agentPath, fixes: fixes, driving: driving, liveUpdates: live,
-                    speedFactor: speedFactor, link: useLink, extraConfig: extra
+                    speedFactor: speedFactor, link: useLink, extraConfig: extra, broker: broker
                 ).measure()
                 var line = perFix(run, base, driving: driving, live: live)
                 line.append(("reference_wake_us", rounded(wake, 1)))
@@ -125,7 +128,7 @@ struct BudgetBench: ParsableCommand {  // blocking waits for processes: not on t
             func parked(_ seconds: Int) throws -> BudgetRun.Result {
                 try BudgetRun(
                     agentPath: agentPath, fixes: seconds, driving: false, liveUpdates: true, speedFactor: 1,
-                    link: useLink, extraConfig: extra
+                    link: useLink, extraConfig: extra, broker: broker
                 ).measure()
             }
             let short = try parked(Self.shortIdleSeconds)
@@ -169,7 +172,7 @@ struct BudgetBench: ParsableCommand {  // blocking waits for processes: not on t
         let window = Self.realTimeWarmUp...(Self.realTimeWarmUp + Double(realTimeSeconds))
         let run = try BudgetRun(
             agentPath: agentPath, fixes: Int(window.upperBound) + 10, driving: driving, liveUpdates: live,
-            speedFactor: 1, link: useLink, extraConfig: extra, window: window
+            speedFactor: 1, link: useLink, extraConfig: extra, broker: broker, window: window
         ).measure()
         guard let sample = run.window, sample.seconds > 0 else {
             throw ValidationError("the agent ended before its real-time run's window did")

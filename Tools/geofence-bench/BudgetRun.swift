@@ -24,6 +24,8 @@ struct BudgetRun {
     var extraConfig: [String: Any] = [:]
     /// The broker's Receive Maximum (mosquitto's `max_inflight_messages`); nil: mosquitto's default, 20.
     var brokerInflight: Int?
+    /// One mosquitto, or the three-node NATS cluster.
+    var broker: BudgetBroker = .mosquitto
     /// Seconds after the agent's start between which its threads' CPU is sampled (`Result.window`): what a
     /// second costs once it runs, free of its start and stop.
     var window: ClosedRange<Double>?
@@ -59,12 +61,9 @@ struct BudgetRun {
 
         let cellular = link ? try CellularLink(profile: profile) : nil
         defer { cellular?.stop() }
-        let broker = try LocalMosquitto()
-        if let cellular { broker.namespace = (cellular.broker, cellular.brokerAddress) }
-        if let brokerInflight { broker.settings += "\nmax_inflight_messages \(brokerInflight)" }
-        try broker.start()
+        let broker = try BudgetBrokerRun(self.broker, link: cellular, inflight: brokerInflight)
         defer { broker.stop() }
-        let host = cellular?.brokerAddress ?? "127.0.0.1"
+        let host = broker.host
         func inBroker(_ arguments: [String]) -> (String, [String]) {
             cellular?.command(in: cellular!.broker, arguments) ?? (arguments[0], Array(arguments.dropFirst()))
         }
@@ -74,9 +73,10 @@ struct BudgetRun {
         /// A subscriber on the broker's side, each message a line of `format` in `file` of the directory.
         func subscriber(_ filter: String, format: String, file: String) throws -> (path: String, pid: pid_t) {
             let path = directory.appendingPathComponent(file).path
-            let sub = inBroker([
-                "/usr/bin/mosquitto_sub", "-h", host, "-p", "\(broker.port)", "-t", filter, "-q", "1", "-F", format,
-            ])
+            let sub = inBroker(
+                [
+                    "/usr/bin/mosquitto_sub", "-h", host, "-p", "\(broker.port)", "-t", filter, "-q", "1", "-F", format,
+                ] + broker.subscriberProtocol)
             return (path, try LocalProcess.spawn(sub.0, sub.1, standardOutput: path))
         }
         let (heard, eventsSubscriber) = try subscriber(
@@ -94,7 +94,7 @@ struct BudgetRun {
         defer { removeStatusDirectory.now() }
         var config: [String: Any] = [
             "fleet": "budget", "vehicle": "v1",
-            "mqtt": ["host": host, "port": broker.port],
+            "mqtt": broker.agentMQTT,
             "store": ["path": "state/agent.sqlite", "statusFile": statusDirectory + "/status.json"],
             "conditions": ["file": "zones.geojson"],
             "replay": ["gpx": "drive.gpx", "speedFactor": speedFactor, "exitAtEnd": awaitTransitions == nil],
