@@ -286,9 +286,7 @@
     if (v.key === selected) tr.className = 'selected';
     const presence = model.presence(v);
     const s = v.status || {};
-    const age = s.gps && typeof s.gps.fixAgeSeconds === 'number' ? ` ${s.gps.fixAgeSeconds.toFixed(1)} s` : '';
-    const gps = s.gps ? `${s.gps.state}${age}` : '';
-    const outbox = s.outbox ? String(s.outbox.rows) : '';
+    const { gps, outbox } = statusCells(s);
     const name = settings.fleet === '+' ? v.key : v.vehicle;
     const cells = [name, presence, gps, outbox, model.insideOf(v).sort().join(', ')];
     cells.forEach((text, i) => {

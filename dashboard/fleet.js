@@ -356,6 +356,20 @@
     }
   }
 
+  /** What the vehicle list shows of a status: its GPS state and the fix's age, and the outbox's rows. What a
+   *  status does not say (an offline will, a status from an older agent) shows as missing, never as
+   *  "undefined". */
+  function statusCells(status) {
+    const s = status || {};
+    const missing = '\u2014';
+    const gps = s.gps && typeof s.gps.state === 'string' ? s.gps.state : missing;
+    const age = gps !== missing && s.gps && Number.isFinite(s.gps.fixAgeSeconds)
+      ? ` ${s.gps.fixAgeSeconds.toFixed(1)} s` : '';
+    const rows = s.outbox && Number.isFinite(s.outbox.rows) ? String(s.outbox.rows) : missing;
+    return { gps: gps + age, outbox: rows };
+  }
+
   exports.FleetModel = FleetModel;
   exports.decodeTrack = decodeTrack;
+  exports.statusCells = statusCells;
 })(typeof window !== 'undefined' ? window : globalThis);

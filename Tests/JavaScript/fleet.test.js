@@ -9,7 +9,7 @@ const path = require('node:path');
 
 require(path.join(__dirname, '../../dashboard/geometry.js'));
 require(path.join(__dirname, '../../dashboard/fleet.js'));
-const { FleetModel, decodeTrack } = globalThis;
+const { FleetModel, decodeTrack, statusCells } = globalThis;
 const vectors = JSON.parse(fs.readFileSync(path.join(__dirname, '../Vectors/fleet-contract.json'), 'utf8'));
 const { topics, track } = vectors;
 
@@ -67,4 +67,14 @@ test('a track draws its last fix that is not an excursion, once per sequence', (
     assert.equal(location.isStationary, last.stationary);
     assert.equal(model.receive(topics.perVehicle.track, vector.payload, 0), null, 'a sequence already seen');
   }
+});
+
+test('the vehicle list shows what a status lacks as missing, never as undefined', () => {
+  const missing = '\u2014';
+  assert.deepEqual(statusCells({ status: 'offline' }), { gps: missing, outbox: missing });
+  assert.deepEqual(statusCells(undefined), { gps: missing, outbox: missing });
+  assert.deepEqual(statusCells({ gps: {}, outbox: {} }), { gps: missing, outbox: missing });
+  assert.deepEqual(
+    statusCells({ gps: { state: 'fix', fixAgeSeconds: 0.42 }, outbox: { rows: 3 } }), { gps: 'fix 0.4 s', outbox: '3' });
+  assert.deepEqual(statusCells({ gps: { state: 'noFix' }, outbox: { rows: 0 } }), { gps: 'noFix', outbox: '0' });
 });
