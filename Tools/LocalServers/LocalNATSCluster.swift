@@ -59,6 +59,9 @@ public final class LocalNATSCluster: @unchecked Sendable {
 
     public func isRunning(_ k: Int) -> Bool { pids[k] != nil }
 
+    /// Node `k`'s process, while it runs (a benchmark reads its CPU and memory).
+    public func pid(_ k: Int) -> pid_t? { pids[k] }
+
     func nodeDirectory(_ k: Int) -> URL { directory.appendingPathComponent(name(k)) }
 
     /// The node's log file.

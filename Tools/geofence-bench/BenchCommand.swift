@@ -10,7 +10,7 @@ struct BenchCommand: AsyncParsableCommand {
         subcommands: [
             CoreBench.self, DecisionsBench.self, MQTTBench.self, GPSDBench.self, ResumeBench.self, E2EBench.self,
             SyncBench.self, GeocodeBench.self, AgentFuzzBench.self, SoakBench.self, BudgetBench.self, LinkBench.self,
-            TripsBench.self, FleetBench.self, DashboardBench.self, ColdDecisionBench.self,
+            TripsBench.self, FleetBench.self, DashboardBench.self, ColdDecisionBench.self, ClusterScaleBench.self,
         ]
     )
 }
