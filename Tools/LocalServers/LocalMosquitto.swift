@@ -15,7 +15,8 @@ public final class LocalMosquitto: @unchecked Sendable {
     /// The WebSocket listener's port, after `addWebSocketListener`.
     public private(set) var webSocketPort: Int?
     private var webSocketLines = ""
-    private var pid: pid_t?
+    /// The broker's process while it runs (a benchmark reads its CPU and memory).
+    public private(set) var pid: pid_t?
     private let removeDirectory: UndoOnSignal.Removal
     /// Run inside a network namespace of a `CellularLink`, listening on that side's address; set before
     /// `start()`.

@@ -45,11 +45,15 @@ struct ClusterScaleBench: AsyncParsableCommand {
     @Flag(help: "Kill node 1 (SIGKILL) halfway through each size.")
     var kill = false
 
+    @Flag(help: "One mosquitto instead of the cluster, for comparison (its three connections all to it).")
+    var mosquitto = false
+
     func run() async throws {
         UndoOnSignal.install()
         guard LocalNATSCluster.isInstalled else { throw ValidationError("no pinned nats-server: scripts/setup --test") }
         for size in vehicles.split(separator: ",").compactMap({ Int($0) }) {
-            print(try await ClusterScaleRun(vehicles: size, geofences: geofences, seconds: seconds, kill: kill).line())
+            let run = ClusterScaleRun(vehicles: size, geofences: geofences, seconds: seconds, kill: kill && !mosquitto)
+            print(try await run.line(mosquitto: mosquitto))
         }
     }
 }
@@ -62,14 +66,17 @@ struct ClusterScaleRun {
     var kill: Bool
     static let warmUp = 10.0
 
-    func line() async throws -> String {
+    func line(mosquitto: Bool = false) async throws -> String {
         let cluster = try LocalNATSCluster(nodes: 3)
         defer { cluster.stopAll() }
-        try cluster.startAll()
+        let single = mosquitto ? try LocalMosquitto.started() : nil
+        defer { single?.stop() }
+        if !mosquitto { try cluster.startAll() }
+        let ports = single.map { [Int](repeating: $0.port, count: 3) } ?? cluster.mqttPorts
+        let pids = { single.map { [$0.pid].compactMap { $0 } } ?? (0..<3).compactMap { cluster.pid($0) } }
         var settings = FleetSimulationSettings(vehicles: vehicles, geofences: geofences)
         settings.fleet = "sim"
         var fleet = SimulatedFleet(settings: settings)
-        let ports = cluster.mqttPorts
         // Publisher k talks to node k, then to the next ones.
         var publishers: [MQTTClient] = []
         for k in 0..<3 {
@@ -102,7 +109,7 @@ struct ClusterScaleRun {
             if clock.now > due + .milliseconds(100) { sent.lateSlot() }
             try? await clock.sleep(until: due)
             if usage == nil, clock.now - start >= .seconds(Self.warmUp) {
-                usage = (Self.cpuSeconds(cluster), clock.now)
+                usage = (Self.cpuSeconds(pids()), clock.now)
             }
             if kill, !killed, clock.now - start >= .seconds(Self.warmUp + seconds / 2) {
                 cluster.kill(0)
@@ -121,14 +128,15 @@ struct ClusterScaleRun {
             }
             k += 1
         }
-        let cpu = Self.cpuSeconds(cluster) - (usage?.cpu ?? 0)
+        let cpu = Self.cpuSeconds(pids()) - (usage?.cpu ?? 0)
         let elapsed = (clock.now - (usage?.at ?? start)) / .seconds(1)
-        let rss = (0..<3).map { cluster.pid($0).map(Self.residentMegabytes) ?? 0 }
+        let rss = pids().map(Self.residentMegabytes)
         let counts = sent.counts
         _ = await dashboard.settle(expecting: counts.track)
         let received = await dashboard.finish()
         let cpuPercent = cpu / elapsed * 100
-        return "{\"scenario\": \"cluster-scale\", \"vehicles\": \(vehicles), \"seconds\": \(Int(elapsed)), "
+        return "{\"scenario\": \"cluster-scale\", \"broker\": \"\(mosquitto ? "mosquitto" : "nats")\", "
+            + "\"vehicles\": \(vehicles), \"seconds\": \(Int(elapsed)), "
             + "\"killed_node\": \(kill), \"messages_sent\": \(counts.all), \"track_sent\": \(counts.track), "
             + "\"track_received\": \(received), \"lost\": \(max(0, counts.track - received)), "
             + "\"late_slots\": \(counts.late), \"cpu_percent\": \(Self.rounded(cpuPercent)), "
@@ -146,8 +154,8 @@ struct ClusterScaleRun {
     }
 
     /// The running nodes' CPU seconds (user + system) so far. A killed node's seconds are lost with it.
-    static func cpuSeconds(_ cluster: LocalNATSCluster) -> Double {
-        (0..<cluster.count).compactMap { cluster.pid($0) }.reduce(0) { total, pid in
+    static func cpuSeconds(_ pids: [pid_t]) -> Double {
+        pids.reduce(0) { total, pid in
             guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
                 let close = stat.lastIndex(of: ")")
             else { return total }
