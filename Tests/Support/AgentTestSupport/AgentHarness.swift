@@ -21,11 +21,20 @@ package enum SyntheticDrive {
     package static let passes = 3
     package static let metresPerDegreeLongitude = 111_320.0 * cos(52.0 * .pi / 180)
 
-    package static var gpx: String {
+    package static var gpx: String { gpx(leadIn: 0) }
+
+    /// The drive after `leadIn` seconds standing at its start, outside every circle: an agent that takes its
+    /// geofences from the broker holds them before the first transition. The transitions keep their times.
+    package static func gpx(leadIn: Int) -> String {
         let length = Double(circles + 1) * spacing
         let perPass = Int(length / speed)
         var points: [String] = []
-        var t = Date(timeIntervalSince1970: 1_767_225_600)  // 2026-01-01
+        let start = Date(timeIntervalSince1970: 1_767_225_600)  // 2026-01-01
+        for k in stride(from: leadIn, to: 0, by: -1) {
+            let at = iso8601(start.addingTimeInterval(-Double(k)))
+            points.append(#"<trkpt lat="52.0" lon="5.0"><time>\#(at)</time></trkpt>"#)
+        }
+        var t = start
         for pass in 0..<passes {
             for k in 0...perPass {
                 let x = pass % 2 == 0 ? Double(k) * speed : length - Double(k) * speed
