@@ -8,18 +8,11 @@ import ThreadExecution
 
 /// The manifest a push amends: the retained one on its topic, read before anything is published.
 enum RetainedManifest {
-    /// What the broker keeps on `topic`: an empty manifest when it keeps none. One subscription to the
-    /// topic's level (`.../manifests/+`) carries the retained manifest, then a marker published after
-    /// subscribing: the broker sends them in that order, so the marker's arrival means nothing else is coming.
-    static func read(_ client: MQTTClient, topic: String, within seconds: Double = 10) async throws(AgentError)
-        -> GeofenceManifest
-    {
-        try await read(client, topic: topic, geofences: nil, within: seconds).manifest
-    }
-
-    /// The manifest, and with `geofences` (the set's filter, `.../geofences/+`) the digest of every geofence
-    /// the broker keeps retained there, by identifier: subscribed first, so that its retained messages come
-    /// before the marker too.
+    /// What the broker keeps on `topic` (an empty manifest when it keeps none), and with `geofences` (the
+    /// set's filter, `.../geofences/+`) the digest of every geofence it keeps retained there, by identifier.
+    /// One subscription to the topic's level (`.../manifests/+`) carries the retained manifest, then a marker
+    /// published after subscribing: the broker sends them in that order, so the marker's arrival means nothing
+    /// else is coming. The geofences' filter is subscribed first, so that its retained messages come before it.
     static func read(_ client: MQTTClient, topic: String, geofences: String?, within seconds: Double = 10)
         async throws(AgentError) -> (manifest: GeofenceManifest, retained: [String: String])
     {

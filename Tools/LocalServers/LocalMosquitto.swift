@@ -109,17 +109,14 @@ public final class LocalMosquitto: @unchecked Sendable {
     /// Inside a namespace the port cannot be tried from here: the broker's log says when it listens.
     private func waitUntilRunningInNamespace() throws {
         guard let pid else { return }
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            let log = (try? String(contentsOfFile: path("broker.log"), encoding: .utf8)) ?? ""
-            if log.contains("Opening ipv4 listen socket on port \(port)") && log.contains("running") { return }
-            if LocalProcess.reap(pid, within: 0) {
-                self.pid = nil
-                throw LocalServerError("mosquitto exited in its namespace: \(log.suffix(500))")
-            }
-            usleep(20_000)
+        do {
+            try LocalProcess.waitUntilLogged(
+                ["Opening ipv4 listen socket on port \(port)", "running"], log: path("broker.log"), pid: pid,
+                name: "mosquitto", within: 10)
+        } catch {
+            self.pid = nil
+            throw error
         }
-        throw LocalServerError("mosquitto did not start listening within 10 s in its namespace")
     }
 
     private func waitUntilListening() throws {

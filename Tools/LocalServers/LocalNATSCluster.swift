@@ -133,29 +133,20 @@ public final class LocalNATSCluster: @unchecked Sendable {
 
     private func waitForMQTT(_ k: Int) throws {
         guard let pid = pids[k] else { return }
-        if namespaces[k] != nil { return try waitForMQTTInNamespace(k, pid: pid) }
+        let node = "nats-server \(name(k))"
         do {
-            try LocalProcess.waitUntilListening(
-                port: mqttPorts[k], pid: pid, name: "nats-server \(name(k))", log: logPath(k), within: 30)
+            if namespaces[k] != nil {
+                // Inside a namespace the port cannot be tried from here: the node's log says when it listens.
+                try LocalProcess.waitUntilLogged(
+                    ["Listening for MQTT clients on"], log: logPath(k), pid: pid, name: node, within: 30)
+            } else {
+                try LocalProcess.waitUntilListening(
+                    port: mqttPorts[k], pid: pid, name: node, log: logPath(k), within: 30)
+            }
         } catch {
             pids[k] = nil
             throw error
         }
-    }
-
-    /// Inside a namespace the port cannot be tried from here: the node's log says when it listens.
-    private func waitForMQTTInNamespace(_ k: Int, pid: pid_t) throws {
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline {
-            let log = (try? String(contentsOfFile: logPath(k), encoding: .utf8)) ?? ""
-            if log.contains("Listening for MQTT clients on") { return }
-            if LocalProcess.reap(pid, within: 0) {
-                pids[k] = nil
-                throw LocalServerError("nats-server \(name(k)) exited in its namespace: \(log.suffix(800))")
-            }
-            usleep(20_000)
-        }
-        throw LocalServerError("nats-server \(name(k)) did not listen for MQTT within 30 s in its namespace")
     }
 
     /// SIGKILL: the node dies as a crash would, with no goodbye to the cluster.

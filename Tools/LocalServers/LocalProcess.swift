@@ -131,6 +131,21 @@ public enum LocalProcess {
         throw LocalServerError("\(name) did not listen on 127.0.0.1:\(port) within \(Int(seconds)) s")
     }
 
+    /// Waits until the process's log holds every one of `markers`, or it exits: a server inside a network
+    /// namespace, whose port cannot be tried from here.
+    public static func waitUntilLogged(
+        _ markers: [String], log: String, pid: pid_t, name: String, within seconds: Double
+    ) throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            if markers.allSatisfy(text.contains) { return }
+            if reap(pid, within: 0) { throw LocalServerError("\(name) exited in its namespace: \(text.suffix(800))") }
+            usleep(20_000)
+        }
+        throw LocalServerError("\(name) did not start listening within \(Int(seconds)) s in its namespace")
+    }
+
     public static func canConnect(port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return false }

@@ -74,7 +74,7 @@ struct BudgetBench: ParsableCommand {  // blocking waits for processes: not on t
     var realTimeOnly = false
 
     @Option(help: "The broker: mosquitto (MQTT 5), or nats (three nodes, MQTT 3.1.1, one session).")
-    var broker: BudgetBroker = .mosquitto
+    var broker: BenchBrokerKind = .mosquitto
 
     @Option(help: "A JSON object merged into each run's config.json (for example the track's batch size).")
     var agentConfig: String?

@@ -25,7 +25,7 @@ struct BudgetRun {
     /// The broker's Receive Maximum (mosquitto's `max_inflight_messages`); nil: mosquitto's default, 20.
     var brokerInflight: Int?
     /// One mosquitto, or the three-node NATS cluster.
-    var broker: BudgetBroker = .mosquitto
+    var broker: BenchBrokerKind = .mosquitto
     /// Seconds after the agent's start between which its threads' CPU is sampled (`Result.window`): what a
     /// second costs once it runs, free of its start and stop.
     var window: ClosedRange<Double>?
@@ -61,7 +61,7 @@ struct BudgetRun {
 
         let cellular = link ? try CellularLink(profile: profile) : nil
         defer { cellular?.stop() }
-        let broker = try BudgetBrokerRun(self.broker, link: cellular, inflight: brokerInflight)
+        let broker = try BenchBroker(self.broker, link: cellular, inflight: brokerInflight)
         defer { broker.stop() }
         let host = broker.host
         func inBroker(_ arguments: [String]) -> (String, [String]) {

@@ -22,11 +22,12 @@ struct ClusterScaleBench: AsyncParsableCommand {
             geofences retained, then the fleet publishes in real time what the agent publishes (geofence-bench \
             fleet), its vehicles split over three publishing connections, one a node (MQTT 3.1.1, QoS 1). A \
             subscriber on the third node takes every vehicle's track at QoS 1, as a dashboard does. The nodes' \
-            CPU (utime + stime from /proc) is summed over the run after a 10 s warm-up, their resident memory \
-            read at its end. With --kill, node 1 is killed (SIGKILL) halfway: its publisher moves to node 2.
+            CPU (their threads' schedstat) is summed over the run after a 10 s warm-up, their resident memory \
+            read at its end. With --kill, node 1 is killed (SIGKILL) halfway: its publisher moves to node 2. \
+            --broker mosquitto runs the same against one mosquitto, for comparison.
 
             {"scenario": "cluster-scale", "vehicles": 1000, "seconds": 60, "track_sent": ..., \
-            "track_received": ..., "lost": ..., "late_slots": ..., "cpu_percent": ..., "rss_mb": [...], ...}
+            "track_received": ..., "lost": ..., "late_slots": ..., "cpu_percent": ..., "rss_mb": "61.2 77.0 67.3"}
 
             Example:
               swift build -c release && .build/release/geofence-bench cluster-scale --vehicles 250,500,1000
@@ -42,47 +43,92 @@ struct ClusterScaleBench: AsyncParsableCommand {
     @Option(help: "Seconds of publishing measured per size, after a 10 s warm-up.")
     var seconds = 60.0
 
-    @Flag(help: "Kill node 1 (SIGKILL) halfway through each size.")
+    @Flag(help: "Kill node 1 (SIGKILL) halfway through each size (not with --broker mosquitto).")
     var kill = false
 
-    @Flag(help: "One mosquitto instead of the cluster, for comparison (its three connections all to it).")
-    var mosquitto = false
+    @Option(help: "nats (the three-node cluster), or mosquitto (one, for comparison).")
+    var broker: BenchBrokerKind = .nats
 
     func run() async throws {
         UndoOnSignal.install()
-        guard LocalNATSCluster.isInstalled else { throw ValidationError("no pinned nats-server: scripts/setup --test") }
         for size in vehicles.split(separator: ",").compactMap({ Int($0) }) {
-            let run = ClusterScaleRun(vehicles: size, geofences: geofences, seconds: seconds, kill: kill && !mosquitto)
-            print(try await run.line(mosquitto: mosquitto))
+            let run = ClusterScaleRun(
+                vehicles: size, geofences: geofences, seconds: seconds, kill: kill, broker: broker)
+            print(try await run.line())
         }
     }
 }
 
-/// One fleet size on a fresh cluster.
+/// One fleet size on a fresh broker.
 struct ClusterScaleRun {
     var vehicles: Int
     var geofences: Int
     var seconds: Double
     var kill: Bool
+    var broker: BenchBrokerKind
     static let warmUp = 10.0
 
-    func line(mosquitto: Bool = false) async throws -> String {
-        let cluster = try LocalNATSCluster(nodes: 3)
-        defer { cluster.stopAll() }
-        let single = mosquitto ? try LocalMosquitto.started() : nil
-        defer { single?.stop() }
-        if !mosquitto { try cluster.startAll() }
-        let ports = single.map { [Int](repeating: $0.port, count: 3) } ?? cluster.mqttPorts
-        let pids = { single.map { [$0.pid].compactMap { $0 } } ?? (0..<3).compactMap { cluster.pid($0) } }
+    func line() async throws -> String {
+        let broker = try BenchBroker(self.broker)
+        defer { broker.stop() }
         var settings = FleetSimulationSettings(vehicles: vehicles, geofences: geofences)
         settings.fleet = "sim"
         var fleet = SimulatedFleet(settings: settings)
-        // Publisher k talks to node k, then to the next ones.
+        let publishers = try await Self.publishers(broker.ports)
+        defer { for client in publishers { Task { await client.shutdown() } } }
+        let retained = fleet.geofenceMessages()
+        for start in stride(from: 0, to: retained.count, by: 500) {
+            try await FleetPublisher(client: publishers[0]).publish(
+                Array(retained[start..<min(start + 500, retained.count)]))
+        }
+        let dashboard = try await TrackCounter(port: broker.ports[broker.ports.count - 1])
+        let sent = SentTally()
+        let clock = ContinuousClock()
+        let start = clock.now
+        var usage: (cpuMicroseconds: Double, at: ContinuousClock.Instant)?
+        let slots = FleetPublisher.slotsPerSecond
+        var killed = false
+        for k in 0..<Int((seconds + Self.warmUp) * Double(slots)) {
+            let due = start + .milliseconds(k * 1000 / slots)
+            if clock.now > due + .milliseconds(100) { sent.lateSlot() }
+            try? await clock.sleep(until: due)
+            if usage == nil, clock.now - start >= .seconds(Self.warmUp) {
+                usage = (Self.cpuMicroseconds(broker.pids), clock.now)
+            }
+            if kill, !killed, clock.now - start >= .seconds(Self.warmUp + seconds / 2) {
+                broker.killFirstNode()
+                killed = true
+            }
+            try await Self.publish(fleet.tick(slot: k % slots, of: slots, at: Date()), over: publishers, counting: sent)
+        }
+        let cpu = Self.cpuMicroseconds(broker.pids) - (usage?.cpuMicroseconds ?? 0)
+        let elapsed = (clock.now - (usage?.at ?? start)) / .seconds(1)
+        let rss = broker.pids.map { rounded(residentMegabytes(of: $0), 1) }
+        let counts = sent.counts
+        _ = await dashboard.settle(expecting: counts.track)
+        let received = await dashboard.finish()
+        let cpuPercent = cpu / 1e6 / elapsed * 100
+        return jsonLine([
+            ("scenario", "cluster-scale"), ("broker", self.broker.rawValue), ("vehicles", vehicles),
+            ("seconds", Int(elapsed)), ("killed_node", killed), ("messages_sent", counts.all),
+            ("track_sent", counts.track), ("track_received", received), ("lost", max(0, counts.track - received)),
+            ("late_slots", counts.late), ("cpu_percent", rounded(cpuPercent, 1)),
+            ("cpu_percent_per_1000_vehicles", rounded(cpuPercent * 1000 / Double(vehicles), 1)),
+            ("rss_mb", rss.map { "\($0)" }.joined(separator: " ")),
+        ])
+    }
+
+    static let quiet = Logger(label: "cluster-scale") { _ in SwiftLogNoOpLogHandler() }
+
+    /// Three publishing connections, publisher k to node k first and then to the next ones.
+    static func publishers(_ ports: [Int]) async throws -> [MQTTClient] {
         var publishers: [MQTTClient] = []
         for k in 0..<3 {
-            var configuration = MQTTConfiguration(port: ports[k], clientID: "fleet-\(k)-\(getpid())")
+            var configuration = MQTTConfiguration(port: ports[k % ports.count], clientID: "fleet-\(k)-\(getpid())")
             configuration.protocolVersion = .v311
-            configuration.failover = (1...2).map { MQTTBroker(host: "127.0.0.1", port: ports[(k + $0) % 3]) }
+            configuration.failover = (1..<ports.count).map {
+                MQTTBroker(host: "127.0.0.1", port: ports[(k + $0) % ports.count])
+            }
             configuration.connectTimeout = 2
             configuration.maximumInflight = 1000
             let client = try MQTTClient(configuration: configuration, logger: Self.quiet)
@@ -90,92 +136,36 @@ struct ClusterScaleRun {
             try await waitConnected(client)
             publishers.append(client)
         }
-        defer { for client in publishers { Task { await client.shutdown() } } }
-        let retained = fleet.geofenceMessages()
-        for start in stride(from: 0, to: retained.count, by: 500) {
-            try await FleetPublisher(client: publishers[0]).publish(
-                Array(retained[start..<min(start + 500, retained.count)]))
-        }
-        let dashboard = try await TrackCounter(port: ports[2])
-        let sent = SentTally()
-        let clock = ContinuousClock()
-        let start = clock.now
-        var usage: (cpu: Double, at: ContinuousClock.Instant)?
-        let slots = FleetPublisher.slotsPerSecond
-        var k = 0
-        var killed = false
-        while Double(k) / Double(slots) < seconds + Self.warmUp {
-            let due = start + .milliseconds(k * 1000 / slots)
-            if clock.now > due + .milliseconds(100) { sent.lateSlot() }
-            try? await clock.sleep(until: due)
-            if usage == nil, clock.now - start >= .seconds(Self.warmUp) {
-                usage = (Self.cpuSeconds(pids()), clock.now)
-            }
-            if kill, !killed, clock.now - start >= .seconds(Self.warmUp + seconds / 2) {
-                cluster.kill(0)
-                killed = true
-            }
-            let messages = fleet.tick(slot: k % slots, of: slots, at: Date())
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for message in messages {
-                    let client = publishers[Self.node(of: message.topic)]
-                    group.addTask {
-                        _ = try await client.publish(message.topic, payload: message.payload, retain: message.retain)
-                        sent.sent(track: message.topic.hasSuffix("/track"))
-                    }
-                }
-                try await group.waitForAll()
-            }
-            k += 1
-        }
-        let cpu = Self.cpuSeconds(pids()) - (usage?.cpu ?? 0)
-        let elapsed = (clock.now - (usage?.at ?? start)) / .seconds(1)
-        let rss = pids().map(Self.residentMegabytes)
-        let counts = sent.counts
-        _ = await dashboard.settle(expecting: counts.track)
-        let received = await dashboard.finish()
-        let cpuPercent = cpu / elapsed * 100
-        return "{\"scenario\": \"cluster-scale\", \"broker\": \"\(mosquitto ? "mosquitto" : "nats")\", "
-            + "\"vehicles\": \(vehicles), \"seconds\": \(Int(elapsed)), "
-            + "\"killed_node\": \(kill), \"messages_sent\": \(counts.all), \"track_sent\": \(counts.track), "
-            + "\"track_received\": \(received), \"lost\": \(max(0, counts.track - received)), "
-            + "\"late_slots\": \(counts.late), \"cpu_percent\": \(Self.rounded(cpuPercent)), "
-            + "\"cpu_percent_per_1000_vehicles\": \(Self.rounded(cpuPercent * 1000 / Double(vehicles))), "
-            + "\"rss_mb\": [\(rss.map { "\(Self.rounded($0))" }.joined(separator: ", "))]}"
+        return publishers
     }
 
-    static let quiet = Logger(label: "cluster-scale") { _ in SwiftLogNoOpLogHandler() }
+    /// A slot's messages, each vehicle's over its publisher, all in flight at once; counted once acknowledged.
+    static func publish(_ messages: [SimulatedFleet.Message], over publishers: [MQTTClient], counting sent: SentTally)
+        async throws
+    {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for message in messages {
+                let client = publishers[node(of: message.topic)]
+                group.addTask {
+                    _ = try await client.publish(message.topic, payload: message.payload, retain: message.retain)
+                    sent.sent(track: message.topic.hasSuffix("/track"))
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
 
-    /// The node a vehicle's messages go to: its name's number, modulo three.
+    /// The publisher a vehicle's messages go over: its name's number, modulo three.
     static func node(of topic: String) -> Int {
         let parts = topic.split(separator: "/")
         guard parts.count > 3, let digits = Int(parts[3].filter(\.isNumber)) else { return 0 }
         return digits % 3
     }
 
-    /// The running nodes' CPU seconds (user + system) so far. A killed node's seconds are lost with it.
-    static func cpuSeconds(_ pids: [pid_t]) -> Double {
-        pids.reduce(0) { total, pid in
-            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-                let close = stat.lastIndex(of: ")")
-            else { return total }
-            let fields = stat[stat.index(after: close)...].split(separator: " ")
-            guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else {
-                return total
-            }
-            return total + (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
-        }
+    /// The running broker's CPU so far (its threads' schedstat). A killed node's time is lost with it.
+    static func cpuMicroseconds(_ pids: [pid_t]) -> Double {
+        pids.reduce(0) { $0 + (ProcessSpend.runningCPUMicroseconds($1) ?? 0) }
     }
-
-    static func residentMegabytes(_ pid: pid_t) -> Double {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-            let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
-        else { return 0 }
-        return kilobytes / 1024
-    }
-
-    static func rounded(_ x: Double) -> Double { (x * 10).rounded() / 10 }
 }
 
 /// A dashboard on one node: every vehicle's track at QoS 1, counted.

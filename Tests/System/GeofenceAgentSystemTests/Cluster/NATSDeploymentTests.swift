@@ -137,6 +137,10 @@ import Testing
         #expect(await waitUntil(60) { dashboard.status.isConnected })
         _ = try? await dashboard.publish("fleet/test/geofences/z", text: "{}")
         await dashboard.shutdown()
+        // The dashboard's user may publish nothing, so the marker that ends its wait is the operator's.
+        _ = try await reader.publish("fleet/test/geofences/after-dashboard", text: "{}")
+        #expect(await waitUntil(60) { heard.all.contains("fleet/test/geofences/after-dashboard") })
+        #expect(!heard.all.contains("fleet/test/geofences/z"), "a dashboard writes nothing")
 
         // A vehicle may not read another's commands: the broker refuses the subscription.
         let v1 = try Self.client(cluster, tls, user: "v1")
