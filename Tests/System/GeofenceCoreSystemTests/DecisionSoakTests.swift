@@ -7,7 +7,9 @@ import Testing
 /// The decision rule's soak: a parked vehicle through a whole simulated day of a real receiver's noise, for
 /// six receivers. The day is most of the pure core's test time, so it runs in the system lane; the unit
 /// lane keeps a six-hour run (`MultipathPropertyTests`) and the old rule's hour (`DecisionNoiseTests`).
-@Suite(.offTheCooperativePool(.waiting)) struct DecisionSoakTests {
+/// Not shrunk: a failing day takes minutes to run, and shrinking would run it hundreds of times before
+/// it reported; the failure's message names the receiver's profile, and the seed reproduces it.
+@Suite(.offTheCooperativePool(.computing), .shrinking(false)) struct DecisionSoakTests {
     static let receivers = Gen.double(in: 1.5...8)
     static let correlationTimes = Gen.double(in: 1...60)
 
@@ -24,7 +26,7 @@ import Testing
             let result = parked.run(profile, seed: UInt64(seed), hours: 24)
             #expect(
                 result.transitions == 0,
-                "\(profile): \(result.transitions) transitions, fences \(result.flappingFences.sorted())")
+                "\(profile), seed \(seed): \(result.transitions) transitions, fences \(result.flappingFences.sorted())")
             // Every fence 10 m away is decided, and on the right side.
             #expect(result.initials >= 8, "\(profile): only \(result.initials) initial states")
             #expect(result.wrongInitials == 0, "\(profile): \(result.wrongInitials) initial states on the wrong side")
